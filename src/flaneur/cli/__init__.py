@@ -1,0 +1,66 @@
+"""The ``flaneur`` command line.
+
+Each command group lives in its own module and is registered here; ``main`` turns
+:class:`flaneur.errors.FlaneurError` into a one-line message and exit code 2 instead of a
+traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from flaneur import __version__
+from flaneur.cli.city import city_app
+from flaneur.cli.demo import demo_command
+from flaneur.errors import FlaneurError
+
+app = typer.Typer(
+    name="flaneur",
+    help=(
+        "Agents that live in real cities: build city models from OpenStreetMap, Touchdown "
+        "and CitySeeker data, run navigation agents on them, and evaluate them."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+app.add_typer(city_app, name="city")
+app.command("demo")(demo_command)
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        typer.echo(f"flaneur {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version_callback, is_eager=True, help="Print the version."
+    ),
+) -> None:
+    """Agents that live in real cities."""
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the ``flaneur`` command; user errors exit with code 2 and a one-line message."""
+    try:
+        app(args=argv, standalone_mode=False)
+    except FlaneurError as err:
+        typer.secho(f"error: {err}", err=True, fg=typer.colors.RED)
+        sys.exit(2)
+    except (typer.Abort, KeyboardInterrupt):
+        typer.secho("aborted", err=True)
+        sys.exit(130)
+    except typer.Exit as exit_:
+        sys.exit(exit_.exit_code)
+    except Exception as err:  # click usage errors carry their own formatting
+        import click
+
+        if isinstance(err, click.ClickException):
+            err.show()
+            sys.exit(err.exit_code)
+        raise
