@@ -1,0 +1,233 @@
+"""A city: street graph + places + metadata, and its on-disk *city pack*.
+
+A city pack is a directory::
+
+    city.json       format name and version, name, source, licence, bbox, counts, node sets
+    graph.npz       StreetGraph arrays (uncompressed, no pickles)
+    nodesets.npz    boolean node masks such as ``seen`` / ``unseen`` (optional)
+    places.json     one record per place
+    buildings.npz   building footprints as shapely ragged arrays (optional)
+
+Loading a pack reads these files only; it never re-parses the source data.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import shapely
+from numpy.typing import NDArray
+
+from flaneur.errors import DataError
+from flaneur.world.graph import StreetGraph
+from flaneur.world.places import Places
+
+PACK_FORMAT = "flaneur-city-pack"
+PACK_VERSION = 1
+
+
+@dataclass(eq=False)
+class City:
+    """A city model: viewpoint graph, places and metadata.
+
+    Parameters
+    ----------
+    name
+        Short name (``"helsinki"``, ``"touchdown-manhattan"``, ...).
+    graph
+        The street graph of viewpoints.
+    places
+        Points of interest (may be empty: Touchdown and CitySeeker ship none).
+    source
+        Where the data came from (file or dataset name).
+    licence
+        Licence of the source data (e.g. ``"ODbL-1.0"``).
+    buildings
+        Building footprints as shapely polygons in ``(lng, lat)``, where the source has them.
+    building_heights
+        Height in metres per building (NaN where unknown).
+    node_sets
+        Named boolean masks over nodes (e.g. ``{"unseen": mask}``).
+    metadata
+        Free metadata (build parameters, counts, source details).
+    """
+
+    name: str
+    graph: StreetGraph
+    places: Places = field(default_factory=Places.empty)
+    source: str = ""
+    licence: str = ""
+    buildings: NDArray[np.object_] = field(default_factory=lambda: np.zeros(0, dtype=object))
+    building_heights: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
+    node_sets: dict[str, NDArray[np.bool_]] = field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.buildings = np.asarray(self.buildings, dtype=object)
+        if len(self.building_heights) != len(self.buildings):
+            self.building_heights = np.full(len(self.buildings), np.nan)
+        self.places.projection = self.graph.projection
+        for key, mask in self.node_sets.items():
+            if len(mask) != self.graph.n_nodes:
+                raise ValueError(f"node set {key!r} must have one flag per node")
+
+    def __repr__(self) -> str:
+        return (
+            f"City({self.name!r}, nodes={self.graph.n_nodes}, edges={self.graph.n_edges}, "
+            f"places={len(self.places)})"
+        )
+
+    @property
+    def bbox(self) -> tuple[float, float, float, float]:
+        """``(west, south, east, north)`` of the street graph in degrees."""
+        return self.graph.bbox
+
+    @cached_property
+    def buildings_xy(self) -> NDArray[np.object_]:
+        """Building footprints in the graph's metric projection (shapely polygons)."""
+        if len(self.buildings) == 0:
+            return np.zeros(0, dtype=object)
+        proj = self.graph.projection
+        return shapely.transform(
+            self.buildings, lambda c: np.column_stack(proj.forward(c[:, 1], c[:, 0]))
+        )
+
+    def places_near_node(self, node: int, radius_m: float = 50.0):
+        """Places within ``radius_m`` of viewpoint ``node``: ``(rows, distances_m)``."""
+        return self.places.within(self.graph.xy[node], radius_m)
+
+    def summary(self) -> dict[str, Any]:
+        """Counts and metadata for ``flaneur city info``."""
+        categorized = sum(1 for cats in self.places.categories if cats)
+        named_categorized = sum(
+            1
+            for name, cats in zip(self.places.names, self.places.categories, strict=True)
+            if name and cats
+        )
+        return {
+            "name": self.name,
+            "source": self.source,
+            "licence": self.licence,
+            "nodes": self.graph.n_nodes,
+            "edges": self.graph.n_edges,
+            "places": len(self.places),
+            "named_places": self.places.n_named,
+            "categorized_places": categorized,
+            "named_categorized_places": named_categorized,
+            "buildings": len(self.buildings),
+            "degree_histogram": self.graph.degree_histogram(),
+            "largest_component_fraction": round(self.graph.largest_component_fraction(), 6),
+            "bbox": list(self.bbox),
+            "node_sets": {k: int(v.sum()) for k, v in self.node_sets.items()},
+            "categories": self.places.category_counts(),
+            "metadata": self.metadata,
+        }
+
+    # ------------------------------------------------------------------ packs
+    def save(self, path: str | Path) -> Path:
+        """Write this city as a pack directory (created or overwritten file by file)."""
+        out = Path(path)
+        out.mkdir(parents=True, exist_ok=True)
+        np.savez(out / "graph.npz", **self.graph.to_arrays())
+        if self.node_sets:
+            np.savez(out / "nodesets.npz", **self.node_sets)
+        elif (out / "nodesets.npz").exists():
+            (out / "nodesets.npz").unlink()
+        (out / "places.json").write_text(
+            json.dumps(self.places.to_records(), ensure_ascii=False), encoding="utf-8"
+        )
+        if len(self.buildings):
+            kind, coords, offsets = shapely.to_ragged_array(self.buildings)
+            np.savez(
+                out / "buildings.npz",
+                kind=np.asarray(int(kind)),
+                coords=coords,
+                heights=self.building_heights,
+                **{f"offsets{i}": o for i, o in enumerate(offsets)},
+            )
+        meta = {
+            "format": PACK_FORMAT,
+            "format_version": PACK_VERSION,
+            "name": self.name,
+            "source": self.source,
+            "licence": self.licence,
+            "bbox": list(self.bbox),
+            "nodes": self.graph.n_nodes,
+            "edges": self.graph.n_edges,
+            "places": len(self.places),
+            "buildings": len(self.buildings),
+            "node_sets": sorted(self.node_sets),
+            "saved_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "metadata": self.metadata,
+        }
+        (out / "city.json").write_text(json.dumps(meta, indent=2), encoding="utf-8")
+        return out
+
+    @classmethod
+    def load(cls, path: str | Path) -> City:
+        """Load a city pack written by :meth:`save`.
+
+        Raises
+        ------
+        DataError
+            If the folder is not a city pack, or its format version is unknown.
+        """
+        folder = Path(path)
+        meta_path = folder / "city.json"
+        if not meta_path.is_file():
+            raise DataError(
+                "not a city pack (expected a folder with city.json, made by `flaneur city build`)",
+                path=folder,
+            )
+        try:
+            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as err:
+            raise DataError(f"invalid JSON ({err.msg})", path=meta_path, line=err.lineno) from None
+        if meta.get("format") != PACK_FORMAT:
+            raise DataError(f"field 'format' must be {PACK_FORMAT!r}", path=meta_path)
+        if meta.get("format_version") != PACK_VERSION:
+            raise DataError(
+                f"pack format version {meta.get('format_version')!r} is not supported "
+                f"(this flaneur reads version {PACK_VERSION}); rebuild the pack",
+                path=meta_path,
+            )
+        for name in ("graph.npz", "places.json"):
+            if not (folder / name).is_file():
+                raise DataError(f"city pack is missing {name}", path=folder)
+        with np.load(folder / "graph.npz", allow_pickle=False) as npz:
+            graph = StreetGraph.from_arrays({k: npz[k] for k in npz.files})
+        node_sets: dict[str, NDArray[np.bool_]] = {}
+        if (folder / "nodesets.npz").is_file():
+            with np.load(folder / "nodesets.npz", allow_pickle=False) as npz:
+                node_sets = {k: npz[k] for k in npz.files}
+        places = Places.from_records(
+            json.loads((folder / "places.json").read_text(encoding="utf-8"))
+        )
+        buildings = np.zeros(0, dtype=object)
+        heights = np.zeros(0)
+        if (folder / "buildings.npz").is_file():
+            with np.load(folder / "buildings.npz", allow_pickle=False) as npz:
+                offsets = tuple(
+                    npz[k] for k in sorted(f for f in npz.files if f.startswith("offsets"))
+                )
+                buildings = shapely.from_ragged_array(
+                    shapely.GeometryType(int(npz["kind"])), npz["coords"], offsets
+                )
+                heights = npz["heights"]
+        return cls(
+            name=meta["name"],
+            graph=graph,
+            places=places,
+            source=meta.get("source", ""),
+            licence=meta.get("licence", ""),
+            buildings=buildings,
+            building_heights=heights,
+            node_sets=node_sets,
+            metadata=meta.get("metadata", {}),
+        )

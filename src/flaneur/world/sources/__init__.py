@@ -1,0 +1,1 @@
+"""Loaders that turn source data into :class:`~flaneur.world.city.City` objects."""
