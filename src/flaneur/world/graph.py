@@ -273,19 +273,24 @@ class StreetGraph:
     @property
     def bbox(self) -> tuple[float, float, float, float]:
         """``(west, south, east, north)`` in degrees."""
-        if self.n_nodes == 0:
+        located = self.located
+        if not located.any():
             return (np.nan, np.nan, np.nan, np.nan)
-        return (
-            float(self.lng.min()),
-            float(self.lat.min()),
-            float(self.lng.max()),
-            float(self.lat.max()),
-        )
+        lat, lng = self.lat[located], self.lng[located]
+        return (float(lng.min()), float(lat.min()), float(lng.max()), float(lat.max()))
+
+    @cached_property
+    def located(self) -> NDArray[np.bool_]:
+        """Mask of nodes with known coordinates (some sources have nodes without)."""
+        return ~(np.isnan(self.lat) | np.isnan(self.lng))
 
     @cached_property
     def projection(self) -> LocalProjection:
         """The local metric projection centred on this graph."""
-        return LocalProjection.around(self.lat, self.lng)
+        located = self.located
+        if not located.any():
+            return LocalProjection(0.0, 0.0)
+        return LocalProjection.around(self.lat[located], self.lng[located])
 
     @cached_property
     def xy(self) -> NDArray[np.float64]:
@@ -294,22 +299,25 @@ class StreetGraph:
         return np.column_stack([x, y])
 
     @cached_property
-    def _kdtree(self) -> cKDTree:
-        return cKDTree(self.xy)
+    def _kdtree(self) -> tuple[cKDTree, NDArray[np.int64]]:
+        rows = np.flatnonzero(self.located)
+        return cKDTree(self.xy[rows]), rows
 
     def nearest_node(self, lat: ArrayLike, lng: ArrayLike) -> NDArray[np.int64] | int:
-        """Index of the node nearest to each coordinate (scalar in, scalar out)."""
+        """Index of the located node nearest to each coordinate (scalar in, scalar out)."""
+        tree, rows = self._kdtree
         x, y = self.projection.forward(lat, lng)
-        _, idx = self._kdtree.query(np.column_stack([np.ravel(x), np.ravel(y)]))
+        _, idx = tree.query(np.column_stack([np.ravel(x), np.ravel(y)]))
         if np.ndim(lat) == 0:
-            return int(idx[0])
-        return idx.astype(np.int64)
+            return int(rows[idx[0]])
+        return rows[idx].astype(np.int64)
 
     def nodes_within(self, node: int, radius_m: float) -> NDArray[np.int64]:
         """Indices of nodes within ``radius_m`` metres (straight line) of ``node``."""
-        return np.asarray(
-            sorted(self._kdtree.query_ball_point(self.xy[node], radius_m)), dtype=np.int64
-        )
+        tree, rows = self._kdtree
+        if not self.located[node]:
+            return np.zeros(0, dtype=np.int64)
+        return np.sort(rows[tree.query_ball_point(self.xy[node], radius_m)]).astype(np.int64)
 
     # ------------------------------------------------------------------ routing
     def adjacency_matrix(self, weight: str = "hops") -> sparse.csr_matrix:

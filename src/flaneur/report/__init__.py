@@ -1,0 +1,1 @@
+"""Reports and maps: HTML pages that show cities, runs and episodes."""
