@@ -142,9 +142,7 @@ class LocalProjection:
         lng = np.asarray(lng, dtype=float)
         if lat.size == 0:
             raise ValueError("cannot centre a projection on zero points")
-        return cls(
-            float((lat.min() + lat.max()) / 2), float((lng.min() + lng.max()) / 2)
-        )
+        return cls(float((lat.min() + lat.max()) / 2), float((lng.min() + lng.max()) / 2))
 
 
 def destination(lat: ArrayLike, lng: ArrayLike, heading: ArrayLike, distance_m: ArrayLike):

@@ -147,7 +147,7 @@ class StreetGraph:
             raise ValueError("edge targets must be node indices in [0, n)")
         if len(np.unique(self.ids)) != n:
             _, first, counts = np.unique(self.ids, return_index=True, return_counts=True)
-            dup = self.ids[first[counts > 1][0]]
+            dup = str(self.ids[first[counts > 1][0]])
             raise DataError(f"node id {dup!r} appears more than once; node ids must be unique")
         if m:
             same_node = np.repeat(np.arange(n), np.diff(self.indptr))
@@ -347,6 +347,9 @@ class StreetGraph:
     def hop_distances_to(self, goals: ArrayLike) -> NDArray[np.int32]:
         """Hop distances from every node to each goal, in one call.
 
+        Runs one breadth-first search per distinct goal on the reversed graph (scipy's C
+        BFS) and turns each BFS tree into depths by vectorised pointer jumping.
+
         Parameters
         ----------
         goals
@@ -361,10 +364,10 @@ class StreetGraph:
         """
         goals_arr = np.atleast_1d(np.asarray(goals, dtype=np.int64))
         unique, inverse = np.unique(goals_arr, return_inverse=True)
-        dist = csgraph.shortest_path(
-            self._reverse_hops, method="D", unweighted=True, indices=unique
-        )
-        out = np.where(np.isinf(dist), UNREACHABLE, dist).astype(np.int32)[inverse]
+        out = np.empty((len(unique), self.n_nodes), dtype=np.int32)
+        for row, goal in enumerate(unique.tolist()):
+            out[row] = _bfs_depths(self._reverse_hops, goal)
+        out = out[inverse]
         return out[0] if np.ndim(goals) == 0 else out
 
     def metre_distances_to(self, goals: ArrayLike) -> NDArray[np.float64]:
@@ -516,3 +519,23 @@ class StreetGraph:
             pano_yaw=arrays["pano_yaw"],
             check=check,
         )
+
+
+def _bfs_depths(matrix: sparse.csr_matrix, root: int) -> NDArray[np.int32]:
+    """Depth of every node in the BFS tree of ``matrix`` from ``root`` (-1 if not reached)."""
+    n = matrix.shape[0]
+    order, pred = csgraph.breadth_first_order(
+        matrix, root, directed=True, return_predecessors=True
+    )
+    depth = np.full(n, UNREACHABLE, dtype=np.int32)
+    # pointer jumping on the reached nodes, re-indexed by BFS order (root first)
+    position = np.empty(n, dtype=np.int64)
+    position[order] = np.arange(len(order))
+    parent = position[np.where(pred[order] >= 0, pred[order], root)]
+    level = np.ones(len(order), dtype=np.int32)
+    level[0] = 0
+    while parent.any():
+        level += level[parent]
+        parent = parent[parent]
+    depth[order] = level
+    return depth

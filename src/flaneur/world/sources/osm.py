@@ -15,6 +15,7 @@ street from the nearest viewpoint at 20 m spacing, well within sign-reading dist
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from collections.abc import Mapping
@@ -146,7 +147,7 @@ def _densify(streets: Any, spacing_m: float) -> tuple[StreetGraph, list[str]]:
                 lat.append(float(la))
                 lng.append(float(ln))
         chain.append(index[v])
-        for a, b in zip(chain[:-1], chain[1:], strict=True):
+        for a, b in itertools.pairwise(chain):
             if (a, b) in seen_pairs or a == b:
                 continue
             seen_pairs.update({(a, b), (b, a)})
