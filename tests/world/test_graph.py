@@ -115,3 +115,13 @@ def test_unsorted_headings_rejected(graph):
     arrays["headings"] = arrays["headings"][::-1].copy()
     with pytest.raises(ValueError, match="sorted by heading"):
         StreetGraph.from_arrays(arrays, check=True)
+
+
+def test_hop_distances_to_sets_is_min_over_members(graph):
+    n2, e2, s1, w2 = idx(graph, "N2", "E2", "S1", "W2")
+    sets = graph.hop_distances_to_sets([[n2, e2], [s1], []])
+    single = graph.hop_distances_to([n2, e2, s1])
+    assert sets[0].tolist() == np.minimum(single[0], single[1]).tolist()
+    assert sets[1].tolist() == single[2].tolist()
+    assert sets[2].tolist() == [UNREACHABLE] * graph.n_nodes
+    assert sets[0, w2] == 4 and sets[0, n2] == 0

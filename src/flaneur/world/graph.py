@@ -319,6 +319,12 @@ class StreetGraph:
             return np.zeros(0, dtype=np.int64)
         return np.sort(rows[tree.query_ball_point(self.xy[node], radius_m)]).astype(np.int64)
 
+    def nodes_within_xy(self, xy: ArrayLike, radius_m: float) -> NDArray[np.int64]:
+        """Indices of located nodes within ``radius_m`` of a metric point, ascending."""
+        tree, rows = self._kdtree
+        hits = tree.query_ball_point(np.asarray(xy, dtype=np.float64), radius_m)
+        return np.sort(rows[np.asarray(hits, dtype=np.int64)]).astype(np.int64)
+
     # ------------------------------------------------------------------ routing
     def adjacency_matrix(self, weight: str = "hops") -> sparse.csr_matrix:
         """The graph as a scipy CSR matrix weighted by ``"hops"`` (1) or ``"length"`` (m).
@@ -369,6 +375,38 @@ class StreetGraph:
             out[row] = _bfs_depths(self._reverse_hops, goal)
         out = out[inverse]
         return out[0] if np.ndim(goals) == 0 else out
+
+    def hop_distances_to_sets(self, goal_sets: Sequence[ArrayLike]) -> NDArray[np.int32]:
+        """Hop distances from every node to the nearest node of each goal set.
+
+        One multi-source breadth-first search per set (a virtual node linked to every
+        member), instead of one search per member.
+
+        Parameters
+        ----------
+        goal_sets
+            ``k`` collections of node indices.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``int32`` array ``(k, n)``; :data:`UNREACHABLE` where no member can be reached
+            (and for empty sets).
+        """
+        reverse = self._reverse_hops
+        n = self.n_nodes
+        out = np.full((len(goal_sets), n), UNREACHABLE, dtype=np.int32)
+        for row, members in enumerate(goal_sets):
+            members = np.unique(np.asarray(members, dtype=np.int32))
+            if members.size == 0:
+                continue
+            indices = np.concatenate([reverse.indices, members])
+            indptr = np.append(reverse.indptr, reverse.indptr[-1] + members.size)
+            data = np.ones(indices.size)
+            augmented = sparse.csr_matrix((data, indices, indptr), shape=(n + 1, n + 1))
+            depth = _bfs_depths(augmented, n)[:n]
+            out[row] = np.where(depth > 0, depth - 1, UNREACHABLE)
+        return out
 
     def metre_distances_to(self, goals: ArrayLike) -> NDArray[np.float64]:
         """Shortest walking distance in metres from every node to each goal (inf if none).
@@ -524,9 +562,7 @@ class StreetGraph:
 def _bfs_depths(matrix: sparse.csr_matrix, root: int) -> NDArray[np.int32]:
     """Depth of every node in the BFS tree of ``matrix`` from ``root`` (-1 if not reached)."""
     n = matrix.shape[0]
-    order, pred = csgraph.breadth_first_order(
-        matrix, root, directed=True, return_predecessors=True
-    )
+    order, pred = csgraph.breadth_first_order(matrix, root, directed=True, return_predecessors=True)
     depth = np.full(n, UNREACHABLE, dtype=np.int32)
     # pointer jumping on the reached nodes, re-indexed by BFS order (root first)
     position = np.empty(n, dtype=np.int64)
