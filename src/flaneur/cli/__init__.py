@@ -14,6 +14,7 @@ import typer
 from flaneur import __version__
 from flaneur.cli.city import city_app
 from flaneur.cli.demo import demo_command
+from flaneur.cli.tasks import tasks_app
 from flaneur.errors import FlaneurError
 
 app = typer.Typer(
@@ -27,6 +28,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.add_typer(city_app, name="city")
+app.add_typer(tasks_app, name="tasks")
 app.command("demo")(demo_command)
 
 

@@ -1,0 +1,171 @@
+"""``flaneur tasks``: list the registered task sets and check episode files."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from flaneur.cli.output import console, print_json
+
+tasks_app = typer.Typer(help="List task sets and check episode files.", no_args_is_help=True)
+
+DATA_DIR_HELP = (
+    "Folder holding the datasets (touchdown/, map2seq/, cityseeker/); default $FLANEUR_DATA."
+)
+
+
+@tasks_app.command("ls")
+def ls(
+    data_dir: Path | None = typer.Option(None, "--data-dir", help=DATA_DIR_HELP),
+    json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """List the registered task sets with their episode counts."""
+    from flaneur.tasks.registry import (
+        DATA_ENV,
+        count_episodes,
+        list_tasks,
+        missing_files,
+        resolve_data_dir,
+    )
+
+    folder = None
+    if data_dir is not None or os.environ.get(DATA_ENV):
+        folder = resolve_data_dir(data_dir)
+    tasks = []
+    for spec in list_tasks():
+        if spec.build is not None:
+            status, count = "generated", None
+        elif folder is None:
+            status, count = "no data dir", None
+        else:
+            count = count_episodes(spec, folder)
+            status = "ok" if count is not None else "missing"
+        entry = {
+            "id": spec.id,
+            "episodes": count,
+            "status": status,
+            "city": spec.city,
+            "split": spec.split,
+            "description": spec.description,
+        }
+        if folder is not None and status == "missing":
+            entry["missing"] = [str(p) for p in missing_files(spec, folder)]
+        tasks.append(entry)
+    if json_out:
+        print_json({"data_dir": str(folder) if folder else None, "tasks": tasks})
+        return
+    table = Table(title=f"task sets (data: {folder or 'not set'})")
+    table.add_column("id", no_wrap=True)
+    table.add_column("episodes", justify="right", no_wrap=True)
+    table.add_column("city", no_wrap=True)
+    table.add_column("description")
+    for t in tasks:
+        shown = f"{t['episodes']:,}" if t["episodes"] is not None else t["status"]
+        table.add_row(t["id"], shown, t["city"], t["description"])
+    console.print(table)
+
+
+@tasks_app.command("check")
+def check(
+    file: Path = typer.Argument(..., help="An episodes .jsonl file."),
+    city: str = typer.Option(
+        ..., "--city", help="A city pack folder, a built-in city name, or a city source."
+    ),
+    json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Check an episode file: schema, then every node id against a city."""
+    from flaneur.tasks.episode import read_episodes
+    from flaneur.tasks.loaders import check_episodes, reference_walk_problems
+    from flaneur.world.builtin import load_city
+
+    episodes = read_episodes(file)
+    the_city = load_city(city)
+    check_episodes(episodes, the_city)
+    not_walks = reference_walk_problems(episodes, the_city.graph)
+    categories: dict[str, int] = {}
+    for episode in episodes:
+        categories[episode.category] = categories.get(episode.category, 0) + 1
+    info = {
+        "file": str(file),
+        "city": the_city.name,
+        "episodes": len(episodes),
+        "unknown_nodes": 0,
+        "reference_not_walk": not_walks,
+        "categories": dict(sorted(categories.items())),
+        "ok": not not_walks,
+    }
+    if json_out:
+        print_json(info)
+        return
+    console.print(
+        f"{file}: {len(episodes):,} episodes, every node id is in [bold]{the_city.name}[/]"
+    )
+    if not_walks:
+        console.print(
+            f"[yellow]{len(not_walks)} reference path(s) are not walks along edges:[/] "
+            + ", ".join(not_walks[:10])
+        )
+
+
+@tasks_app.command("generate")
+def generate(
+    city: str = typer.Argument(..., help="A city pack folder or built-in city (e.g. helsinki)."),
+    out: Path = typer.Option(..., "-o", "--out", help="Episodes file (.jsonl) to write."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the start-node sampling."),
+    per_template: int = typer.Option(2, "--per-template", help="Episodes per need template."),
+    categories: str | None = typer.Option(
+        None, "--categories", help="Comma-separated task categories (default: all eight)."
+    ),
+    min_hops: int = typer.Option(5, "--min-hops", help="Fewest hops from start to target."),
+    max_hops: int = typer.Option(25, "--max-hops", help="Most hops from start to target."),
+    json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Generate CitySeeker-style implicit-need tasks on a city and print counts per category."""
+    from flaneur.tasks.episode import write_episodes
+    from flaneur.tasks.generate import generate_need_tasks
+    from flaneur.world.builtin import load_city
+
+    model = load_city(city)
+    wanted = tuple(c.strip() for c in categories.split(",")) if categories else None
+    report = generate_need_tasks(
+        model, seed=seed, per_template=per_template, categories=wanted,
+        min_hops=min_hops, max_hops=max_hops,
+    )  # fmt: skip
+    write_episodes(report.episodes, out)
+    result = {"out": str(out), "city": model.name, "seed": seed, **report.to_json()}
+    if json_out:
+        print_json(result)
+        return
+    table = Table(title=f"{len(report.episodes)} tasks on {model.name} -> {out}")
+    table.add_column("category")
+    table.add_column("tasks", justify="right")
+    for category, count in report.counts.items():
+        table.add_row(category, str(count))
+    console.print(table)
+    if report.skipped:
+        console.print(f"skipped {len(report.skipped)} template(s) (see --json for reasons)")
+
+
+@tasks_app.command("validate")
+def validate(
+    episodes_file: Path = typer.Argument(..., help="A generated need-task file (.jsonl)."),
+    city: str = typer.Option("helsinki", "--city", help="City pack or built-in city of the tasks."),
+    json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Check generated need tasks: valid paths, target visible at the end, no closer match."""
+    from flaneur.tasks.episode import read_episodes
+    from flaneur.tasks.validate import check_need_tasks
+    from flaneur.world.builtin import load_city
+
+    report = check_need_tasks(load_city(city), read_episodes(episodes_file))
+    if json_out:
+        print_json({"file": str(episodes_file), **report.to_json()})
+    else:
+        console.print(f"{report.valid}/{report.episodes} tasks valid")
+        for episode_id, problems in report.problems.items():
+            console.print(f"  {episode_id}: {'; '.join(problems)}")
+    if report.valid != report.episodes:
+        raise typer.Exit(1)

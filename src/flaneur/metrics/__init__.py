@@ -1,0 +1,30 @@
+"""Navigation metrics of VELMA, MapGPT/R2R, CitySeeker and V-IRL, and their summaries.
+
+Use :func:`batch_metrics` (many runs) or :func:`episode_metrics` (one run) to get a flat row
+per run, and :func:`summarize` to aggregate rows overall and per category / city. The
+individual formulas live in :mod:`~flaneur.metrics.velma`, :mod:`~flaneur.metrics.r2r`,
+:mod:`~flaneur.metrics.cityseeker` and :mod:`~flaneur.metrics.virl`; ``docs/metrics.md``
+lists every field.
+"""
+
+from flaneur.metrics.distances import MetricCache, cache_for
+from flaneur.metrics.episode import (
+    DEFAULT_SUCCESS_RADIUS_M,
+    METRIC_FIELDS,
+    ROW_FIELDS,
+    batch_metrics,
+    episode_metrics,
+)
+from flaneur.metrics.summary import summarize, wilson_interval
+
+__all__ = [
+    "DEFAULT_SUCCESS_RADIUS_M",
+    "METRIC_FIELDS",
+    "ROW_FIELDS",
+    "MetricCache",
+    "batch_metrics",
+    "cache_for",
+    "episode_metrics",
+    "summarize",
+    "wilson_interval",
+]

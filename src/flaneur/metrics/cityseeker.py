@@ -1,0 +1,97 @@
+"""CitySeeker metrics: TCE, TCP, TCC, SPD (m), AS, and the ordered multi-goal rule.
+
+Reference
+---------
+CitySeeker: "How Do VLMs Explore Embodied Urban Navigation with Implicit Human Needs?"
+(ICLR 2026 submission; benchmark code github.com/anonymous-cityseeker/CitySeeker). The paper
+reports task completion three ways plus path metrics:
+
+- TCE (exact): the agent stops on the goal viewpoint.
+- TCP (proximity): the agent stops within 50 m (straight line) of the goal viewpoint.
+- TCC (category): the agent stops at a viewpoint linked to a place of the goal category;
+  places are linked to every viewpoint within 50 m.
+- SPD: shortest-path distance in metres from the stop to the goal (the same number as NE).
+- AS: average number of steps (moves between viewpoints; CitySeeker's limit is 35).
+- SPL and nDTW as in :mod:`flaneur.metrics.r2r`. CitySeeker's tables print "nDTW" values far
+  above 1 (e.g. 136.97), which look like raw DTW in metres; flaneur reports both
+  ``ndtw`` (normalized, Ilharco et al. 2019) and ``dtw_m`` (raw, metres).
+
+Ordered multi-goal tasks ("find X and Y in order", ``metadata["ordered"]``): each measure
+must hold for the goals in order along the path: goal 1 at some step, goal 2 at the same or a
+later step, ..., and the last goal at the stop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+PROXIMITY_M = 50.0
+"""TCP radius and the place-to-viewpoint linking radius of CitySeeker."""
+
+MAX_STEPS = 35
+"""CitySeeker's step limit per episode."""
+
+
+def ordered_completion(hits: Sequence[NDArray[np.bool_]]) -> bool:
+    """Whether per-goal hit masks over path positions are satisfied in order, last at the stop.
+
+    Parameters
+    ----------
+    hits
+        One boolean array per goal (in task order), each over the positions of the agent's
+        path: ``hits[j][t]`` says the goal-``j`` condition holds at step ``t``.
+
+    Returns
+    -------
+    bool
+        True when there are positions ``t_1 <= t_2 <= ... <= t_k = last`` with
+        ``hits[j][t_j]`` for every goal ``j`` (a greedy earliest match decides this).
+    """
+    if not hits:
+        return False
+    last = len(hits[-1]) - 1
+    if last < 0 or not hits[-1][last]:
+        return False
+    position = 0
+    for mask in hits[:-1]:
+        found = np.flatnonzero(mask[position:])
+        if found.size == 0:
+            return False
+        position += int(found[0])
+    return True
+
+
+def completion(hits: Sequence[NDArray[np.bool_]], ordered: bool) -> bool:
+    """Task completion for one measure: ordered rule, or any goal satisfied at the stop."""
+    if not hits:
+        return False
+    if ordered:
+        return ordered_completion(hits)
+    return any(bool(mask[-1]) for mask in hits)
+
+
+def exact_hits(path: NDArray[np.int64], goals: Sequence[int]) -> list[NDArray[np.bool_]]:
+    """TCE condition per goal: the agent is on the goal node."""
+    return [path == goal for goal in goals]
+
+
+def proximity_hits(
+    path_to_goal_m: Sequence[NDArray[np.float64]], radius_m: float = PROXIMITY_M
+) -> list[NDArray[np.bool_]]:
+    """TCP condition per goal: straight-line distance to the goal node ``<= radius_m``."""
+    return [np.asarray(d) <= radius_m for d in path_to_goal_m]
+
+
+def category_hits(
+    path: NDArray[np.int64], masks: Sequence[NDArray[np.bool_]]
+) -> list[NDArray[np.bool_]]:
+    """TCC condition per goal category: the node is linked to a place of that category."""
+    return [mask[path] for mask in masks]
+
+
+def average_steps(steps: Sequence[int]) -> float:
+    """AS: mean number of moves per episode, ``(1/N) sum_i (|path_i| - 1)``."""
+    return float(np.mean(steps)) if len(steps) else float("nan")

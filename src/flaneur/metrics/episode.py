@@ -1,0 +1,301 @@
+"""Every metric of VELMA, MapGPT/R2R, CitySeeker and V-IRL for agent runs, in one flat row.
+
+:func:`batch_metrics` scores many episodes at once (graph distances for all of them in a few
+bounded searches, DTW for all of them in one vectorised pass); :func:`episode_metrics` scores
+one. Each returns rows with the fields listed in :data:`METRIC_FIELDS` (documented in
+``docs/metrics.md``); a field is ``None`` where it does not apply (no reference path, no
+actions given, no places of the goal category in the city, goal unreachable).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from flaneur.geo import haversine
+from flaneur.metrics import cityseeker, r2r, velma, virl
+from flaneur.metrics.distances import HOPS, METRES, MetricCache, as_index_array, cache_for
+from flaneur.metrics.facts import EpisodeFacts, episode_facts
+from flaneur.tasks.episode import Episode
+from flaneur.world.city import City
+
+DEFAULT_SUCCESS_RADIUS_M = 25.0
+"""Radius of SR/OSR/SPL/SDTW and the nDTW threshold ``d_th`` (R2R uses 3 m indoors)."""
+
+ROW_FIELDS = ("episode_id", "city", "category", "stop_node")
+"""Identifying fields of a result row."""
+
+METRIC_FIELDS = (
+    "steps", "path_length_m",
+    "tc", "spd_hops", "kpa",
+    "ne_m", "sr", "osr", "spl", "dtw_m", "ndtw", "sdtw",
+    "tce", "tcp", "tcc", "spd_m",
+    "virl_success", "arrival_ratio", "reaction_accuracy",
+)  # fmt: skip
+"""Metric fields of a result row, in a stable order."""
+
+Value = float | bool | str | None
+ActionSeq = Sequence[Sequence[Any]]
+
+
+def _finite(value: float) -> float | None:
+    return float(value) if np.isfinite(value) else None
+
+
+def _as_path(city: City, path: Sequence[int] | Sequence[str] | NDArray) -> NDArray[np.int64]:
+    if len(path) and isinstance(path[0], str):
+        return city.graph.indices(path)
+    return as_index_array(path)
+
+
+def batch_metrics(
+    city: City,
+    episodes: Sequence[Episode],
+    paths: Sequence[Sequence[int]],
+    *,
+    gold_actions: Sequence[ActionSeq | None] | None = None,
+    agent_actions: Sequence[ActionSeq | None] | None = None,
+    success_radius_m: float = DEFAULT_SUCCESS_RADIUS_M,
+    dist_cache: MetricCache | None = None,
+) -> list[dict[str, Value]]:
+    """Score many agent runs.
+
+    Parameters
+    ----------
+    city
+        The city the episodes live in.
+    episodes
+        The episodes, one per run.
+    paths
+        Per run, the node indices the agent occupied: start first, one entry per move, the
+        last entry is where it stopped (string node ids are accepted too).
+    gold_actions, agent_actions
+        Optional per run: ``[(label, node_index), ...]`` in the ``turns`` scheme
+        (``FORWARD``/``LEFT``/``RIGHT``/``TURN_AROUND``/``STOP``), the node being where the
+        action was taken. Needed for ``kpa`` (both) and ``reaction_accuracy`` (both).
+    success_radius_m
+        Radius for ``sr``, ``osr``, ``spl``, ``sdtw`` and the nDTW threshold.
+    dist_cache
+        The city's :class:`MetricCache` (default: :func:`cache_for` ``(city)``).
+
+    Returns
+    -------
+    list of dict
+        One row per run with :data:`ROW_FIELDS` and :data:`METRIC_FIELDS`.
+    """
+    n = len(episodes)
+    if len(paths) != n:
+        raise ValueError(f"got {len(paths)} paths for {n} episodes")
+    for name, seq in (("gold_actions", gold_actions), ("agent_actions", agent_actions)):
+        if seq is not None and len(seq) != n:
+            raise ValueError(f"got {len(seq)} {name} for {n} episodes")
+    if n == 0:
+        return []
+    cache = dist_cache if dist_cache is not None else cache_for(city)
+    facts = episode_facts(cache, episodes)
+    walks = [_as_path(city, p) for p in paths]
+    stops = np.asarray([w[-1] for w in walks], dtype=np.int64)
+
+    # stop -> goal distances (graph metres and hops), for every target goal of every run
+    owner = np.repeat(np.arange(n), [len(f.targets) for f in facts])
+    goal_of = np.concatenate([f.targets for f in facts])
+    metres = cache.pair_distances(stops[owner], goal_of, METRES)
+    hops = cache.pair_distances(stops[owner], goal_of, HOPS)
+    ne = np.full(n, np.inf)
+    spd = np.full(n, np.inf)
+    np.minimum.at(ne, owner, metres)
+    np.minimum.at(spd, owner, hops)
+    straight = _Straight(cache, walks, facts)
+    taken = _walk_lengths(cache, walks)
+    osr = _oracle_success(cache, facts, straight, ne <= success_radius_m, success_radius_m)
+
+    has_ref = [f.reference.size > 0 for f in facts]
+    ref_rows = [i for i in range(n) if has_ref[i]]
+    dtw_all = np.full(n, np.nan)
+    if ref_rows:
+        dtw_all[ref_rows] = r2r.dtw_batch(
+            [facts[i].reference_xy for i in ref_rows], [cache.sphere_xy[walks[i]] for i in ref_rows]
+        )
+    rows = []
+    for i, (episode, fact, walk) in enumerate(zip(episodes, facts, walks, strict=True)):
+        gold = _actions(gold_actions, i)
+        agent = _actions(agent_actions, i)
+        rows.append(
+            _row(cache, episode, fact, walk, straight.per_run(i), float(taken[i]), float(ne[i]),
+                 float(spd[i]), bool(osr[i]), float(dtw_all[i]), gold, agent, success_radius_m)
+        )  # fmt: skip
+    return rows
+
+
+def episode_metrics(
+    city: City,
+    episode: Episode,
+    path: Sequence[int],
+    *,
+    gold_actions: ActionSeq | None = None,
+    agent_actions: ActionSeq | None = None,
+    success_radius_m: float = DEFAULT_SUCCESS_RADIUS_M,
+    dist_cache: MetricCache | None = None,
+) -> dict[str, Value]:
+    """Score one agent run; see :func:`batch_metrics` for the parameters and fields."""
+    return batch_metrics(
+        city,
+        [episode],
+        [path],
+        gold_actions=None if gold_actions is None else [gold_actions],
+        agent_actions=None if agent_actions is None else [agent_actions],
+        success_radius_m=success_radius_m,
+        dist_cache=dist_cache,
+    )[0]
+
+
+def _actions(seq: Sequence[ActionSeq | None] | None, i: int) -> list[velma.Action] | None:
+    if seq is None or seq[i] is None:
+        return None
+    return velma.normalize_actions(seq[i])
+
+
+class _Straight:
+    """Straight-line metres from every path position to every goal, over all runs at once.
+
+    ``flat`` concatenates the paths; per goal slot ``k`` (a run's k-th goal), ``dist[k]`` and
+    ``goal[k]`` hold the distance and the goal for every position (NaN / -1 where the run has
+    fewer goals). ``per_run(i)`` gives run ``i``'s arrays, one per goal.
+    """
+
+    def __init__(
+        self, cache: MetricCache, walks: Sequence[NDArray[np.int64]], facts: Sequence[EpisodeFacts]
+    ) -> None:
+        graph = cache.graph
+        lens = np.asarray([len(w) for w in walks])
+        self.flat = np.concatenate(walks)
+        self.owner = np.repeat(np.arange(len(walks)), lens)
+        self.bounds = np.concatenate([[0], np.cumsum(lens)])
+        self.n_goals = np.asarray([len(f.goals) for f in facts])
+        self.dist: list[NDArray[np.float64]] = []
+        self.goal: list[NDArray[np.int64]] = []
+        lat, lng = graph.lat[self.flat], graph.lng[self.flat]
+        for k in range(int(self.n_goals.max())):
+            per_run = np.asarray([f.goals[k] if k < len(f.goals) else -1 for f in facts])
+            goal = per_run[self.owner]
+            dist = np.full(self.flat.size, np.nan)
+            ok = goal >= 0
+            dist[ok] = haversine(lat[ok], lng[ok], graph.lat[goal[ok]], graph.lng[goal[ok]])
+            self.dist.append(dist)
+            self.goal.append(goal)
+
+    def per_run(self, i: int) -> list[NDArray[np.float64]]:
+        lo, hi = self.bounds[i], self.bounds[i + 1]
+        return [self.dist[k][lo:hi] for k in range(int(self.n_goals[i]))]
+
+
+def _walk_lengths(cache: MetricCache, walks: Sequence[NDArray[np.int64]]) -> NDArray[np.float64]:
+    """Metres walked along every path: the graph's edge lengths, in one sparse lookup.
+
+    A move between nodes without an edge (not a walk) counts its great-circle length; staying
+    on a node counts 0.
+    """
+    flat = np.concatenate(walks)
+    step = np.zeros(flat.size)
+    if flat.size > 1:
+        a, b = flat[:-1], flat[1:]
+        step[1:] = np.asarray(cache.forward_length[a, b]).ravel()
+        gap = (step[1:] == 0) & (a != b)
+        if gap.any():
+            step[1:][gap] = cache.straight_m(a[gap], b[gap])
+        step[1:][a == b] = 0.0
+    starts = np.concatenate([[0], np.cumsum([len(w) for w in walks])[:-1]])
+    step[starts] = 0.0  # no step from one path into the next
+    return np.add.reduceat(step, starts)
+
+
+def _oracle_success(
+    cache: MetricCache,
+    facts: Sequence[EpisodeFacts],
+    straight: _Straight,
+    decided: NDArray[np.bool_],
+    radius_m: float,
+) -> NDArray[np.bool_]:
+    """OSR: any path node within ``radius_m`` of a target goal along the graph.
+
+    Runs in ``decided`` (already successful) count. Graph distance is never below the
+    straight-line distance, so only path nodes within ``radius_m`` in a straight line are
+    searched, with searches capped at ``radius_m``.
+    """
+    out = decided.copy()
+    ordered = np.asarray([f.ordered for f in facts])
+    nodes, goals, owners = [], [], []
+    for k, (dist, goal) in enumerate(zip(straight.dist, straight.goal, strict=True)):
+        last = straight.n_goals[straight.owner] - 1 == k
+        target = last | ~ordered[straight.owner]  # ordered runs: only the final goal
+        pick = (dist <= radius_m) & target & ~out[straight.owner]
+        nodes.append(straight.flat[pick])
+        goals.append(goal[pick])
+        owners.append(straight.owner[pick])
+    node, goal, owner = np.concatenate(nodes), np.concatenate(goals), np.concatenate(owners)
+    if node.size:
+        pairs, inverse = np.unique(np.stack([node, goal]), axis=1, return_inverse=True)
+        dist = cache.pair_distances(pairs[0], pairs[1], METRES, cap=radius_m)
+        out[owner[dist[np.ravel(inverse)] <= radius_m]] = True
+    return out
+
+
+def _row(
+    cache: MetricCache,
+    episode: Episode,
+    fact: EpisodeFacts,
+    walk: NDArray[np.int64],
+    straight: Sequence[NDArray[np.float64]],
+    taken_m: float,
+    ne_m: float,
+    spd_hops: float,
+    osr: bool,
+    dtw_m: float,
+    gold: list[velma.Action] | None,
+    agent: list[velma.Action] | None,
+    radius_m: float,
+) -> dict[str, Value]:
+    graph = cache.graph
+    stop = int(walk[-1])
+    sr = bool(np.isfinite(ne_m) and ne_m <= radius_m)
+    has_ref = fact.reference.size > 0
+    ndtw = None  # no reference, or a node without coordinates
+    if has_ref and not np.isnan(dtw_m):
+        ndtw = r2r.ndtw(dtw_m, fact.reference.size, radius_m)
+    final_straight = min(float(s[-1]) for s in (straight[-1:] if fact.ordered else straight))
+    tcc = None
+    if fact.categories and len(cache.city.places):
+        masks = [cache.category_mask(c, cityseeker.PROXIMITY_M) for c in fact.categories]
+        ordered_cats = fact.ordered and len(masks) > 1
+        tcc = cityseeker.completion(cityseeker.category_hits(walk, masks), ordered_cats)
+    both = gold is not None and agent is not None
+    return {
+        "episode_id": episode.id,
+        "city": episode.city,
+        "category": episode.category,
+        "stop_node": str(graph.ids[stop]),
+        "steps": len(walk) - 1,
+        "path_length_m": _finite(round(taken_m, 3)),
+        "tc": velma.task_completion(graph, stop, fact.targets.tolist()),
+        "spd_hops": velma.shortest_path_hops(spd_hops),
+        "kpa": velma.key_point_accuracy(gold, agent, graph.degree) if both else None,
+        "ne_m": _finite(ne_m),
+        "sr": sr,
+        "osr": osr,
+        "spl": r2r.spl(sr, fact.shortest_m, taken_m)
+        if np.isfinite(fact.shortest_m) and np.isfinite(taken_m)
+        else None,
+        "dtw_m": _finite(dtw_m) if has_ref else None,
+        "ndtw": ndtw,
+        "sdtw": r2r.sdtw(sr, ndtw) if ndtw is not None else None,
+        "tce": cityseeker.completion(cityseeker.exact_hits(walk, fact.goals), fact.ordered),
+        "tcp": cityseeker.completion(cityseeker.proximity_hits(straight), fact.ordered),
+        "tcc": tcc,
+        "spd_m": _finite(ne_m),
+        "virl_success": virl.virl_success(final_straight),
+        "arrival_ratio": virl.arrival_ratio(fact.keys, walk),
+        "reaction_accuracy": virl.reaction_accuracy(fact.keys, gold, agent) if both else None,
+    }
