@@ -14,6 +14,7 @@ import typer
 from flaneur import __version__
 from flaneur.cli.city import city_app
 from flaneur.cli.demo import demo_command
+from flaneur.cli.run import run_command, validate_app
 from flaneur.cli.tasks import tasks_app
 from flaneur.errors import FlaneurError
 
@@ -30,6 +31,8 @@ app = typer.Typer(
 app.add_typer(city_app, name="city")
 app.add_typer(tasks_app, name="tasks")
 app.command("demo")(demo_command)
+app.command("run")(run_command)
+app.add_typer(validate_app, name="validate")
 
 
 def _version_callback(value: bool) -> None:
@@ -50,7 +53,7 @@ def _root(
 def main(argv: list[str] | None = None) -> None:
     """Run the ``flaneur`` command; user errors exit with code 2 and a one-line message."""
     try:
-        app(args=argv, standalone_mode=False)
+        code = app(args=argv, standalone_mode=False)
     except FlaneurError as err:
         typer.secho(f"error: {err}", err=True, fg=typer.colors.RED)
         sys.exit(2)
@@ -66,3 +69,5 @@ def main(argv: list[str] | None = None) -> None:
             err.show()
             sys.exit(err.exit_code)
         raise
+    if isinstance(code, int) and code:
+        sys.exit(code)
