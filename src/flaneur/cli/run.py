@@ -31,47 +31,108 @@ def _fmt(value: object, digits: int = 3) -> str:
 
 def run_command(
     agent: str = typer.Option(
-        ..., "--agent", help="Agent name(s), comma-separated: forward, random, oracle."
+        ..., "--agent", help="Agent name(s), comma-separated (e.g. random,forward,oracle)."
     ),
     tasks: str = typer.Option(..., "--tasks", help="Task-set id(s), comma-separated."),
     data_dir: Path | None = typer.Option(None, "--data-dir", help=DATA_DIR_HELP),
-    out: Path = typer.Option(..., "--out", help="Output folder (episodes.jsonl, summary.json)."),
+    out: Path = typer.Option(..., "--out", help="Run folder (episodes.jsonl, summary.json)."),
+    llm: str | None = typer.Option(
+        None, "--llm", help="Model for LLM agents, e.g. openai/gpt-4o-mini, vllm/NAME, ollama/NAME."
+    ),
+    llm_base_url: str | None = typer.Option(
+        None, "--llm-base-url", help="Base URL of an OpenAI-compatible server."
+    ),
+    views: str | None = typer.Option(
+        None,
+        "--views",
+        help="Views for agents that look: synthetic, panorama:DIR, google, mapillary.",
+    ),
+    landmarks: str | None = typer.Option(
+        None, "--landmarks", help="Landmark scorer for agents that use one: map, ocr, clip, vlm."
+    ),
     scheme: str | None = typer.Option(
-        None, "--scheme", help="turns, headings or nodes (default per task set)."
+        None,
+        "--scheme",
+        help="turns, headings or nodes (default: headings for need tasks, else turns).",
     ),
     limit: int | None = typer.Option(
-        None, "--limit", min=1, help="Only the first N episodes of each task set."
+        None, "--limit", min=1, help="Only the first N episodes of each task set (not reportable)."
     ),
+    ids: str | None = typer.Option(
+        None, "--ids", help="Only these episode ids, comma-separated (not reportable)."
+    ),
+    concurrency: int = typer.Option(8, "--concurrency", min=1, help="Episodes in flight."),
     seed: int = typer.Option(0, "--seed", help="Run seed."),
-    json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    resume: bool = typer.Option(
+        False, "--resume", help="Continue the run in --out: skip finished, re-run errored."
+    ),
+    progress: str = typer.Option("rich", "--progress", help="rich, plain or none."),
+    json_out: bool = typer.Option(False, "--json", help="Print one JSON object (the summary)."),
 ) -> None:
-    """Run agents on task sets; write one JSONL row per episode and a summary."""
-    from flaneur.evaluate.simple import run_simple
-    from flaneur.tasks.registry import get_task, resolve_data_dir
+    """Run agents on task sets concurrently; append one JSONL row per episode, write a summary.
+
+    An interrupted run (Ctrl-C, kill) keeps every finished row; run the same command with
+    --resume to finish it.
+    """
+    from flaneur.evaluate.runner import RunConfig, run_benchmark
+    from flaneur.tasks.registry import get_task
 
     task_ids = _split(tasks)
     for task_id in task_ids:
         get_task(task_id)
-    folder = resolve_data_dir(data_dir)
-    summary = run_simple(
-        _split(agent), task_ids, folder, out, scheme=scheme, limit=limit, seed=seed
-    )
+    _check_choice("--views", views, ("synthetic", "panorama", "google", "mapillary"))
+    _check_choice("--landmarks", landmarks, ("map", "ocr", "clip", "vlm"))
+    if progress not in ("rich", "plain", "none"):
+        raise typer.BadParameter("--progress must be rich, plain or none")
+    config = RunConfig(
+        agents=tuple(_split(agent)), tasks=tuple(task_ids),
+        data_dir=str(data_dir) if data_dir else None, scheme=scheme, llm=llm,
+        llm_base_url=llm_base_url, views=views, landmarks=landmarks, seed=seed, limit=limit,
+        ids=tuple(_split(ids)) if ids else None, concurrency=concurrency,
+    )  # fmt: skip
+    summary = run_benchmark(config, out, resume=resume, progress="none" if json_out else progress)
     if json_out:
         print_json(summary)
         return
-    table = Table(title=f"flaneur run (seed {seed}) -> {out}")
-    for col in ("task", "agent", "scheme", "episodes", "TC", "SPD", "KPA", "TCP", "terminations"):
-        table.add_column(col, no_wrap=col != "terminations")
-    for run in summary["runs"]:
-        metrics = (run["summary"] or {}).get("overall", {}).get("metrics", {})
+    for table in results_tables(summary):
+        console.print(table)
+    console.print(f"rows: {out / 'episodes.jsonl'}, summary: {out / 'summary.json'}")
+    if not summary["reportable"]:
+        console.print("[yellow]--limit/--ids run: not reportable[/]")
 
-        def mean(name: str, metrics: dict = metrics) -> str:
-            return _fmt((metrics.get(name) or {}).get("mean"))
 
-        terms = ", ".join(f"{k} {v}" for k, v in sorted(run["by_termination"].items()))
-        table.add_row(run["task"], run["agent"], run["scheme"], str(run["episodes"]),
-                      mean("tc"), mean("spd_hops"), mean("kpa"), mean("tcp"), terms)  # fmt: skip
-    console.print(table)
+def _check_choice(option: str, value: str | None, choices: tuple[str, ...]) -> None:
+    if value is not None and value.split(":", 1)[0] not in choices:
+        raise typer.BadParameter(f"{option} must be one of {', '.join(choices)}, not {value!r}")
+
+
+def results_tables(summary: dict) -> list[Table]:
+    """One Rich table per task set: agents side by side, the metrics that apply."""
+    labels = {"tc": "TC", "spd_hops": "SPD", "kpa": "KPA", "tcp": "TCP", "tce": "TCE",
+              "tcc": "TCC", "sr": "SR", "spl": "SPL", "ndtw": "nDTW"}  # fmt: skip
+
+    def metrics_of(run: dict) -> dict:
+        return (run["summary"] or {}).get("overall", {}).get("metrics", {})
+
+    tables = []
+    for task in dict.fromkeys(run["task"] for run in summary["runs"]):
+        runs = [r for r in summary["runs"] if r["task"] == task]
+        means = [{k: (metrics_of(r).get(k) or {}).get("mean") for k in labels} for r in runs]
+        shown = [k for k in labels if any(m[k] is not None for m in means)]
+        table = Table(title=f"{task} ({runs[0]['scheme']} scheme)")
+        for col in ("agent", "n", *(labels[k] for k in shown)):
+            table.add_column(col, no_wrap=True, justify="left" if col == "agent" else "right")
+        for run in runs:
+            metrics = metrics_of(run)
+            values = [_fmt((metrics.get(k) or {}).get("mean"), 2) for k in shown]
+            table.add_row(run["agent"], str(run["rows"]), *values)
+        ended = {r["agent"]: r["by_termination"] for r in runs}
+        table.caption = "; ".join(
+            f"{agent}: " + ", ".join(f"{k} {v}" for k, v in sorted(terms.items()))
+            for agent, terms in ended.items()
+        )
+        tables.append(table)
+    return tables
 
 
 @validate_app.command("gold")

@@ -30,8 +30,8 @@ _TASK_CACHE: dict[tuple[str, str], tuple[Any, list[Any]]] = {}
 
 
 def default_scheme(task_id: str) -> str:
-    """``headings`` for CitySeeker task sets, ``turns`` otherwise."""
-    return "headings" if task_id.startswith("cityseeker") else "turns"
+    """``headings`` for need-finding sets (CitySeeker, generated ``*-needs-*``), else ``turns``."""
+    return "headings" if task_id.startswith("cityseeker") or "-needs-" in task_id else "turns"
 
 
 def load_task_cached(task_id: str, data_dir: str | Path) -> tuple[Any, list[Any]]:

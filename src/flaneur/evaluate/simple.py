@@ -24,6 +24,8 @@ from flaneur.env.registration import default_scheme, load_task_cached
 from flaneur.env.schemes.turns import TurnsScheme
 from flaneur.env.teacher import gold_rollout
 from flaneur.errors import FlaneurError
+from flaneur.models.errors import ModelError
+from flaneur.models.usage import BudgetExceeded
 from flaneur.tasks.episode import Episode
 from flaneur.world.city import City
 
@@ -53,6 +55,10 @@ async def run_episode(
             done = terminated or truncated
         termination = env.termination
         error = None
+    except BudgetExceeded:
+        raise  # the runner stops scheduling episodes; this one is not written
+    except ModelError as err:
+        termination, error = "model_error", str(err)
     except FlaneurError as err:
         termination, error = "agent_error", str(err)
     except Exception as err:  # an agent bug must not end the whole run

@@ -1,0 +1,284 @@
+"""The evaluation runner behind ``flaneur run``: concurrent, resumable, logged.
+
+Episodes of every (task set, agent) pair run concurrently on one asyncio event loop, each in
+its own :class:`~flaneur.env.navigation_env.NavigationEnv` with its own agent instance, at
+most ``concurrency`` at a time (model calls are further bounded by the model layer). Each
+finished episode is scored at once and appended to ``DIR/episodes.jsonl`` (see
+:mod:`flaneur.evaluate.runlog`); ``DIR/summary.json`` is rewritten at the end from every row
+of the log, so a resumed run summarises the whole run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from flaneur.agents import Agent, make_agent
+from flaneur.env.navigation_env import NavigationEnv
+from flaneur.env.registration import default_scheme
+from flaneur.errors import FlaneurError
+from flaneur.evaluate.progress import RunProgress
+from flaneur.evaluate.provenance import git_commit, package_versions
+from flaneur.evaluate.runlog import FINISHED, RunLog, row_key
+from flaneur.evaluate.simple import run_episode, score_rows
+from flaneur.models.usage import BudgetExceeded
+from flaneur.tasks.episode import Episode
+from flaneur.world.city import City
+
+SUMMARY_VERSION = 1
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Everything that decides what a run computes (and so goes into the config hash).
+
+    ``limit``, ``ids``, ``concurrency`` and ``progress`` change which episodes run or how
+    fast, not their results, and are left out of the hash.
+    """
+
+    agents: tuple[str, ...]
+    tasks: tuple[str, ...]
+    data_dir: str | None = None
+    scheme: str | None = None
+    llm: str | None = None
+    llm_base_url: str | None = None
+    views: str | None = None
+    landmarks: str | None = None
+    seed: int = 0
+    limit: int | None = None
+    ids: tuple[str, ...] | None = None
+    concurrency: int = 8
+    agent_options: dict[str, Any] = field(default_factory=dict)
+
+    def config_hash(self, task: str, agent: str, scheme: str) -> str:
+        """Short hash of the result-shaping options for one (task, agent) pair."""
+        shaping = {
+            "task": task, "agent": agent, "scheme": scheme, "llm": self.llm,
+            "llm_base_url": self.llm_base_url, "views": self.views,
+            "landmarks": self.landmarks, "seed": self.seed, "agent_options": self.agent_options,
+        }  # fmt: skip
+        text = json.dumps(shaping, sort_keys=True, default=str)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    @property
+    def reportable(self) -> bool:
+        """Full task sets only: ``--limit`` / ``--ids`` runs are not reportable."""
+        return self.limit is None and not self.ids
+
+
+def select_episodes(
+    episodes: Sequence[Episode], *, limit: int | None, ids: Sequence[str] | None
+) -> list[Episode]:
+    """The episodes a run covers: named ``ids`` (all must exist), then the first ``limit``."""
+    chosen = list(episodes)
+    if ids:
+        known = {e.id: e for e in episodes}
+        missing = [i for i in ids if i not in known]
+        if missing:
+            raise FlaneurError(f"unknown episode id(s) {missing[:5]} ({len(missing)} in all)")
+        chosen = [known[i] for i in ids]
+    return chosen[:limit] if limit is not None else chosen
+
+
+@dataclass
+class _Job:
+    task: str
+    agent: str
+    scheme: str
+    city: City
+    episode: Episode
+    config_hash: str
+    avg_reference_length: float | None
+
+
+AgentFactory = Callable[[str], Agent]
+
+
+async def _run_job(job: _Job, factory: AgentFactory, config: RunConfig) -> dict[str, Any]:
+    env = NavigationEnv(job.city, [job.episode], scheme=job.scheme)
+    agent = factory(job.agent)
+    started = time.time()
+    row = await run_episode(
+        env, agent, job.episode, seed=config.seed, task_id=job.task,
+        avg_reference_length=job.avg_reference_length,
+    )  # fmt: skip
+    row["city"] = job.city.name
+    row["config_hash"] = job.config_hash
+    row["started_at"] = round(started, 3)
+    row["duration_s"] = round(time.time() - started, 4)
+    usage = getattr(agent, "usage_summary", None)
+    row["usage"] = (
+        usage() if callable(usage) else {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0}
+    )
+    if row.get("path"):
+        score_rows(job.city, [job.episode], [row])
+    return row
+
+
+def _row_success(row: dict[str, Any]) -> bool:
+    metrics = row.get("metrics") or {}
+    for key in ("tc", "tcp", "sr"):
+        if metrics.get(key) is not None:
+            return bool(metrics[key])
+    return bool(row.get("success"))
+
+
+async def _run_all(
+    jobs: list[_Job], log: RunLog, factory: AgentFactory, config: RunConfig, progress: RunProgress
+) -> str | None:
+    gate = asyncio.Semaphore(max(1, config.concurrency))
+
+    stop: list[str] = []
+
+    async def one(job: _Job) -> None:
+        async with gate:
+            if stop:
+                return  # the token budget is spent: leave the rest for --resume
+            try:
+                row = await _run_job(job, factory, config)
+            except BudgetExceeded as err:
+                stop.append(str(err))
+                return
+        log.append(row)
+        tokens = sum(int(v) for k, v in row.get("usage", {}).items() if k.endswith("tokens"))
+        progress.update(
+            success=_row_success(row), error=row["termination"] not in FINISHED, tokens=tokens
+        )
+
+    await asyncio.gather(*(one(job) for job in jobs))
+    if stop:
+        progress.note(f"stopped early: {stop[0]}")
+    return stop[0] if stop else None
+
+
+def run_benchmark(
+    config: RunConfig,
+    out: str | Path,
+    *,
+    resume: bool = False,
+    progress: str = "rich",
+    agent_factory: AgentFactory | None = None,
+    loaded: dict[str, tuple[City, list[Episode]]] | None = None,
+) -> dict[str, Any]:
+    """Run agents on task sets; append episode rows to ``out`` and write its summary.
+
+    Parameters
+    ----------
+    config
+        What to run (see :class:`RunConfig`).
+    out
+        Run folder: ``episodes.jsonl`` and ``summary.json``.
+    resume
+        Continue a run in ``out``: finished episodes are skipped, errored ones run again.
+    progress
+        ``rich``, ``plain`` or ``none``.
+    agent_factory
+        ``name -> Agent`` (default :func:`flaneur.agents.make_agent` with
+        ``config.agent_options``).
+    loaded
+        Pre-loaded ``{task_id: (city, episodes)}`` (tests, or callers that built them).
+
+    Returns
+    -------
+    dict
+        The summary (also written to ``summary.json``).
+    """
+    from flaneur.tasks.registry import load_task
+
+    folder = Path(out)
+    factory = agent_factory or (lambda name: make_agent(name, **config.agent_options))
+    for name in config.agents:  # fail before running anything on an unknown agent
+        factory(name)
+    plans: list[tuple[str, City, list[Episode], str]] = []
+    for task in config.tasks:
+        city, episodes = (loaded or {}).get(task) or load_task(task, config.data_dir)
+        chosen = select_episodes(episodes, limit=config.limit, ids=config.ids)
+        scheme = config.scheme or default_scheme(task)
+        NavigationEnv(city, chosen or episodes[:1], scheme=scheme)  # bad scheme: fail now
+        plans.append((task, city, chosen, scheme))
+    hashes = {(task, agent): config.config_hash(task, agent, scheme)
+              for task, _, _, scheme in plans for agent in config.agents}  # fmt: skip
+    log = RunLog(folder, resume=resume, config_hashes=hashes)
+    jobs: list[_Job] = []
+    for task, city, episodes, scheme in plans:
+        refs = [len(e.reference_path) for e in episodes if e.reference_path]
+        avg = sum(refs) / len(refs) if refs else None
+        for agent in config.agents:
+            for episode in episodes:
+                if not log.done((task, agent, episode.id)):
+                    jobs.append(
+                        _Job(task, agent, scheme, city, episode, hashes[(task, agent)], avg)
+                    )
+    started = time.time()
+    stopped_by = None
+    try:
+        with RunProgress(len(jobs), mode=progress) as bar:
+            stopped_by = asyncio.run(_run_all(jobs, log, factory, config, bar))
+    finally:
+        log.close()
+        wanted = {
+            (task, agent, e.id) for task, _, eps, _ in plans for agent in config.agents for e in eps
+        }
+        rows = [r for r in log.rows.values() if row_key(r) in wanted]
+        summary = summarize_run(config, rows, plans, wall_s=time.time() - started, ran=len(jobs),
+                                resumed=resume, dropped_errors=log.dropped_errors)  # fmt: skip
+        summary["stopped_early"] = stopped_by
+        (folder / "summary.json").write_text(
+            json.dumps(summary, indent=2, default=str), encoding="utf-8"
+        )
+    return summary
+
+
+def summarize_run(
+    config: RunConfig,
+    rows: list[dict[str, Any]],
+    plans: Sequence[tuple[str, City, list[Episode], str]],
+    *,
+    wall_s: float,
+    ran: int,
+    resumed: bool,
+    dropped_errors: int,
+) -> dict[str, Any]:
+    """The ``summary.json`` of a run from its rows (see the module docstring)."""
+    from flaneur.metrics import summarize
+
+    runs = []
+    for task, city, episodes, scheme in plans:
+        for agent in config.agents:
+            mine = [r for r in rows if r["task"] == task and r["agent"] == agent]
+            scored = [r["metrics"] for r in mine if r.get("metrics")]
+            usage = Counter()
+            for r in mine:
+                usage.update(
+                    {k: v for k, v in (r.get("usage") or {}).items() if isinstance(v, int | float)}
+                )
+            runs.append({
+                "task": task, "agent": agent, "scheme": scheme, "city": city.name,
+                "episodes": len(episodes), "rows": len(mine),
+                "by_termination": dict(Counter(r["termination"] for r in mine)),
+                "usage": dict(usage),
+                "summary": summarize(scored) if scored else None,
+            })  # fmt: skip
+    return {
+        "summary_version": SUMMARY_VERSION,
+        "config": asdict(config),
+        "reportable": config.reportable,
+        "git_commit": git_commit(),
+        "versions": package_versions(),
+        "model": config.llm,
+        "seed": config.seed,
+        "episodes": len(rows),
+        "by_termination": dict(Counter(r["termination"] for r in rows)),
+        "ran_this_invocation": ran,
+        "resumed": resumed,
+        "errored_rows_rerun": dropped_errors,
+        "wall_s": round(wall_s, 3),
+        "runs": runs,
+    }
