@@ -94,6 +94,8 @@ def run_command(
     if json_out:
         print_json(summary)
         return
+    from flaneur.report.tables import results_tables
+
     for table in results_tables(summary):
         console.print(table)
     console.print(f"rows: {out / 'episodes.jsonl'}, summary: {out / 'summary.json'}")
@@ -104,35 +106,6 @@ def run_command(
 def _check_choice(option: str, value: str | None, choices: tuple[str, ...]) -> None:
     if value is not None and value.split(":", 1)[0] not in choices:
         raise typer.BadParameter(f"{option} must be one of {', '.join(choices)}, not {value!r}")
-
-
-def results_tables(summary: dict) -> list[Table]:
-    """One Rich table per task set: agents side by side, the metrics that apply."""
-    labels = {"tc": "TC", "spd_hops": "SPD", "kpa": "KPA", "tcp": "TCP", "tce": "TCE",
-              "tcc": "TCC", "sr": "SR", "spl": "SPL", "ndtw": "nDTW"}  # fmt: skip
-
-    def metrics_of(run: dict) -> dict:
-        return (run["summary"] or {}).get("overall", {}).get("metrics", {})
-
-    tables = []
-    for task in dict.fromkeys(run["task"] for run in summary["runs"]):
-        runs = [r for r in summary["runs"] if r["task"] == task]
-        means = [{k: (metrics_of(r).get(k) or {}).get("mean") for k in labels} for r in runs]
-        shown = [k for k in labels if any(m[k] is not None for m in means)]
-        table = Table(title=f"{task} ({runs[0]['scheme']} scheme)")
-        for col in ("agent", "n", *(labels[k] for k in shown)):
-            table.add_column(col, no_wrap=True, justify="left" if col == "agent" else "right")
-        for run in runs:
-            metrics = metrics_of(run)
-            values = [_fmt((metrics.get(k) or {}).get("mean"), 2) for k in shown]
-            table.add_row(run["agent"], str(run["rows"]), *values)
-        ended = {r["agent"]: r["by_termination"] for r in runs}
-        table.caption = "; ".join(
-            f"{agent}: " + ", ".join(f"{k} {v}" for k, v in sorted(terms.items()))
-            for agent, terms in ended.items()
-        )
-        tables.append(table)
-    return tables
 
 
 @validate_app.command("gold")

@@ -48,7 +48,7 @@ class RunProgress:
     def __exit__(self, *exc: Any) -> None:
         if self._bar is not None:
             self._bar.stop()
-        elif self.mode == "plain":
+        elif self.mode == "plain" and self.total:
             self._line()
 
     @property

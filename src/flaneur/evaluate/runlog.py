@@ -29,6 +29,15 @@ def row_key(row: dict[str, Any]) -> RowKey:
     return (str(row["task"]), str(row["agent"]), str(row["episode_id"]))
 
 
+def row_success(row: dict[str, Any]) -> bool:
+    """Whether an episode row succeeded: TC (VLN), else TCP (need tasks), else SR."""
+    metrics = row.get("metrics") or {}
+    for key in ("tc", "tcp", "sr"):
+        if metrics.get(key) is not None:
+            return bool(metrics[key])
+    return bool(row.get("success"))
+
+
 def read_rows(path: Path) -> tuple[list[dict[str, Any]], int]:
     """Complete rows of a log, and the byte length they span (a cut last line is left out)."""
     if not path.is_file():

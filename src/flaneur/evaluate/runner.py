@@ -26,7 +26,7 @@ from flaneur.env.registration import default_scheme
 from flaneur.errors import FlaneurError
 from flaneur.evaluate.progress import RunProgress
 from flaneur.evaluate.provenance import git_commit, package_versions
-from flaneur.evaluate.runlog import FINISHED, RunLog, row_key
+from flaneur.evaluate.runlog import FINISHED, RunLog, row_key, row_success
 from flaneur.evaluate.simple import run_episode, score_rows
 from flaneur.models.usage import BudgetExceeded
 from flaneur.tasks.episode import Episode
@@ -122,14 +122,6 @@ async def _run_job(job: _Job, factory: AgentFactory, config: RunConfig) -> dict[
     return row
 
 
-def _row_success(row: dict[str, Any]) -> bool:
-    metrics = row.get("metrics") or {}
-    for key in ("tc", "tcp", "sr"):
-        if metrics.get(key) is not None:
-            return bool(metrics[key])
-    return bool(row.get("success"))
-
-
 async def _run_all(
     jobs: list[_Job], log: RunLog, factory: AgentFactory, config: RunConfig, progress: RunProgress
 ) -> str | None:
@@ -149,7 +141,7 @@ async def _run_all(
         log.append(row)
         tokens = sum(int(v) for k, v in row.get("usage", {}).items() if k.endswith("tokens"))
         progress.update(
-            success=_row_success(row), error=row["termination"] not in FINISHED, tokens=tokens
+            success=row_success(row), error=row["termination"] not in FINISHED, tokens=tokens
         )
 
     await asyncio.gather(*(one(job) for job in jobs))

@@ -170,6 +170,9 @@ class Places:
     def _id_to_index(self) -> dict[str, int]:
         return {pid: i for i, pid in enumerate(self.ids.tolist())}
 
+    def __contains__(self, place_id: object) -> bool:
+        return place_id in self._id_to_index
+
     def index(self, place_id: str) -> int:
         """Row of the place with id ``place_id`` (KeyError naming it if absent)."""
         try:

@@ -1,0 +1,60 @@
+"""``flaneur report``: results of one or more runs in the terminal and as an HTML report."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import typer
+
+from flaneur.cli.output import console, err_console, print_json
+
+
+def report_command(
+    runs: list[Path] = typer.Argument(..., help="Run folder(s) written by `flaneur run`."),
+    out: Path | None = typer.Option(
+        None, "-o", "--out", help="HTML file (default: report.html in the first run folder)."
+    ),
+    data_dir: Path | None = typer.Option(
+        None,
+        "--data-dir",
+        help="Datasets folder for the maps (default: the run's, or $FLANEUR_DATA).",
+    ),
+    max_episodes: int = typer.Option(
+        50, "--max-episodes", min=0, help="Episode sections per run, task and agent."
+    ),
+    json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Print metric tables of runs and write an HTML report (maps, step logs, wins/losses)."""
+    from flaneur.errors import FlaneurError
+    from flaneur.report.run_report import build_report, compare_runs, load_run
+    from flaneur.report.tables import results_tables
+    from flaneur.tasks.registry import load_task
+
+    loaded = [load_run(folder) for folder in runs]
+    tasks = {}
+    for run in loaded:
+        folder = data_dir or (run.summary.get("config") or {}).get("data_dir")
+        for task in {r["task"] for r in run.rows} - tasks.keys():
+            try:
+                tasks[task] = load_task(task, folder)
+            except FlaneurError as err:  # a report without maps is still a report
+                err_console.print(f"[yellow]no maps for {task}: {err}[/]")
+    path = build_report(loaded, out or loaded[0].folder / "report.html", tasks=tasks,
+                        max_episodes=max_episodes)  # fmt: skip
+    comparisons = [
+        c for a, b in itertools.pairwise(loaded) for c in compare_runs(a, b)
+    ]
+    if json_out:
+        print_json(
+            {"report": str(path), "runs": [r.summary for r in loaded], "comparisons": comparisons}
+        )
+        return
+    for run in loaded:
+        for table in results_tables(run.summary):
+            table.title = f"{run.name}: {table.title}"
+            console.print(table)
+    for c in comparisons:
+        console.print(f"{c['a']} vs {c['b']}: {c['wins']} wins, {c['losses']} losses "
+                      f"({c['paired']} paired episodes)")  # fmt: skip
+    console.print(f"report: {path}")
