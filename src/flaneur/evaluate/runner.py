@@ -26,7 +26,7 @@ from flaneur.env.registration import default_scheme
 from flaneur.errors import FlaneurError
 from flaneur.evaluate.progress import RunProgress
 from flaneur.evaluate.provenance import git_commit, package_versions
-from flaneur.evaluate.runlog import FINISHED, RunLog, row_key, row_success
+from flaneur.evaluate.runlog import FINISHED, RunLog, row_key, row_success, success_metric
 from flaneur.evaluate.simple import run_episode, score_rows
 from flaneur.models.usage import BudgetExceeded
 from flaneur.tasks.episode import Episode
@@ -110,6 +110,7 @@ async def _run_job(job: _Job, factory: AgentFactory, config: RunConfig) -> dict[
         avg_reference_length=job.avg_reference_length,
     )  # fmt: skip
     row["city"] = job.city.name
+    row["success_metric"] = success_metric(job.episode)
     row["config_hash"] = job.config_hash
     row["started_at"] = round(started, 3)
     row["duration_s"] = round(time.time() - started, 4)
