@@ -129,6 +129,7 @@ async def _run_all(
     gate = asyncio.Semaphore(max(1, config.concurrency))
 
     stop: list[str] = []
+    write_lock = asyncio.Lock()
 
     async def one(job: _Job) -> None:
         async with gate:
@@ -139,7 +140,8 @@ async def _run_all(
             except BudgetExceeded as err:
                 stop.append(str(err))
                 return
-        log.append(row)
+        async with write_lock:  # fsync off the event loop, rows still one at a time
+            await asyncio.to_thread(log.append, row)
         tokens = sum(int(v) for k, v in row.get("usage", {}).items() if k.endswith("tokens"))
         progress.update(
             success=row_success(row), error=row["termination"] not in FINISHED, tokens=tokens
