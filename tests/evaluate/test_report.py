@@ -45,6 +45,9 @@ def test_report_has_tables_chart_maps_and_logs(tmp_path):
     assert html.count("<svg") >= 3 * len(episodes)  # a map each, plus the category charts
     assert "success by category" in html and "comparison" in html
     assert "r1:oracle" in html and "<th>TC</th>" in html and "polyline" in html
+    maps = sorted((tmp_path / "report_maps").glob("*.html"))
+    assert len(maps) == 3 * len(episodes) and html.count("interactive map") == len(maps)
+    assert "L.polyline" in maps[0].read_text() or "polyline" in maps[0].read_text().lower()
 
 
 def test_report_command_prints_json(tmp_path, capsys):

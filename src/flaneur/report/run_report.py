@@ -18,6 +18,7 @@ from typing import Any
 
 from flaneur.errors import DataError
 from flaneur.evaluate.runlog import read_rows, row_success
+from flaneur.report.episode_folium import save_episode_map
 from flaneur.report.svg_map import COLOURS, bar_chart_svg, episode_svg
 from flaneur.report.tables import METRIC_LABELS, metrics_of
 from flaneur.tasks.episode import Episode
@@ -152,7 +153,13 @@ def _step_log(row: dict[str, Any]) -> str:
     return "".join(lines)
 
 
-def _episode_html(row: dict[str, Any], city: City | None, episode: Episode | None) -> str:
+def _episode_html(
+    row: dict[str, Any],
+    city: City | None,
+    episode: Episode | None,
+    maps_dir: Path | None = None,
+    run_name: str = "run",
+) -> str:
     ok = row_success(row)
     mark = "<span class=ok>✓</span>" if ok else "<span class=bad>✗</span>"
     instruction = escape((episode.instruction if episode else "")[:140])
@@ -164,8 +171,18 @@ def _episode_html(row: dict[str, Any], city: City | None, episode: Episode | Non
         known = [n for n in row["path"] if n in graph]
         goals = [graph.index(g) for g in episode.goal_nodes if g in graph]
         places = [city.places.index(p) for p in episode.goal_place_ids if p in city.places]
-        body.append(episode_svg(city, graph.indices(episode.reference_path).tolist(),
-                                graph.indices(known).tolist(), goals=goals, goal_places=places))  # fmt: skip
+        reference = graph.indices(episode.reference_path).tolist()
+        walked = graph.indices(known).tolist()
+        body.append(episode_svg(city, reference, walked, goals=goals, goal_places=places))
+        if maps_dir is not None:
+            name = f"{run_name}-{row['agent']}-{row['episode_id']}.html".replace("/", "_")
+            save_episode_map(
+                city, maps_dir / name, reference, walked, goals=goals, goal_places=places
+            )
+            body.append(
+                f'<p><a href="{escape(maps_dir.name)}/{escape(name)}">interactive map</a> '
+                "<span class=muted>(Leaflet; needs network)</span></p>"
+            )
     metrics = row.get("metrics") or {}
     cells = "".join(f"<tr><td>{escape(k)}</td><td>{v:.3f}</td></tr>" if isinstance(v, float)
                     else f"<tr><td>{escape(k)}</td><td>{escape(str(v))}</td></tr>"
@@ -182,6 +199,7 @@ def build_report(
     *,
     tasks: dict[str, tuple[City, list[Episode]]] | None = None,
     max_episodes: int = 50,
+    interactive_maps: bool = True,
 ) -> Path:
     """Write the HTML report of ``runs`` to ``out``.
 
@@ -195,8 +213,12 @@ def build_report(
         ``{task_id: (city, episodes)}`` for the maps (tasks missing here get no map).
     max_episodes
         Episode sections per (run, task, agent); the rest are counted, not drawn.
+    interactive_maps
+        Also write a folium map per drawn episode into ``<report name>_maps/`` and link it.
     """
     tasks = tasks or {}
+    path = Path(out)
+    maps_dir = path.parent / f"{path.stem}_maps" if interactive_maps else None
     legend = " ".join(
         f'<span style="color:{c}">■ {k}</span>' for k, c in COLOURS.items() if k != "street"
     )
@@ -231,9 +253,11 @@ def build_report(
             shown = sorted(rows, key=lambda r: r["episode_id"])[:max_episodes]
             parts.append(f"<h3>{escape(run.name)} · {escape(task)} · {escape(agent)} "
                          f"<span class=muted>({len(shown)} of {len(rows)} shown)</span></h3>")  # fmt: skip
-            parts.extend(_episode_html(r, city, by_id.get(r["episode_id"])) for r in shown)
+            parts.extend(
+                _episode_html(r, city, by_id.get(r["episode_id"]), maps_dir, run.name)
+                for r in shown
+            )
     parts.append("</body></html>")
-    path = Path(out)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(parts), encoding="utf-8")
     return path
