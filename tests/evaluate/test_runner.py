@@ -173,3 +173,28 @@ def test_budget_exhausted_stops_cleanly_and_resume_finishes(tmp_path):
     calls["n"] = -1000
     summary = run_benchmark(config, out, resume=True, progress="none", agent_factory=factory, loaded=loaded)
     assert summary["episodes"] == 20 and summary["stopped_early"] is None
+
+
+def test_llm_agents_get_the_run_model_and_usage_is_recorded(tmp_path):
+    from flaneur.agents import Action, Agent, step_record
+    from flaneur.testing import FakeOpenAIServer
+
+    class Asker(Agent):
+        name = "asker"
+
+        async def act(self, observation):
+            model = self.env_info["model"]
+            completion = await model.complete([{"role": "user", "content": observation["instruction"]}])
+            return Action(0, "stop", step_record(raw_output=completion.text))
+
+    with FakeOpenAIServer("constant:STOP") as server:
+        config = RunConfig(agents=("asker",), tasks=("toy",), llm="fake-model",
+                           llm_base_url=server.base_url, cache_mode="off")  # fmt: skip
+        summary = run_benchmark(config, tmp_path / "run", progress="none",
+                                agent_factory=lambda name: Asker(),
+                                loaded={"toy": (toy_city(), many_episodes(1))})  # fmt: skip
+        assert server.chat_count == 5
+    rows = read_rows(tmp_path / "run" / "episodes.jsonl")[0]
+    assert all(r["usage"]["calls"] == 1 and r["usage"]["total_tokens"] > 0 for r in rows)
+    assert all(r["records"][0]["raw_output"] == "STOP" for r in rows)
+    assert summary["usage"]["run"]["calls"] == 5 and summary["usage"]["token_budget"] is None

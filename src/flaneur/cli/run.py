@@ -62,6 +62,12 @@ def run_command(
         None, "--ids", help="Only these episode ids, comma-separated (not reportable)."
     ),
     concurrency: int = typer.Option(8, "--concurrency", min=1, help="Episodes in flight."),
+    token_budget: int | None = typer.Option(
+        None, "--token-budget", min=1, help="Stop the run cleanly after this many model tokens."
+    ),
+    cache_mode: str = typer.Option(
+        "use", "--cache", help="Model response cache: use, refresh or off."
+    ),
     seed: int = typer.Option(0, "--seed", help="Run seed."),
     resume: bool = typer.Option(
         False, "--resume", help="Continue the run in --out: skip finished, re-run errored."
@@ -82,6 +88,7 @@ def run_command(
         get_task(task_id)
     _check_choice("--views", views, ("synthetic", "panorama", "google", "mapillary"))
     _check_choice("--landmarks", landmarks, ("map", "ocr", "clip", "vlm"))
+    _check_choice("--cache", cache_mode, ("use", "refresh", "off"))
     if progress not in ("rich", "plain", "none"):
         raise typer.BadParameter("--progress must be rich, plain or none")
     config = RunConfig(
@@ -89,6 +96,7 @@ def run_command(
         data_dir=str(data_dir) if data_dir else None, scheme=scheme, llm=llm,
         llm_base_url=llm_base_url, views=views, landmarks=landmarks, seed=seed, limit=limit,
         ids=tuple(_split(ids)) if ids else None, concurrency=concurrency,
+        token_budget=token_budget, cache_mode=cache_mode,
     )  # fmt: skip
     summary = run_benchmark(config, out, resume=resume, progress="none" if json_out else progress)
     if json_out:

@@ -11,6 +11,7 @@ of the log, so a resumed run summarises the whole run.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import time
@@ -26,6 +27,7 @@ from flaneur.env.registration import default_scheme
 from flaneur.errors import FlaneurError
 from flaneur.evaluate.progress import RunProgress
 from flaneur.evaluate.provenance import git_commit, package_versions
+from flaneur.evaluate.resources import RunResources
 from flaneur.evaluate.runlog import FINISHED, RunLog, row_key, row_success, success_metric
 from flaneur.evaluate.simple import run_episode, score_rows
 from flaneur.models.usage import BudgetExceeded
@@ -55,6 +57,8 @@ class RunConfig:
     limit: int | None = None
     ids: tuple[str, ...] | None = None
     concurrency: int = 8
+    token_budget: int | None = None
+    cache_mode: str = "use"
     agent_options: dict[str, Any] = field(default_factory=dict)
 
     def config_hash(self, task: str, agent: str, scheme: str) -> str:
@@ -101,30 +105,37 @@ class _Job:
 AgentFactory = Callable[[str], Agent]
 
 
-async def _run_job(job: _Job, factory: AgentFactory, config: RunConfig) -> dict[str, Any]:
+async def _run_job(
+    job: _Job, factory: AgentFactory, config: RunConfig, resources: RunResources
+) -> dict[str, Any]:
     env = NavigationEnv(job.city, [job.episode], scheme=job.scheme)
     agent = factory(job.agent)
     started = time.time()
-    row = await run_episode(
-        env, agent, job.episode, seed=config.seed, task_id=job.task,
-        avg_reference_length=job.avg_reference_length,
-    )  # fmt: skip
+    usage_key = f"{job.task}/{job.agent}/{job.episode.id}"
+    context = resources.usage.episode(usage_key) if resources.usage else contextlib.nullcontext()
+    with context as counters:
+        row = await run_episode(
+            env, agent, job.episode, seed=config.seed, task_id=job.task,
+            avg_reference_length=job.avg_reference_length, **resources.env_info(job.city),
+        )  # fmt: skip
     row["city"] = job.city.name
     row["success_metric"] = success_metric(job.episode)
     row["config_hash"] = job.config_hash
     row["started_at"] = round(started, 3)
     row["duration_s"] = round(time.time() - started, 4)
-    usage = getattr(agent, "usage_summary", None)
-    row["usage"] = (
-        usage() if callable(usage) else {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0}
-    )
+    row["usage"] = counters.to_dict() if counters is not None else {"calls": 0}
     if row.get("path"):
         score_rows(job.city, [job.episode], [row])
     return row
 
 
 async def _run_all(
-    jobs: list[_Job], log: RunLog, factory: AgentFactory, config: RunConfig, progress: RunProgress
+    jobs: list[_Job],
+    log: RunLog,
+    factory: AgentFactory,
+    config: RunConfig,
+    progress: RunProgress,
+    resources: RunResources,
 ) -> str | None:
     gate = asyncio.Semaphore(max(1, config.concurrency))
 
@@ -136,18 +147,21 @@ async def _run_all(
             if stop:
                 return  # the token budget is spent: leave the rest for --resume
             try:
-                row = await _run_job(job, factory, config)
+                row = await _run_job(job, factory, config, resources)
             except BudgetExceeded as err:
                 stop.append(str(err))
                 return
         async with write_lock:  # fsync off the event loop, rows still one at a time
             await asyncio.to_thread(log.append, row)
-        tokens = sum(int(v) for k, v in row.get("usage", {}).items() if k.endswith("tokens"))
+        tokens = int((row.get("usage") or {}).get("total_tokens", 0))
         progress.update(
             success=row_success(row), error=row["termination"] not in FINISHED, tokens=tokens
         )
 
-    await asyncio.gather(*(one(job) for job in jobs))
+    try:
+        await asyncio.gather(*(one(job) for job in jobs))
+    finally:
+        await resources.aclose()
     if stop:
         progress.note(f"stopped early: {stop[0]}")
     return stop[0] if stop else None
@@ -201,6 +215,10 @@ def run_benchmark(
     hashes = {(task, agent): config.config_hash(task, agent, scheme)
               for task, _, _, scheme in plans for agent in config.agents}  # fmt: skip
     log = RunLog(folder, resume=resume, config_hashes=hashes)
+    resources = RunResources(
+        llm=config.llm, llm_base_url=config.llm_base_url, views_spec=config.views,
+        landmarks=config.landmarks, cache_mode=config.cache_mode, token_budget=config.token_budget,
+    )  # fmt: skip
     jobs: list[_Job] = []
     for task, city, episodes, scheme in plans:
         refs = [len(e.reference_path) for e in episodes if e.reference_path]
@@ -215,7 +233,7 @@ def run_benchmark(
     stopped_by = None
     try:
         with RunProgress(len(jobs), mode=progress) as bar:
-            stopped_by = asyncio.run(_run_all(jobs, log, factory, config, bar))
+            stopped_by = asyncio.run(_run_all(jobs, log, factory, config, bar, resources))
     finally:
         log.close()
         wanted = {
@@ -225,6 +243,11 @@ def run_benchmark(
         summary = summarize_run(config, rows, plans, wall_s=time.time() - started, ran=len(jobs),
                                 resumed=resume, dropped_errors=log.dropped_errors)  # fmt: skip
         summary["stopped_early"] = stopped_by
+        if resources.usage is not None:
+            usage = resources.usage.summary()
+            summary["usage"] = {"run": usage["run"], "token_budget": usage["token_budget"]}
+        else:
+            summary["usage"] = None
         (folder / "summary.json").write_text(
             json.dumps(summary, indent=2, default=str), encoding="utf-8"
         )

@@ -1,0 +1,91 @@
+"""What a run shares between its episodes: the model, its usage tracker, view providers.
+
+Agents receive these through ``env_info`` (keys ``model``, ``usage``, ``views``,
+``landmarks``, ``llm``): the runner builds them once per run from its options.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from flaneur.errors import FlaneurError
+from flaneur.world.city import City
+
+VIEW_KINDS = ("synthetic", "panorama", "google", "mapillary")
+
+
+def views_from_spec(spec: str, city: City) -> Any:
+    """A view provider for ``city`` from a ``--views`` value.
+
+    ``synthetic`` (offline renderer), ``panorama:DIR`` (local equirectangular panoramas named
+    by node id), ``google`` (Street View Static API, key ``GOOGLE_MAPS_API_KEY``), or
+    ``mapillary`` (API v4, token ``MAPILLARY_ACCESS_TOKEN``).
+    """
+    kind, _, arg = spec.partition(":")
+    if kind == "synthetic":
+        from flaneur.views import SyntheticViews
+
+        return SyntheticViews(city)
+    if kind == "panorama":
+        if not arg:
+            raise FlaneurError("--views panorama needs a folder: panorama:DIR")
+        from flaneur.views import PanoramaFolder
+
+        return PanoramaFolder(Path(arg), city.graph)
+    if kind == "google":
+        from flaneur.views import GoogleStreetView
+
+        return GoogleStreetView(city.graph)
+    if kind == "mapillary":
+        from flaneur.views import Mapillary
+
+        return Mapillary(city.graph)
+    raise FlaneurError(
+        f"--views must be one of {', '.join(VIEW_KINDS)} (panorama:DIR), not {spec!r}"
+    )
+
+
+@dataclass
+class RunResources:
+    """The model (with usage accounting) and view providers of one run."""
+
+    llm: str | None = None
+    llm_base_url: str | None = None
+    views_spec: str | None = None
+    landmarks: str | None = None
+    cache_mode: str = "use"
+    token_budget: int | None = None
+    model: Any = None
+    usage: Any = None
+    _views: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.llm:
+            from flaneur.models import ModelConfig, UsageTracker
+
+            self.usage = UsageTracker(token_budget=self.token_budget)
+            config = ModelConfig(
+                model=self.llm, base_url=self.llm_base_url, cache_mode=self.cache_mode,
+                token_budget=self.token_budget,
+            )  # fmt: skip
+            self.model = config.build(usage=self.usage)
+
+    def views_for(self, city: City) -> Any:
+        """The view provider of ``city`` (one per city, made on first use), or ``None``."""
+        if not self.views_spec:
+            return None
+        if city.name not in self._views:
+            self._views[city.name] = views_from_spec(self.views_spec, city)
+        return self._views[city.name]
+
+    def env_info(self, city: City) -> dict[str, Any]:
+        """The extra ``env_info`` keys agents read."""
+        return {"model": self.model, "usage": self.usage, "views": self.views_for(city),
+                "landmarks": self.landmarks, "llm": self.llm}  # fmt: skip
+
+    async def aclose(self) -> None:
+        """Close the model's HTTP client (inside the run's event loop)."""
+        if self.model is not None and hasattr(self.model, "aclose"):
+            await self.model.aclose()
