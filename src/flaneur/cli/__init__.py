@@ -15,6 +15,7 @@ from flaneur import __version__
 from flaneur.cli.city import city_app
 from flaneur.cli.demo import demo_command
 from flaneur.cli.models import cache_app, fake_llm_command
+from flaneur.cli.render import render_command
 from flaneur.cli.report import report_command
 from flaneur.cli.run import run_command, validate_app
 from flaneur.cli.tasks import tasks_app
@@ -35,6 +36,7 @@ app.add_typer(tasks_app, name="tasks")
 app.command("demo")(demo_command)
 app.command("run")(run_command)
 app.command("report")(report_command)
+app.command("render")(render_command)
 app.add_typer(validate_app, name="validate")
 app.add_typer(cache_app, name="cache")
 app.command("fake-llm")(fake_llm_command)

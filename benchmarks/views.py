@@ -1,0 +1,193 @@
+"""Benchmark of the view layer on Helsinki: OCR landmark recall, rendering and perception speed.
+
+    python benchmarks/views.py --json [--quick] [--samples N] [--seed S]
+
+Prints one JSON object:
+
+* ``ocr_recall`` - over random (node, heading) pairs with a named place within 30 m inside
+  the 60-degree field of view, the fraction whose nearest such place's name is found by
+  ``OCRLandmarks`` (fuzzy ratio >= 0.8) in the ``SyntheticViews`` image; the candidates
+  are the names of all places within 100 m of the node.
+* ``ocr_false_rate`` - over pairs with no named place within 60 m inside the field of view
+  widened by 10 degrees on each side, the fraction where any landmark is reported.
+* ``render_views_per_s`` / ``render_cached_views_per_s`` / ``render_disk_cached_views_per_s``
+  - 1 / median seconds per 800x460 view: first render, in-memory cache hit, disk cache hit.
+* ``perception_s_per_step`` / ``perception_cached_s_per_step`` - median seconds for one
+  agent step: five views in the VELMA directions plus ``OCRLandmarks`` on each, first time
+  and when the views were seen before.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+from flaneur.perception.landmarks.ocr import OCRLandmarks
+from flaneur.perception.ocr import OCR
+from flaneur.views.cache import ViewCache
+from flaneur.views.sensors import ImageSensor
+from flaneur.views.synthetic import SyntheticViews
+from flaneur.world.builtin import load_city
+
+FOV = 60.0
+
+
+def sample_pairs(city, n_pos: int, n_neg: int, rng) -> tuple[list, list]:
+    """``(positives, negatives)``: ``(node, heading, place row)`` and ``(node, heading)``."""
+    places, xy = city.places, city.graph.xy
+    pos: list[tuple[int, float, int]] = []
+    neg: list[tuple[int, float]] = []
+    for _ in range(200 * (n_pos + n_neg)):
+        if len(pos) >= n_pos and len(neg) >= n_neg:
+            break
+        node = int(rng.integers(city.graph.n_nodes))
+        heading = float(rng.uniform(0.0, 360.0))
+        rows, _, _ = places.in_view(xy[node], heading, fov=FOV, radius_m=30.0, named_only=True)
+        if rows.size:
+            if len(pos) < n_pos:
+                pos.append((node, heading, int(rows[0])))
+            continue
+        wide, _, _ = places.in_view(xy[node], heading, fov=FOV + 20, radius_m=60.0, named_only=True)
+        if wide.size == 0 and len(neg) < n_neg:
+            neg.append((node, heading))
+    return pos, neg
+
+
+def candidates(city, node: int, radius: float = 100.0) -> list[str]:
+    """Names of the named places within ``radius`` metres of ``node``."""
+    rows, _ = city.places.within(city.graph.xy[node], radius)
+    return [str(n) for n in city.places.names[rows] if str(n).strip()]
+
+
+def ocr_figures(city, provider, scorer, pos, neg) -> dict:
+    """Recall on positives and false-landmark rate on negatives."""
+    found = 0
+    for node, heading, row in pos:
+        view = provider.view(node, heading, fov=FOV)
+        target = str(city.places.names[row]).strip()
+        seen = {o.landmark for o in scorer.visible(view, candidates(city, node))}
+        found += target in seen
+    false = 0
+    for node, heading in neg:
+        view = provider.view(node, heading, fov=FOV)
+        false += bool(scorer.visible(view, candidates(city, node)))
+    return {
+        "ocr_recall": found / max(len(pos), 1),
+        "ocr_false_rate": false / max(len(neg), 1),
+        "n_positive": len(pos),
+        "n_negative": len(neg),
+    }
+
+
+def render_figures(city, n: int, rng) -> dict:
+    """Median render speed: first, memory-cached and disk-cached."""
+    requests = [
+        (int(rng.integers(city.graph.n_nodes)), float(rng.uniform(0, 360))) for _ in range(n)
+    ]
+    provider = SyntheticViews(city, memory_items=2 * n)
+    t0 = time.perf_counter()
+    provider.prepare()
+    build = time.perf_counter() - t0
+    provider.view(0, 0.0)  # warm-up
+    first, cached, disk = [], [], []
+    for node, heading in requests:
+        t = time.perf_counter()
+        provider.view(node, heading)
+        first.append(time.perf_counter() - t)
+    for node, heading in requests:
+        t = time.perf_counter()
+        provider.view(node, heading)
+        cached.append(time.perf_counter() - t)
+    with tempfile.TemporaryDirectory() as folder:
+        writer = SyntheticViews(city, cache=ViewCache(folder))
+        writer._scene, writer._signs = provider.scene, provider.signs
+        for node, heading in requests:
+            writer.view(node, heading)
+        reader = SyntheticViews(city, cache=ViewCache(folder))
+        reader._scene, reader._signs = provider.scene, provider.signs
+        for node, heading in requests:
+            t = time.perf_counter()
+            reader.view(node, heading)
+            disk.append(time.perf_counter() - t)
+    return {
+        "scene_build_s": round(build, 3),
+        "render_views_per_s": round(1.0 / statistics.median(first), 1),
+        "render_cached_views_per_s": round(1.0 / statistics.median(cached), 1),
+        "render_disk_cached_views_per_s": round(1.0 / statistics.median(disk), 1),
+        "render_p90_ms": round(1000 * float(np.percentile(first, 90)), 1),
+    }
+
+
+def perception_figures(city, n_steps: int, rng) -> dict:
+    """Median seconds per agent step (five VELMA views + OCRLandmarks), first and cached."""
+    provider = SyntheticViews(city)
+    scorer = OCRLandmarks(OCR())
+    sensor = ImageSensor(provider, layout="velma")
+    provider.prepare()
+    scorer.score(provider.view(0, 0.0), ["warm-up"])  # load the OCR models
+    steps = [
+        (int(rng.integers(city.graph.n_nodes)), float(rng.uniform(0, 360))) for _ in range(n_steps)
+    ]
+    first, cached = [], []
+    for node, heading in steps:
+        names = candidates(city, node)
+        t = time.perf_counter()
+        sensor.observe(node, heading, scorer=scorer, landmarks=names)
+        first.append(time.perf_counter() - t)
+    for node, heading in steps:
+        names = candidates(city, node)
+        t = time.perf_counter()
+        sensor.observe(node, heading, scorer=scorer, landmarks=names)
+        cached.append(time.perf_counter() - t)
+    return {
+        "perception_s_per_step": round(statistics.median(first), 3),
+        "perception_cached_s_per_step": round(statistics.median(cached), 4),
+        "perception_steps": n_steps,
+    }
+
+
+def main(argv: list[str] | None = None) -> dict:
+    """Run the benchmark and print the figures."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--quick", action="store_true", help="fewer samples (CI)")
+    parser.add_argument("--samples", type=int, default=None, help="positive/negative views")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    n = args.samples or (30 if args.quick else 120)
+    rng = np.random.default_rng(args.seed)
+    t0 = time.perf_counter()
+    city = load_city("helsinki")
+    out: dict = {
+        "city": city.name,
+        "quick": args.quick,
+        "seed": args.seed,
+        "cpu_count": os.cpu_count(),
+    }
+    # rendering first, while no sign board has been drawn yet in this process
+    out.update(
+        render_figures(city, 40 if args.quick else 150, np.random.default_rng(args.seed + 1))
+    )
+    pos, neg = sample_pairs(city, n, n, rng)
+    out.update(ocr_figures(city, SyntheticViews(city), OCRLandmarks(OCR()), pos, neg))
+    out.update(
+        perception_figures(city, 4 if args.quick else 12, np.random.default_rng(args.seed + 2))
+    )
+    out["seconds"] = round(time.perf_counter() - t0, 1)
+    if args.json:
+        print(json.dumps(out))
+    else:
+        for key, value in out.items():
+            print(f"{key:32s} {value}")
+    return out
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,204 @@
+"""``SyntheticViews``: the offline view provider that renders street scenes from the city model."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+from flaneur.views.base import DEFAULT_SIZE, NoImageryError, View, check_request
+from flaneur.views.cache import ViewCache, request_key
+from flaneur.views.synthetic.camera import Camera
+from flaneur.views.synthetic.labels import LabelParams
+from flaneur.views.synthetic.layout import layout_signs
+from flaneur.views.synthetic.painter import Style, paint
+from flaneur.views.synthetic.scene import Scene, SceneParams
+from flaneur.views.synthetic.signs import SignParams, Signs
+from flaneur.world.city import City
+
+RENDER_VERSION = 1
+"""Bumped whenever the renderer's output changes (it is part of every cache key)."""
+
+
+def city_fingerprint(city: City) -> str:
+    """A short hash of what the renderer draws from ``city`` (graph, places, buildings)."""
+    h = hashlib.sha1(city.name.encode())
+    g = city.graph
+    for arr in (g.lat, g.lng, g.indptr, g.targets):
+        h.update(arr.tobytes())
+    h.update("\x1f".join(city.places.names.tolist()).encode())
+    h.update(city.places.lat.tobytes() + city.places.lng.tobytes())
+    h.update(str(len(city.buildings)).encode() + city.building_heights.tobytes())
+    for geom in city.buildings[:: max(1, len(city.buildings) // 64)]:
+        h.update(geom.wkb if geom is not None else b"")
+    return h.hexdigest()[:16]
+
+
+class SyntheticViews:
+    """Render perspective street views of any node, heading, pitch and fov of a city.
+
+    The scene (walls from building footprints or synthesised along streets, streets, and
+    storefront signs carrying place names) is built once, on the first view. Rendering is
+    deterministic, needs no GPU and takes a few tens of milliseconds.
+
+    Parameters
+    ----------
+    city
+        The city model.
+    cache
+        A :class:`ViewCache`, a cache folder, ``True`` for the default cache folder, or
+        ``None`` (default) for an in-memory cache only.
+    eye_height
+        Camera height above the ground in metres (a street-view car: 2.5 m).
+    scene_params, sign_params, style
+        Dimensions and colours of the scene.
+    labels
+        Line-of-sight labels for places in view whose own signs are out of sight
+        (:mod:`flaneur.views.synthetic.labels`); ``False`` draws static signs only.
+    memory_items
+        Size of the in-memory cache when ``cache`` is None.
+    """
+
+    name = "synthetic"
+
+    def __init__(
+        self,
+        city: City,
+        *,
+        cache: ViewCache | str | Path | bool | None = None,
+        eye_height: float = 2.5,
+        scene_params: SceneParams | None = None,
+        sign_params: SignParams | None = None,
+        style: Style | None = None,
+        labels: LabelParams | bool = True,
+        memory_items: int = 128,
+    ) -> None:
+        self.city = city
+        if cache is True:
+            cache = ViewCache()
+        elif isinstance(cache, str | Path):
+            cache = ViewCache(cache)
+        self.cache: ViewCache = cache or ViewCache.in_memory(memory_items)
+        self.eye_height = eye_height
+        self.scene_params = scene_params or SceneParams()
+        self.sign_params = sign_params or SignParams()
+        self.style = style or Style()
+        if labels is True:
+            labels = LabelParams()
+        self.label_params: LabelParams | None = labels or None
+        self._scene: Scene | None = None
+        self._signs: Signs | None = None
+        self._fingerprint: str | None = None
+
+    def __repr__(self) -> str:
+        return f"SyntheticViews({self.city.name!r}, cache={self.cache!r})"
+
+    # ------------------------------------------------------------------ scene
+    def prepare(self) -> SyntheticViews:
+        """Build the scene geometry now (otherwise it is built on the first view)."""
+        if self._scene is None:
+            self._scene = Scene.build(self.city, self.scene_params)
+            self._signs = layout_signs(self.city, self._scene, self.sign_params)
+        return self
+
+    @property
+    def scene(self) -> Scene:
+        """The scene geometry (built on first use)."""
+        return self.prepare()._scene  # type: ignore[return-value]
+
+    @property
+    def signs(self) -> Signs:
+        """The laid-out storefront signs (built on first use)."""
+        return self.prepare()._signs  # type: ignore[return-value]
+
+    @property
+    def fingerprint(self) -> str:
+        """Hash of the city content that enters every cache key."""
+        if self._fingerprint is None:
+            self._fingerprint = city_fingerprint(self.city)
+        return self._fingerprint
+
+    # ------------------------------------------------------------------ views
+    def request(self, node: int, heading: float, pitch: float, fov: float, size) -> dict:
+        """The cache-key dict of a normalised request."""
+        return {
+            "provider": self.name,
+            "version": RENDER_VERSION,
+            "city": self.fingerprint,
+            "node": str(self.city.graph.ids[node]),
+            "heading": heading,
+            "pitch": pitch,
+            "fov": fov,
+            "size": list(size),
+            "eye": self.eye_height,
+            "params": repr((self.scene_params, self.sign_params, self.style, self.label_params)),
+        }
+
+    def view(
+        self,
+        node: str | int,
+        heading: float,
+        *,
+        pitch: float = 0.0,
+        fov: float = 60.0,
+        size: tuple[int, int] = DEFAULT_SIZE,
+    ) -> View:
+        """Render (or fetch from the cache) the view from ``node`` towards ``heading``.
+
+        Parameters
+        ----------
+        node
+            Node id (str) or index (int).
+        heading, pitch, fov
+            Degrees; ``fov`` must lie in (0, 180).
+        size
+            ``(width, height)`` in pixels.
+
+        Raises
+        ------
+        UnknownNodeError, ViewError
+            On an unknown node or out-of-range angles or size.
+        """
+        index, heading, pitch, fov, size = check_request(
+            self.city.graph, node, heading, pitch, fov, size
+        )
+        if not self.city.graph.located[index]:
+            raise NoImageryError(
+                f"node {str(self.city.graph.ids[index])!r} has no known position; nothing to render"
+            )
+        key = request_key(self.request(index, heading, pitch, fov, size))
+        hit = self.cache.get(key)
+        node_id = str(self.city.graph.ids[index])
+        if hit is not None:
+            image, meta = hit
+            return View(image, node_id, heading, pitch, fov, self.name, None, meta, cached=True)
+        image, meta = self.render(index, heading, pitch=pitch, fov=fov, size=size)
+        self.cache.put(key, image, meta)
+        return View(image, node_id, heading, pitch, fov, self.name, None, meta)
+
+    def render(
+        self,
+        node: int,
+        heading: float,
+        *,
+        pitch: float = 0.0,
+        fov: float = 60.0,
+        size: tuple[int, int] = DEFAULT_SIZE,
+    ) -> tuple[Any, dict[str, Any]]:
+        """Render without validation or caching: ``(PIL image, metadata)``."""
+        x, y = self.city.graph.xy[node]
+        camera = Camera(float(x), float(y), self.eye_height, heading, pitch, fov, *size)
+        image, drawn = paint(self.scene, self.signs, camera, self.style, self.label_params)
+        ids = self.city.places.ids
+        meta = {
+            "signs": [
+                {
+                    "place_id": str(ids[d["place"]]),
+                    "name": d["name"],
+                    "kind": d["kind"],
+                    "box": d["box"],
+                }
+                for d in drawn
+            ]
+        }
+        return image, meta
