@@ -6,12 +6,16 @@ from typing import Any
 
 from flaneur.agents.base import Action, Agent, StepRecord, env_info_for, step_record
 from flaneur.agents.baselines import ForwardAgent, OracleAgent, RandomAgent, episode_seed
+from flaneur.agents.cityseeker import CitySeekerAgent
+from flaneur.agents.mapgpt import MapGPTAgent
 from flaneur.errors import FlaneurError
 
 AGENTS: dict[str, type[Agent]] = {
     "random": RandomAgent,
     "forward": ForwardAgent,
     "oracle": OracleAgent,
+    "cityseeker": CitySeekerAgent,
+    "mapgpt": MapGPTAgent,
 }
 """Agent classes by name (``flaneur run --agent NAME``)."""
 

@@ -62,6 +62,22 @@ def run_command(
         None, "--ids", help="Only these episode ids, comma-separated (not reportable)."
     ),
     concurrency: int = typer.Option(8, "--concurrency", min=1, help="Episodes in flight."),
+    allow_jumps: bool = typer.Option(
+        False,
+        "--allow-jumps",
+        help="nodes scheme: let agents move to any observed node (backtracking).",
+    ),
+    strategy: str | None = typer.Option(
+        None,
+        "--strategy",
+        help="cityseeker agent: BCR strategies, e.g. b1,r3 (b1-b3, c1-c2, r1-r3).",
+    ),
+    round_: int = typer.Option(
+        0, "--round", min=0, help="cityseeker agent: round (memory across rounds)."
+    ),
+    mapgpt_mode: str | None = typer.Option(
+        None, "--mapgpt-mode", help="mapgpt agent: two-stage (text) or one-stage (images)."
+    ),
     token_budget: int | None = typer.Option(
         None, "--token-budget", min=1, help="Stop the run cleanly after this many model tokens."
     ),
@@ -97,6 +113,8 @@ def run_command(
         llm_base_url=llm_base_url, views=views, landmarks=landmarks, seed=seed, limit=limit,
         ids=tuple(_split(ids)) if ids else None, concurrency=concurrency,
         token_budget=token_budget, cache_mode=cache_mode,
+        per_agent_options=_per_agent_options(strategy, round_, mapgpt_mode),
+        scheme_options={"allow_jumps": True} if allow_jumps else {},
     )  # fmt: skip
     summary = run_benchmark(config, out, resume=resume, progress="none" if json_out else progress)
     if json_out:
@@ -109,6 +127,18 @@ def run_command(
     console.print(f"rows: {out / 'episodes.jsonl'}, summary: {out / 'summary.json'}")
     if not summary["reportable"]:
         console.print("[yellow]--limit/--ids run: not reportable[/]")
+
+
+def _per_agent_options(strategy: str | None, round_: int, mapgpt_mode: str | None) -> dict:
+    options: dict[str, dict] = {}
+    if strategy:
+        options.setdefault("cityseeker", {})["strategies"] = strategy
+    if round_:
+        options.setdefault("cityseeker", {})["round"] = round_
+    if mapgpt_mode:
+        _check_choice("--mapgpt-mode", mapgpt_mode, ("two-stage", "one-stage", "auto"))
+        options.setdefault("mapgpt", {})["mode"] = mapgpt_mode
+    return options
 
 
 def _check_choice(option: str, value: str | None, choices: tuple[str, ...]) -> None:

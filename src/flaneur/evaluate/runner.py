@@ -60,13 +60,20 @@ class RunConfig:
     token_budget: int | None = None
     cache_mode: str = "use"
     agent_options: dict[str, Any] = field(default_factory=dict)
+    per_agent_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    scheme_options: dict[str, Any] = field(default_factory=dict)
+
+    def options_for(self, agent: str) -> dict[str, Any]:
+        """Constructor options of one agent: the shared ones, then its own."""
+        return {**self.agent_options, **self.per_agent_options.get(agent, {})}
 
     def config_hash(self, task: str, agent: str, scheme: str) -> str:
         """Short hash of the result-shaping options for one (task, agent) pair."""
         shaping = {
             "task": task, "agent": agent, "scheme": scheme, "llm": self.llm,
             "llm_base_url": self.llm_base_url, "views": self.views,
-            "landmarks": self.landmarks, "seed": self.seed, "agent_options": self.agent_options,
+            "landmarks": self.landmarks, "seed": self.seed,
+            "agent_options": self.options_for(agent), "scheme_options": self.scheme_options,
         }  # fmt: skip
         text = json.dumps(shaping, sort_keys=True, default=str)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
@@ -108,7 +115,9 @@ AgentFactory = Callable[[str], Agent]
 async def _run_job(
     job: _Job, factory: AgentFactory, config: RunConfig, resources: RunResources
 ) -> dict[str, Any]:
-    env = NavigationEnv(job.city, [job.episode], scheme=job.scheme)
+    env = NavigationEnv(
+        job.city, [job.episode], scheme=job.scheme, scheme_options=config.scheme_options
+    )
     agent = factory(job.agent)
     started = time.time()
     usage_key = f"{job.task}/{job.agent}/{job.episode.id}"
@@ -202,7 +211,7 @@ def run_benchmark(
     from flaneur.tasks.registry import load_task
 
     folder = Path(out)
-    factory = agent_factory or (lambda name: make_agent(name, **config.agent_options))
+    factory = agent_factory or (lambda name: make_agent(name, **config.options_for(name)))
     for name in config.agents:  # fail before running anything on an unknown agent
         factory(name)
     plans: list[tuple[str, City, list[Episode], str]] = []
@@ -210,7 +219,10 @@ def run_benchmark(
         city, episodes = (loaded or {}).get(task) or load_task(task, config.data_dir)
         chosen = select_episodes(episodes, limit=config.limit, ids=config.ids)
         scheme = config.scheme or default_scheme(task)
-        NavigationEnv(city, chosen or episodes[:1], scheme=scheme)  # bad scheme: fail now
+        # a bad scheme or scheme option fails now, before anything runs
+        NavigationEnv(
+            city, chosen or episodes[:1], scheme=scheme, scheme_options=config.scheme_options
+        )
         plans.append((task, city, chosen, scheme))
     hashes = {(task, agent): config.config_hash(task, agent, scheme)
               for task, _, _, scheme in plans for agent in config.agents}  # fmt: skip

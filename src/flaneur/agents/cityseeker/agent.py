@@ -1,0 +1,347 @@
+"""The CitySeeker agent: a ReAct loop over navigable headings, with the BCR strategies.
+
+Each step the agent
+
+1. asks the **stop prompt**: observe the current view (or a map description), think, decide
+   ``continue`` or ``stop`` with a confidence in [0, 1];
+2. unless it stops, asks the **choice prompt**: one option per navigable heading, lettered
+   A, B, C ... from the most frontal street and labelled FRONT / LEFT / RIGHT / BACK, each
+   with its perspective view (or map description); the model picks a letter with a
+   confidence.
+
+Replies are JSON, parsed leniently (:mod:`flaneur.agents.cityseeker.parse`). An
+unparseable stop reply counts as a parse failure and the agent goes on; an unparseable
+choice reply counts as a parse failure and falls back to option A (CitySeeker's action 0,
+the street closest to straight on). Steps are independent (no conversation history) unless
+a strategy adds memory. The agent stops by itself after ``step_limit`` (35) steps.
+
+Strategies (``strategies="b1,r3"``, see :mod:`flaneur.agents.cityseeker.strategies`) add
+text to the prompts or make the agent walk back: a backtrack is a queue of heading choices
+along a shortest path, executed one per step without a model call (``thoughts``:
+``"backtracking to ..."``).
+
+Every step record carries ``prompt_id`` (the ids of the prompts sent, joined by ``+``),
+``prompt`` (the full text of every prompt sent in the step, images as ``[image k: ...]``
+lines), ``raw_output`` (the replies), ``parsed_action``, ``thoughts``, ``confidence``,
+``parse_failures`` and, when there are any, ``strategy_events`` and ``calls``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+
+from flaneur.agents.base import Action, Agent, step_record
+from flaneur.agents.cityseeker.memory import GraphMemory, resolve_memory_path
+from flaneur.agents.cityseeker.options import Option, build_options
+from flaneur.agents.cityseeker.parse import parse_choice, parse_stop
+from flaneur.agents.cityseeker.prompting import BuiltPrompt, PromptBuilder
+from flaneur.agents.cityseeker.state import BacktrackPlan, EpisodeRun, StepMemo
+from flaneur.agents.cityseeker.strategies import make_strategies, parse_strategies
+from flaneur.env.schemes.base import STOP
+from flaneur.errors import FlaneurError
+from flaneur.tasks.episode import Episode
+
+SUCCESS_RADIUS_M = 50.0
+_SEPARATOR = "\n\n=====\n\n"
+
+
+class CitySeekerAgent(Agent):
+    """CitySeeker's ReAct agent with switchable BCR strategies.
+
+    Parameters
+    ----------
+    strategies
+        ``"b1,r3"`` or a sequence of codes (``b1 b2 b3 c1 c2 r1 r2 r3``).
+    round
+        Which round of the task this run is (memory strategies read earlier rounds).
+    step_limit
+        Steps after which the agent stops by itself (CitySeeker: 35).
+    k, theta
+        B1/B3 window and confidence threshold (3, 0.75).
+    b2_k
+        B2 window (default ``k``).
+    hops, radius_m, recent
+        R1 neighbourhood (2 streets), R2 radius (50 m), R3 history length (3 steps).
+    max_backtracks
+        Backtracks allowed per episode.
+    memory
+        Write and read the graph memory: ``None`` (default) when a C or R1/R2 strategy is
+        on, ``True`` always (so that a later round can use it), ``False`` never.
+    memory_path
+        SQLite file or folder of the memory (default ``cache_dir("memory")``).
+    cognition_model
+        Build C1/C2 maps with the model instead of the deterministic summariser.
+    b3_oracle
+        Make B3's hint name the teacher's option (privileged).
+    view_fov, view_size
+        Field of view and size of the perspective views.
+    temperature, max_tokens, json_mode
+        Sampling parameters of every model call.
+    """
+
+    name: ClassVar[str] = "cityseeker"
+
+    def __init__(
+        self,
+        strategies: str | Sequence[str] = (),
+        *,
+        round: int = 0,
+        step_limit: int = 35,
+        k: int = 3,
+        theta: float = 0.75,
+        b2_k: int | None = None,
+        hops: int = 2,
+        radius_m: float = 50.0,
+        recent: int = 3,
+        max_backtracks: int = 5,
+        memory: bool | None = None,
+        memory_path: str | None = None,
+        cognition_model: bool = False,
+        b3_oracle: bool = False,
+        view_fov: float = 60.0,
+        view_size: Sequence[int] = (800, 460),
+        temperature: float | None = 0.0,
+        max_tokens: int | None = None,
+        json_mode: bool = False,
+    ) -> None:
+        self.strategy_codes = parse_strategies(strategies)
+        self.round = int(round)
+        self.step_limit = int(step_limit)
+        self.params = {"k": k, "theta": theta, "b2_k": b2_k or k, "hops": hops,
+                       "radius_m": radius_m, "recent": recent, "b3_oracle": b3_oracle,
+                       "cognition_model": cognition_model}  # fmt: skip
+        self.max_backtracks = int(max_backtracks)
+        self.memory_option = memory
+        self.memory_path = memory_path
+        self.view_fov = float(view_fov)
+        self.view_size = (int(view_size[0]), int(view_size[1]))
+        self.call_params = {"temperature": temperature, "max_tokens": max_tokens,
+                            "json_mode": json_mode or None}  # fmt: skip
+        self.parse_failures_total = 0
+
+    # ------------------------------------------------------------------ episode
+    def reset(self, episode: Episode, env_info: Mapping[str, Any]) -> None:
+        """Prepare for ``episode`` (needs a model and the ``headings`` scheme)."""
+        super().reset(episode, env_info)
+        self.model = env_info.get("model")
+        if self.model is None:
+            raise FlaneurError("agent cityseeker needs --llm (a model to ask)")
+        if env_info.get("scheme") != "headings":
+            raise FlaneurError(
+                "agent cityseeker acts in the headings scheme; run it with --scheme headings "
+                f"(this task uses {env_info.get('scheme')!r})"
+            )
+        env = env_info["env"]
+        city = env.city
+        self.strategies = make_strategies(self.strategy_codes, **self.params)
+        wants_memory = any(s.needs_memory for s in self.strategies)
+        use_memory = wants_memory if self.memory_option is None else bool(self.memory_option)
+        task = str(env_info.get("task_id") or episode.city)
+        memory = None
+        if use_memory:
+            path = resolve_memory_path(self.memory_path, task, self.name)
+            memory = GraphMemory(path, task, episode.id)
+            memory.start_round(self.round)
+        start = city.graph.index(episode.start_node)
+        self.run = EpisodeRun(
+            city=city, episode=episode, task=task, round=self.round, env=env, memory=memory,
+            node=start, heading=float(episode.start_heading), start=start,
+        )  # fmt: skip
+        self.prompts = PromptBuilder(
+            env_info.get("views"), fov=self.view_fov, size=self.view_size,
+            radius_m=float(self.params["radius_m"]),
+        )  # fmt: skip
+        self.env_limit = int(env_info.get("max_steps") or episode.max_steps)
+        self.limit = min(self.step_limit, self.env_limit)
+        self._prepared = False
+        self._goal_xy = [city.graph.xy[city.graph.index(g)] for g in episode.goal_nodes
+                         if g in city.graph]  # fmt: skip
+
+    async def _ask(self, prompt: BuiltPrompt) -> str:
+        completion = await self.model.complete(
+            prompt.messages(self.prompts.system_text), **self.call_params
+        )
+        return completion.text or ""
+
+    async def _ask_cognition(self, kind: str, summary: str) -> tuple[str, str]:
+        prompt = self.prompts.cognition_prompt(kind, summary)
+        reply = await self._ask(prompt)
+        self.run.record_extra.setdefault("cognition", []).append({
+            "prompt_id": prompt.prompt_id, "prompt": prompt.log_text(self.prompts.system_text),
+            "raw_output": reply,
+        })  # fmt: skip
+        return reply, prompt.prompt_id
+
+    # ------------------------------------------------------------------ step
+    async def act(self, observation: Mapping[str, Any]) -> Action:
+        """One step: walk back if backtracking, else the stop prompt then the choice prompt."""
+        run = self.run
+        run.node = int(observation["node"])
+        run.heading = float(np.asarray(observation["heading"]).reshape(-1)[0])
+        run.step = int(observation["step"])
+        run.events = []
+        if not self._prepared:
+            self._prepared = True
+            for s in self.strategies:
+                await s.prepare(run, self._ask_cognition)
+        if run.step >= self.step_limit:
+            why = f"step limit ({self.step_limit}) reached"
+            memo = StepMemo(run.step, run.node, run.heading, "stop", None, None, why)
+            return self._emit(memo, STOP, "stop")
+        if run.queue:
+            return self._walk()
+        if run.returning is not None:
+            plan, run.returning = run.returning, None
+            run.events.append(f"back: arrived at {run.node_id()}")
+            for s in self.strategies:
+                s.on_return(run, plan)
+        else:
+            for s in self.strategies:
+                s.observe(run)
+        for s in self.strategies:
+            if run.backtracks >= self.max_backtracks:
+                break
+            plan = s.check(run)
+            if plan is not None and self._start_backtrack(plan):
+                return self._walk()
+        return await self._decide()
+
+    def _start_backtrack(self, plan: BacktrackPlan) -> bool:
+        """Queue the walk back; ``False`` when there is nothing to walk."""
+        run = self.run
+        run.events.append(plan.reason)
+        run.backtracks += 1
+        for s in self.strategies:
+            s.on_plan(run, plan)
+        path: list[int] = []
+        if plan.target != run.node:
+            try:
+                path = run.graph.shortest_path(run.node, plan.target)
+            except ValueError:
+                run.events.append(f"cannot reach {run.node_id(plan.target)}; not backtracking")
+                return False
+        if len(path) < 2:
+            for s in self.strategies:
+                s.on_return(run, plan)
+            return False
+        run.queue.extend(path[1:])
+        run.returning = plan
+        return True
+
+    def _walk(self) -> Action:
+        run = self.run
+        target = run.queue.popleft()
+        targets = run.graph.adjacency[0][run.node]
+        if target not in targets:  # off the planned path: plan again from here
+            goal = run.returning.target if run.returning else target
+            path = run.graph.shortest_path(run.node, goal)
+            run.queue.clear()
+            run.queue.extend(path[2:])
+            target = path[1]
+        slot = targets.index(target) + 1
+        goal_id = run.node_id(run.returning.target) if run.returning else run.node_id(target)
+        thought = f"backtracking to {goal_id} ({len(run.queue)} more moves after this one)"
+        memo = StepMemo(run.step, run.node, run.heading, "backtrack", target, None, thought, True)
+        return self._emit(memo, slot, f"backtrack:{slot}")
+
+    async def _decide(self) -> Action:
+        run = self.run
+        context = "\n\n".join(t for t in (s.context(run) for s in self.strategies) if t)
+        calls: list[dict[str, Any]] = []
+        stop_prompt = self.prompts.stop_prompt(run, self.limit, context)
+        stop_text = await self._ask(stop_prompt)
+        said = parse_stop(stop_text)
+        calls.append(self._call(stop_prompt, stop_text, said.ok,
+                                "stop" if said.stop else "continue", said.confidence))  # fmt: skip
+        options = build_options(run.city, run.node, run.heading)
+        if said.stop or not options:
+            thought = said.thought or ("no street to take" if not options else "")
+            memo = StepMemo(run.step, run.node, run.heading, "stop", None, said.confidence, thought)
+            return self._emit(memo, STOP, "stop", calls)
+        hint = "\n".join(t for t in (s.hint(run, options) for s in self.strategies) if t)
+        choice_prompt = self.prompts.choice_prompt(run, self.limit, context, options, hint)
+        choice_text = await self._ask(choice_prompt)
+        chosen = parse_choice(choice_text, [o.coarse for o in options])
+        option: Option = options[chosen.index]
+        calls.append(self._call(choice_prompt, choice_text, chosen.ok, option.label,
+                                chosen.confidence))  # fmt: skip
+        thought = " | ".join(t for t in (said.thought, chosen.thought) if t)
+        memo = StepMemo(run.step, run.node, run.heading, option.label, option.target,
+                        chosen.confidence, thought)  # fmt: skip
+        run.history.append(memo)
+        for s in self.strategies:
+            s.after_decision(run)
+        return self._emit(memo, option.slot, f"{option.slot}:{option.fine}", calls)
+
+    def _call(self, prompt: BuiltPrompt, reply: str, ok: bool, parsed: str,
+              confidence: float | None) -> dict[str, Any]:  # fmt: skip
+        return {"kind": prompt.kind, "prompt_id": prompt.prompt_id, "ok": ok, "parsed": parsed,
+                "confidence": confidence, "images": len(prompt.images),
+                "_prompt": prompt.log_text(self.prompts.system_text), "_reply": reply}  # fmt: skip
+
+    # ------------------------------------------------------------------ records
+    def _emit(
+        self, memo: StepMemo, slot: int, name: str, calls: list[dict[str, Any]] | None = None
+    ) -> Action:
+        """Remember the step, write it to memory, build its record and the action."""
+        run = self.run
+        if not run.history or run.history[-1] is not memo:
+            run.history.append(memo)
+        calls = calls or []
+        failures = sum(1 for c in calls if not c["ok"])
+        self.parse_failures_total += failures
+        extra: dict[str, Any] = {}
+        if calls:
+            extra["prompt"] = _SEPARATOR.join(c.pop("_prompt") for c in calls)
+            extra["raw_output"] = _SEPARATOR.join(c.pop("_reply") for c in calls)
+            extra["calls"] = calls
+        if run.events:
+            extra["strategy_events"] = list(run.events)
+        if self.strategy_codes:
+            extra["strategies"] = ",".join(self.strategy_codes)
+        extra.update(run.record_extra)
+        run.record_extra = {}
+        record = step_record(
+            prompt_id="+".join(c["prompt_id"] for c in calls) or None,
+            parsed_action=memo.decision if slot != STOP else "stop",
+            thoughts=memo.thought or None,
+            confidence=memo.confidence,
+            parse_failures=failures,
+            **extra,
+        )
+        self._remember(memo, slot)
+        return Action(slot, name, record)
+
+    def _remember(self, memo: StepMemo, slot: int) -> None:
+        run = self.run
+        memory = run.memory
+        final = slot == STOP or run.step + 1 >= self.env_limit
+        if memory is None:
+            return
+        ids = run.graph.ids
+        memory.add_visit(
+            run.round, memo.step, str(ids[memo.node]), run.graph.xy[memo.node],
+            heading=memo.heading, decision=memo.decision,
+            target=None if memo.target is None else str(ids[memo.target]),
+            confidence=memo.confidence, backtrack=memo.backtrack,
+        )  # fmt: skip
+        if final:
+            end = memo.node if memo.target is None else memo.target
+            success = self._near_goal(end)
+            outcome = "success" if success else (
+                "failure (stopped)" if slot == STOP else "failure (step limit)")  # fmt: skip
+            memory.finish_round(run.round, outcome, success=success, steps=memo.step + 1,
+                                end_node=str(ids[end]))  # fmt: skip
+            memory.close()
+
+    def _near_goal(self, node: int) -> bool:
+        """Whether ``node`` lies within 50 m of a goal (the round's feedback, as CitySeeker's
+        TCP)."""
+        xy = self.run.graph.xy[node]
+        return any(float(np.hypot(*(xy - g))) <= SUCCESS_RADIUS_M for g in self._goal_xy)
+
+
+__all__ = ["CitySeekerAgent"]

@@ -1,0 +1,173 @@
+"""What the CitySeeker agent sees: its navigable headings as options A, B, C, ...
+
+In the ``headings`` scheme slot ``k`` (1-based) is the ``k``-th street of the node in
+ascending compass heading. The agent presents the streets as lettered options ordered from
+the most frontal to the most backward (so option A, CitySeeker's action 0, is the street
+closest to straight on), each with a coarse CitySeeker direction (``FRONT`` within 45
+degrees of the heading, ``LEFT`` / ``RIGHT`` up to 135, ``BACK`` beyond) and the scheme's
+finer label (``front``, ``slightly left``, ...).
+
+Without views, each option is described from the map: the named places within about 50 m in
+that direction (``city.places.in_view``) and what the street leads to (the next node's number
+of streets). With a view provider, one perspective view per option is attached instead.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from flaneur.env.state import direction_label, relative_angle
+from flaneur.world.city import City
+
+COMPASS = ("north", "north-east", "east", "south-east", "south", "south-west", "west", "north-west")
+
+
+def coarse_label(relative: float) -> str:
+    """CitySeeker's direction of a relative angle: FRONT, LEFT, RIGHT or BACK."""
+    a = abs(relative)
+    if a <= 45.0:
+        return "FRONT"
+    if a <= 135.0:
+        return "RIGHT" if relative > 0 else "LEFT"
+    return "BACK"
+
+
+def compass(heading: float) -> str:
+    """The eight-point compass name of a heading."""
+    return COMPASS[int(((heading % 360.0) + 22.5) // 45.0) % 8]
+
+
+@dataclass(frozen=True, slots=True)
+class Option:
+    """One navigable heading as the model sees it.
+
+    Attributes
+    ----------
+    letter
+        ``"A"``, ``"B"``, ...
+    slot
+        The environment's action slot (1-based street index of the node).
+    target
+        Node index the street leads to.
+    heading
+        Compass heading of the street.
+    relative
+        Angle from the agent's heading (negative = left).
+    coarse
+        ``FRONT`` / ``LEFT`` / ``RIGHT`` / ``BACK``.
+    fine
+        The scheme's label (``front``, ``slightly left``, ...).
+    length_m
+        Length of the street segment to the next node.
+    """
+
+    letter: str
+    slot: int
+    target: int
+    heading: float
+    relative: float
+    coarse: str
+    fine: str
+    length_m: float
+
+    @property
+    def label(self) -> str:
+        """``"B:LEFT"`` (what step records and the memory store)."""
+        return f"{self.letter}:{self.coarse}"
+
+
+def build_options(city: City, node: int, heading: float) -> list[Option]:
+    """The options at ``node`` for an agent facing ``heading``, most frontal first."""
+    graph = city.graph
+    targets_of, headings_of = graph.adjacency
+    start = int(graph.indptr[node])
+    raw = []
+    for k, (target, h) in enumerate(zip(targets_of[node], headings_of[node], strict=True)):
+        rel = relative_angle(h, heading)
+        raw.append((abs(rel), rel, k + 1, target, h, float(graph.lengths[start + k])))
+    raw.sort()
+    return [
+        Option(chr(ord("A") + i), slot, target, h, rel, coarse_label(rel), direction_label(rel),
+               length)
+        for i, (_, rel, slot, target, h, length) in enumerate(raw)
+    ]  # fmt: skip
+
+
+def node_kind(city: City, node: int) -> str:
+    """``"a dead end"``, ``"a street"`` or ``"an intersection with N streets"``."""
+    degree = int(city.graph.degree[node])
+    if degree <= 1:
+        return "a dead end"
+    if degree == 2:
+        return "a street (no side streets)"
+    return f"an intersection with {degree} streets"
+
+
+def _place_text(city: City, row: int, dist: float, rel: float | None) -> str:
+    place = city.places
+    name = str(place.names[row]) or "an unnamed place"
+    cats = place.categories[row]
+    kind = f" ({cats[0].replace('_', ' ')})" if cats else ""
+    where = f", {direction_label(rel)}" if rel is not None else ""
+    return f"{name}{kind} {dist:.0f} m{where}"
+
+
+def places_toward(city: City, node: int, heading: float, *, radius_m: float = 50.0,
+                  fov: float = 60.0, limit: int = 5) -> list[str]:  # fmt: skip
+    """Named places within ``radius_m`` inside the ``fov`` sector of ``heading``."""
+    if len(city.places) == 0:
+        return []
+    rows, dists, rels = city.places.in_view(
+        city.graph.xy[node], heading, fov=fov, radius_m=radius_m, named_only=True
+    )
+    return [_place_text(city, int(r), float(d), None) for r, d, _ in
+            zip(rows[:limit], dists[:limit], rels[:limit], strict=True)]  # fmt: skip
+
+
+def describe_option(city: City, node: int, option: Option, *, radius_m: float = 50.0) -> str:
+    """A map description of one option (places that way, where the street leads)."""
+    places = places_toward(city, node, option.heading, radius_m=radius_m)
+    seen = "; places that way: " + ", ".join(places) if places else "; no named places that way"
+    return f"the street leads {option.length_m:.0f} m to {node_kind(city, option.target)}{seen}"
+
+
+def describe_here(city: City, node: int, heading: float, *, radius_m: float = 50.0,
+                  limit: int = 8) -> str:  # fmt: skip
+    """A map description of the current position (for the stop prompt without views)."""
+    parts = [f"You stand at {node_kind(city, node)}, facing {compass(heading)} ({heading:.0f}°)."]
+    if len(city.places):
+        rows, dists = city.places_near_node(node, radius_m)
+        named = [(int(r), float(d)) for r, d in zip(rows, dists, strict=True)
+                 if city.places.names[int(r)]][:limit]  # fmt: skip
+        if named:
+            xy = city.graph.xy[node]
+            texts = []
+            for r, d in named:
+                dx, dy = city.places.xy[r] - xy
+                rel = relative_angle(math.degrees(math.atan2(dx, dy)) % 360.0, heading)
+                texts.append(_place_text(city, r, d, rel if d > 1.0 else None))
+            parts.append(f"Named places within {radius_m:.0f} m: " + "; ".join(texts) + ".")
+        else:
+            parts.append(f"No named places within {radius_m:.0f} m.")
+    return " ".join(parts)
+
+
+def render_views(views: Any, node: int, headings: list[float], *, fov: float,
+                 size: tuple[int, int]) -> list[Any]:  # fmt: skip
+    """One PIL image per heading from the view provider."""
+    return [views.view(int(node), float(h), fov=fov, size=size).image for h in headings]
+
+
+__all__ = [
+    "Option",
+    "build_options",
+    "coarse_label",
+    "compass",
+    "describe_here",
+    "describe_option",
+    "node_kind",
+    "places_toward",
+    "render_views",
+]

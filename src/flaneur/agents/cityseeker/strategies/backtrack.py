@@ -1,0 +1,185 @@
+"""Backtracking strategies: B1 (confidence), B2 (step reward) and B3 (B1 plus a hint).
+
+A backtracking strategy returns a :class:`BacktrackPlan`; the agent then walks back along a
+shortest path (``city.graph.shortest_path``), one heading choice per step, without asking
+the model, and records each move (``thoughts``: ``"backtracking to ..."``).
+
+* **B1** keeps the confidences of the model's decided moves since the last backtrack. When
+  the mean of the last ``k`` (default 3) is below ``theta`` (0.75), it returns to the *last
+  trusted node*: the node reached by the latest decided move whose confidence was at least
+  ``theta`` (the start node if there is none). A missing confidence counts as 0.
+* **B2** keeps the graph distance to the goal (metres along streets, nearest goal) at every
+  node reached by a decided move. When it rose ``k`` moves in a row, it returns to the node
+  where it started rising. The distance is privileged: it is read from the episode's goal
+  through ``env_info["env"]``, as CitySeeker's step reward is computed from the oracle
+  distance.
+* **B3** is B1 plus a hint in the next choice prompt once back: the most frontal option
+  not tried from that node in this episode (or, with ``b3_oracle=True``, the teacher's
+  option - privileged).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from typing import ClassVar
+
+import numpy as np
+
+from flaneur.agents.cityseeker.options import Option, compass
+from flaneur.agents.cityseeker.state import BacktrackPlan, EpisodeRun
+from flaneur.agents.cityseeker.strategies import Ask, Strategy
+
+
+class ConfidenceBacktrack(Strategy):
+    """B1: backtrack after low confidence.
+
+    Parameters
+    ----------
+    k
+        Window of decided moves.
+    theta
+        Confidence threshold.
+    oracle
+        (B3 only) make the hint name the teacher's option (privileged).
+    """
+
+    code: ClassVar[str] = "b1"
+    with_hint: ClassVar[bool] = False
+
+    def __init__(self, *, k: int = 3, theta: float = 0.75, oracle: bool = False) -> None:
+        self.k = max(1, int(k))
+        self.theta = float(theta)
+        self.oracle = oracle
+
+    def _state(self, run: EpisodeRun) -> dict:
+        return run.cache.setdefault(
+            "confidence", {"window": [], "trusted": run.start, "pending": None}
+        )
+
+    def after_decision(self, run: EpisodeRun) -> None:
+        memo = run.history[-1]
+        state = self._state(run)
+        conf = memo.confidence if memo.confidence is not None else 0.0
+        state["window"].append(conf)
+        if conf >= self.theta and memo.target is not None:
+            state["trusted"] = memo.target
+
+    def check(self, run: EpisodeRun) -> BacktrackPlan | None:
+        window = self._state(run)["window"]
+        if len(window) < self.k:
+            return None
+        mean = float(np.mean(window[-self.k :]))
+        if mean >= self.theta:
+            return None
+        target = self._state(run)["trusted"]
+        reason = (
+            f"{self.code}: mean confidence {mean:.2f} over the last {self.k} decisions is below "
+            f"{self.theta:g}; returning to the last trusted node {run.node_id(target)}"
+        )
+        return BacktrackPlan(target, reason, self.code)
+
+    def on_plan(self, run: EpisodeRun, plan: BacktrackPlan) -> None:
+        self._state(run)["window"].clear()
+
+    def on_return(self, run: EpisodeRun, plan: BacktrackPlan) -> None:
+        if self.with_hint:
+            self._state(run)["pending"] = run.node
+
+    def hint(self, run: EpisodeRun, options: Sequence[Option]) -> str:
+        state = self._state(run)
+        if not self.with_hint or state["pending"] != run.node or not options:
+            return ""
+        state["pending"] = None
+        if self.oracle:
+            best = _oracle_option(run, options)
+            if best is not None:
+                run.events.append(f"b3: oracle hint option {best.letter}")
+                return (
+                    f"Hint (after backtracking): the best option from here is option "
+                    f"{best.letter} ({best.coarse}, toward the {compass(best.heading)})."
+                )
+        tried = [m.target for m in run.history if m.node == run.node and not m.backtrack
+                 and m.target is not None]  # fmt: skip
+        fresh = [o for o in options if o.target not in tried]
+        last = tried[-1] if tried else None
+        best = fresh[0] if fresh else next((o for o in options if o.target != last), options[0])
+        used = [o for o in options if o.target in tried]
+        before = (
+            "From here you already tried "
+            + ", ".join(f"option {o.letter} (toward the {compass(o.heading)})" for o in used)
+            + ", which did not work out. "
+            if used
+            else ""
+        )
+        run.events.append(f"b3: hint option {best.letter}")
+        return (
+            "Hint (after backtracking): you came back to this point because your recent "
+            f"decisions were uncertain. {before}The most promising option now is option "
+            f"{best.letter} ({best.coarse}, toward the {compass(best.heading)})."
+        )
+
+
+class HintedBacktrack(ConfidenceBacktrack):
+    """B3: B1 plus a hint toward the best option in the first choice prompt once back."""
+
+    code: ClassVar[str] = "b3"
+    with_hint: ClassVar[bool] = True
+
+
+def _oracle_option(run: EpisodeRun, options: Sequence[Option]) -> Option | None:
+    env = run.env
+    if env is None or env.scheme.name != "headings":
+        return None
+    try:
+        slot = env.teacher().act(env.state)
+    except Exception:  # the teacher may fail on broken episodes; fall back to exploring
+        return None
+    return next((o for o in options if o.slot == slot), None)
+
+
+class RewardBacktrack(Strategy):
+    """B2: backtrack when the oracle distance to the goal rose ``k`` moves in a row."""
+
+    code: ClassVar[str] = "b2"
+
+    def __init__(self, *, k: int = 3) -> None:
+        self.k = max(1, int(k))
+
+    async def prepare(self, run: EpisodeRun, ask: Ask | None) -> None:
+        graph = run.graph
+        goals = [g for g in run.episode.goal_nodes if g in graph]
+        if goals:
+            dist = np.asarray(graph.metre_distances_to(graph.indices(goals)), dtype=float)
+            dist = dist.min(axis=0) if dist.ndim == 2 else dist
+        else:
+            dist = np.full(graph.n_nodes, np.inf)
+        run.cache["b2"] = {"dist": dist, "trail": [(run.node, float(dist[run.node]))]}
+
+    def observe(self, run: EpisodeRun) -> None:
+        state = run.cache["b2"]
+        trail = state["trail"]
+        if trail[-1][0] != run.node:
+            trail.append((run.node, float(state["dist"][run.node])))
+            del trail[: -(self.k + 1)]
+
+    def check(self, run: EpisodeRun) -> BacktrackPlan | None:
+        trail = run.cache["b2"]["trail"]
+        if len(trail) < self.k + 1:
+            return None
+        last = trail[-(self.k + 1) :]
+        if not all(b[1] > a[1] for a, b in itertools.pairwise(last)):
+            return None
+        target, d0 = last[0]
+        reason = (
+            f"b2: distance to the goal rose {self.k} moves in a row ({d0:.0f} m -> "
+            f"{last[-1][1]:.0f} m); returning to {run.node_id(target)}"
+        )
+        return BacktrackPlan(target, reason, self.code)
+
+    def on_plan(self, run: EpisodeRun, plan: BacktrackPlan) -> None:
+        state = run.cache["b2"]
+        state["trail"] = [(plan.target, float(state["dist"][plan.target]))]
+
+
+__all__ = ["ConfidenceBacktrack", "HintedBacktrack", "RewardBacktrack"]
