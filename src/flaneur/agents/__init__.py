@@ -8,6 +8,7 @@ from flaneur.agents.base import Action, Agent, StepRecord, env_info_for, step_re
 from flaneur.agents.baselines import ForwardAgent, OracleAgent, RandomAgent, episode_seed
 from flaneur.agents.cityseeker import CitySeekerAgent
 from flaneur.agents.mapgpt import MapGPTAgent
+from flaneur.agents.velma import VelmaAgent
 from flaneur.errors import FlaneurError
 
 AGENTS: dict[str, type[Agent]] = {
@@ -16,6 +17,7 @@ AGENTS: dict[str, type[Agent]] = {
     "oracle": OracleAgent,
     "cityseeker": CitySeekerAgent,
     "mapgpt": MapGPTAgent,
+    "velma": VelmaAgent,
 }
 """Agent classes by name (``flaneur run --agent NAME``)."""
 

@@ -14,6 +14,7 @@ import typer
 from flaneur import __version__
 from flaneur.cli.city import city_app
 from flaneur.cli.demo import demo_command
+from flaneur.cli.export import export_app
 from flaneur.cli.models import cache_app, fake_llm_command
 from flaneur.cli.render import render_command
 from flaneur.cli.report import report_command
@@ -33,13 +34,14 @@ app = typer.Typer(
 )
 app.add_typer(city_app, name="city")
 app.add_typer(tasks_app, name="tasks")
+app.add_typer(export_app, name="export")
 app.command("demo")(demo_command)
 app.command("run")(run_command)
 app.command("report")(report_command)
-app.command("render")(render_command)
 app.add_typer(validate_app, name="validate")
 app.add_typer(cache_app, name="cache")
 app.command("fake-llm")(fake_llm_command)
+app.command("render")(render_command)
 
 
 def _version_callback(value: bool) -> None:

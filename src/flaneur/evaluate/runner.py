@@ -107,6 +107,7 @@ class _Job:
     episode: Episode
     config_hash: str
     avg_reference_length: float | None
+    task_episodes: list[Episode]
 
 
 AgentFactory = Callable[[str], Agent]
@@ -125,7 +126,8 @@ async def _run_job(
     with context as counters:
         row = await run_episode(
             env, agent, job.episode, seed=config.seed, task_id=job.task,
-            avg_reference_length=job.avg_reference_length, **resources.env_info(job.city),
+            avg_reference_length=job.avg_reference_length, task_episodes=job.task_episodes,
+            city=job.city, **resources.env_info(job.city),
         )  # fmt: skip
     row["city"] = job.city.name
     row["success_metric"] = success_metric(job.episode)
@@ -215,8 +217,10 @@ def run_benchmark(
     for name in config.agents:  # fail before running anything on an unknown agent
         factory(name)
     plans: list[tuple[str, City, list[Episode], str]] = []
+    every: dict[str, list[Episode]] = {}
     for task in config.tasks:
         city, episodes = (loaded or {}).get(task) or load_task(task, config.data_dir)
+        every[task] = list(episodes)  # agents may learn from the whole set (k-shot examples)
         chosen = select_episodes(episodes, limit=config.limit, ids=config.ids)
         scheme = config.scheme or default_scheme(task)
         # a bad scheme or scheme option fails now, before anything runs
@@ -238,9 +242,8 @@ def run_benchmark(
         for agent in config.agents:
             for episode in episodes:
                 if not log.done((task, agent, episode.id)):
-                    jobs.append(
-                        _Job(task, agent, scheme, city, episode, hashes[(task, agent)], avg)
-                    )
+                    key = hashes[(task, agent)]
+                    jobs.append(_Job(task, agent, scheme, city, episode, key, avg, every[task]))
     started = time.time()
     stopped_by = None
     try:

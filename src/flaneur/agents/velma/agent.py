@@ -1,0 +1,287 @@
+"""``VelmaAgent``: VELMA's verbalization-embodied language-model agent (``--agent velma``).
+
+At every step the agent verbalizes the task (description, ``k`` in-context examples, the
+instructions and the numbered trajectory so far, see :mod:`flaneur.agents.velma.verbalize`)
+and asks the model for the next word. The action is the argmax of the log-probabilities of
+FORWARD, LEFT, RIGHT, TURN_AROUND and STOP at the first generated position where the
+backend returns them, else the first action word in the reply (lenient parsing). Landmarks
+are extracted from the instructions once per episode, on the first step (model + few-shot,
+or the rule-based extractor), and observed on the map or, with views and an image scorer,
+in the five VELMA views.
+
+Invalid and unparseable answers never end an episode:
+
+* a chosen action the state does not allow is replaced by the best-scored allowed one when
+  log-probabilities exist, else remapped as VELMA does (left/right on a 2-way node become
+  forward, anything but turn around at a dead end becomes stop);
+* a reply naming no action counts as a parse failure (``parse_failures = 1`` in that step's
+  record) and the agent takes the fallback action: FORWARD where allowed, else TURN_AROUND;
+* an unparseable landmark-extraction reply falls back to the rule-based extractor and adds
+  one to the first step's ``parse_failures``.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+from flaneur.agents.base import Action, Agent, step_record
+from flaneur.agents.prompts import load_prompt
+from flaneur.agents.velma.examples import examples_text
+from flaneur.agents.velma.verbalize import (
+    ACTION_WORDS,
+    MapLandmarkObserver,
+    ObservationTracker,
+    Trajectory,
+    ViewLandmarkObserver,
+    landmarks_text,
+    slot_of,
+    word_of,
+)
+from flaneur.env.schemes.turns import TurnsScheme
+from flaneur.env.state import AgentState
+from flaneur.errors import FlaneurError
+from flaneur.models.messages import system, user
+from flaneur.models.scoring import score_actions
+from flaneur.tasks.episode import Episode
+
+IMAGE_SCORERS = ("ocr", "clip", "vlm")
+_SHARED: dict[str, Any] = {}
+
+
+def _shared_ocr_scorer() -> Any:
+    """One OCR scorer per process (the engine loads once; results are cached by image)."""
+    if "ocr" not in _SHARED:
+        from flaneur.perception import OCRLandmarks
+
+        _SHARED["ocr"] = OCRLandmarks()
+    return _SHARED["ocr"]
+
+
+class VelmaAgent(Agent):
+    """VELMA (Schumann et al., AAAI 2024) in the ``turns`` scheme.
+
+    Parameters
+    ----------
+    k_shot
+        Number of in-context examples (gold-path verbalizations of other episodes).
+    examples_from
+        Episodes to draw the examples from; default ``env_info["task_episodes"]``.
+    example_seed
+        Seed of the example choice (fixed, independent of the run seed).
+    extract
+        ``"model"`` (few-shot landmark extraction by the model, rule-based fallback) or
+        ``"rules"`` (rule-based only, no extra call).
+    landmarks_from
+        ``"instruction"`` (VELMA: only the instruction's landmarks are observed) or ``"all"``
+        (every named place on the map; map observations only).
+    landmark_radius_m
+        How far map landmarks are seen.
+    scorer
+        A landmark scorer for image observations (default from ``env_info["landmarks"]``:
+        ``ocr`` builds :class:`~flaneur.perception.OCRLandmarks`, ``vlm`` a
+        :class:`~flaneur.perception.VLMLandmarks` on the run's model; ``clip`` needs one
+        given here, fitted on reference views).
+    params
+        Extra sampling parameters for the action call.
+    """
+
+    name: ClassVar[str] = "velma"
+
+    def __init__(
+        self,
+        *,
+        k_shot: int = 2,
+        examples_from: Sequence[Episode] | None = None,
+        example_seed: int = 0,
+        extract: str = "model",
+        landmarks_from: str = "instruction",
+        landmark_radius_m: float = 30.0,
+        scorer: Any = None,
+        params: Mapping[str, Any] | None = None,
+    ) -> None:
+        if extract not in ("model", "rules"):
+            raise FlaneurError(f"extract must be 'model' or 'rules', not {extract!r}")
+        self.k_shot = int(k_shot)
+        self.examples_from = list(examples_from) if examples_from is not None else None
+        self.example_seed = int(example_seed)
+        self.extract = extract
+        self.landmarks_from = landmarks_from
+        self.landmark_radius_m = float(landmark_radius_m)
+        self.scorer = scorer
+        self.params = dict(params or {})
+        self.system_prompt = load_prompt("velma", "system")
+        self.prompt = load_prompt("velma", "navigate")
+
+    # ------------------------------------------------------------------ episode setup
+    def reset(self, episode: Episode, env_info: Mapping[str, Any]) -> None:
+        """Check the model and scheme, choose the observer and build the examples."""
+        super().reset(episode, env_info)
+        self.model = env_info.get("model")
+        if self.model is None:
+            raise FlaneurError("agent velma needs --llm (a language model)")
+        if env_info.get("scheme") != "turns":
+            raise FlaneurError(
+                f"agent velma acts in the 'turns' scheme, but task {env_info.get('task_id')!r} "
+                f"runs in {env_info.get('scheme')!r}: add --scheme turns"
+            )
+        env = env_info["env"]
+        self.city = env_info.get("city") or env.city
+        scheme = getattr(env, "scheme", None)
+        self.scheme = scheme if isinstance(scheme, TurnsScheme) else TurnsScheme(self.city.graph)
+        self.map_observer = MapLandmarkObserver(
+            self.city, radius_m=self.landmark_radius_m, landmarks_from=self.landmarks_from
+        )
+        self.observer, self.landmark_source = self._observer(env_info)
+        pool = self.examples_from
+        if pool is None:
+            pool = list(env_info.get("task_episodes") or ())
+        self.examples, self.example_ids = examples_text(
+            self.scheme, self.city, pool, episode, self.k_shot,
+            seed=self.example_seed, observer=self.map_observer,
+        )  # fmt: skip
+        if len(self.example_ids) < self.k_shot:
+            warnings.warn(
+                "velma runs with fewer in-context examples than k_shot: give the task set's "
+                "episodes as env_info['task_episodes'] or the examples_from option",
+                stacklevel=2,
+            )
+        self.system_text, _ = self.system_prompt.fill()
+        self.trajectory = Trajectory()
+        self.tracker = ObservationTracker(self.city.graph.degree)
+        self.landmarks: list[str] | None = None
+        self.parse_failures = 0
+
+    def _observer(self, env_info: Mapping[str, Any]) -> tuple[Any, str]:
+        views = env_info.get("views")
+        kind = env_info.get("landmarks")
+        if views is None or kind not in IMAGE_SCORERS:
+            return self.map_observer, "map"
+        scorer = self.scorer
+        if scorer is None:
+            if kind == "ocr":
+                scorer = _shared_ocr_scorer()
+            elif kind == "vlm":
+                from flaneur.perception import VLMLandmarks
+
+                scorer = VLMLandmarks(self.model)
+            else:
+                raise FlaneurError(
+                    "agent velma with --landmarks clip needs a fitted CLIP scorer: pass "
+                    "scorer=CLIPLandmarks(backend, reference_views) in the agent options"
+                )
+        return ViewLandmarkObserver(views, self.city, scorer), str(kind)
+
+    # ------------------------------------------------------------------ landmarks
+    async def _extract(self) -> dict[str, Any]:
+        """Landmarks of the instruction (once per episode) and what to record about them."""
+        from flaneur.perception.extraction import (
+            extraction_messages,
+            parse_landmark_list,
+            rule_based_landmarks,
+        )
+
+        instruction = self.episode.instruction
+        info: dict[str, Any] = {"method": "rules"}
+        found = None
+        if self.extract == "model":
+            messages = extraction_messages(instruction)
+            reply = await self.model.complete(messages, temperature=0)
+            found = parse_landmark_list(reply.text or "")
+            info = {
+                "method": "model" if found is not None else "rules (unparseable reply)",
+                "prompt": "\n\n".join(f"{m['role']}: {m['content']}" for m in messages),
+                "raw_output": reply.text,
+            }
+            if found is None:
+                self.parse_failures += 1
+                info["parse_failures"] = 1
+        self.landmarks = found if found is not None else rule_based_landmarks(instruction)
+        info["landmarks"] = list(self.landmarks)
+        return info
+
+    # ------------------------------------------------------------------ acting
+    async def act(self, observation: Mapping[str, Any]) -> Action:
+        """Verbalize, ask the model for the next word, map it to a turns slot."""
+        extraction = await self._extract() if self.landmarks is None else None
+        node = int(observation["node"])
+        heading = float(observation["heading"][0])
+        mask = [bool(v) for v in observation["action_mask"]]
+        seen = await self.observer.aseen(node, heading, self.landmarks or [])
+        line = self.tracker.text(node, landmarks_text(seen))
+        self.trajectory.observe(line)
+        text, prompt_id = self.prompt.fill(
+            examples=self.examples,
+            instructions=self.episode.instruction,
+            trajectory=self.trajectory.render(),
+        )
+        messages = [system(self.system_text), user(text)]
+        score, reply = await score_actions(self.model, messages, ACTION_WORDS, **self.params)
+        word, note, failed = self._decide(score, mask, node, heading)
+        self.parse_failures += failed
+        self.trajectory.act(word)
+        record = step_record(
+            prompt_id=prompt_id,
+            raw_output=reply.text,
+            parsed_action=score.choice,
+            thoughts=note,
+            confidence=_confidence(score.scores, score.choice),
+            parse_failures=failed,
+            prompt=text,
+            system_prompt=self.system_text,
+            observation=line,
+            method=score.method,
+        )
+        if score.scores:
+            record["scores"] = {k: round(v, 4) for k, v in score.scores.items()}
+        if extraction is not None:
+            record["parse_failures"] = failed + extraction.get("parse_failures", 0)
+            record["landmarks"] = extraction.pop("landmarks")
+            record["landmark_extraction"] = extraction
+            record["landmark_source"] = self.landmark_source
+            record["examples"] = list(self.example_ids)
+            if isinstance(self.observer, ViewLandmarkObserver):
+                record["landmark_prompts"] = self.observer.prompt_texts(self.landmarks or [])
+        if isinstance(self.observer, ViewLandmarkObserver):
+            record["view_headings"] = [
+                round(v.heading, 1) % 360.0 for v in self.observer.last_views.values()
+            ]
+        return Action(slot_of(word), word.lower(), record)
+
+    def _decide(
+        self, score: Any, mask: list[bool], node: int, heading: float
+    ) -> tuple[str, str | None, int]:
+        """``(action word taken, note, parse failure 0/1)`` from the model's choice."""
+
+        def allowed(word: str) -> bool:
+            slot = slot_of(word)
+            return slot < len(mask) and mask[slot]
+
+        choice = score.choice
+        if choice is None:
+            fallback = next((w for w in ("FORWARD", "TURN_AROUND") if allowed(w)), "STOP")
+            return fallback, f"no action in the reply: fallback {fallback}", 1
+        if allowed(choice):
+            return choice, None, 0
+        ranked = sorted((w for w in score.scores if allowed(w)), key=lambda w: -score.scores[w])
+        if ranked:
+            return ranked[0], f"{choice} not possible here: best allowed {ranked[0]}", 0
+        slot = self.scheme.remap(AgentState(node, heading), slot_of(choice))
+        word = word_of(slot)
+        if word != choice:
+            return word, f"{choice} not possible here: remapped to {word}", 0
+        return choice, f"{choice} not possible here", 0
+
+
+def _confidence(scores: Mapping[str, float], choice: str | None) -> float | None:
+    """Probability of ``choice`` among the scored literals (log-probability method only)."""
+    if not scores or choice not in scores:
+        return None
+    top = max(scores.values())
+    total = sum(math.exp(v - top) for v in scores.values())
+    return round(math.exp(scores[choice] - top) / total, 4)
+
+
+__all__ = ["VelmaAgent"]
