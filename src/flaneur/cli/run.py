@@ -8,6 +8,7 @@ import typer
 from rich.table import Table
 
 from flaneur.cli.output import console, print_json
+from flaneur.report.tables import format_value
 
 DATA_DIR_HELP = (
     "Folder holding the datasets (touchdown/, map2seq/, cityseeker/); default $FLANEUR_DATA."
@@ -19,14 +20,6 @@ validate_app = typer.Typer(
 
 def _split(value: str) -> list[str]:
     return [v.strip() for v in value.split(",") if v.strip()]
-
-
-def _fmt(value: object, digits: int = 3) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, float):
-        return f"{value:.{digits}f}"
-    return str(value)
 
 
 def run_command(
@@ -186,9 +179,9 @@ def validate_gold(
         for col in ("task", "scheme", "episodes", "TC", "exact paths", "mismatches", "s"):
             table.add_column(col, no_wrap=True)
         for r in results:
-            table.add_row(r["task"], r["scheme"], str(r["episodes"]), _fmt(r["tc"]),
+            table.add_row(r["task"], r["scheme"], str(r["episodes"]), format_value(r["tc"], 3),
                           str(r["exact_paths"]), ", ".join(r["mismatches"]) or "-",
-                          _fmt(r["seconds"], 2))  # fmt: skip
+                          format_value(r["seconds"], 2))  # fmt: skip
         console.print(table)
     if not ok:
         bad = sum(r["mismatch_count"] for r in results)

@@ -8,7 +8,8 @@ METRIC_LABELS = {"tc": "TC", "spd_hops": "SPD", "kpa": "KPA", "tcp": "TCP", "tce
                  "tcc": "TCC", "sr": "SR", "spl": "SPL", "ndtw": "nDTW"}  # fmt: skip
 
 
-def _fmt(value: object, digits: int = 2) -> str:
+def format_value(value: object, digits: int = 2) -> str:
+    """A table cell: ``-`` for missing values, floats with ``digits`` decimals."""
     if value is None:
         return "-"
     if isinstance(value, float):
@@ -34,7 +35,7 @@ def results_tables(summary: dict) -> list[Table]:
             table.add_column(col, no_wrap=True, justify="left" if col == "agent" else "right")
         for run in runs:
             metrics = metrics_of(run)
-            values = [_fmt((metrics.get(k) or {}).get("mean"), 2) for k in shown]
+            values = [format_value((metrics.get(k) or {}).get("mean"), 2) for k in shown]
             table.add_row(run["agent"], str(run["rows"]), *values)
         ended = {r["agent"]: r["by_termination"] for r in runs}
         table.caption = "; ".join(
