@@ -124,24 +124,36 @@ class Episode:
             raise DataError(f"{prefix}bad field value ({err})") from None
 
 
-def read_episodes(path: str | Path) -> list[Episode]:
-    """Read an episodes ``.jsonl`` file; errors name the file and line."""
+def iter_json_lines(path: str | Path, *, what: str = "file") -> Iterator[tuple[int, Any]]:
+    """``(line number, parsed value)`` of each non-blank line of a JSON-lines file.
+
+    Raises
+    ------
+    DataError
+        If the file is missing (``"<what> not found"``) or a line is not JSON, naming the
+        file and line.
+    """
     path = Path(path)
     if not path.is_file():
-        raise DataError("episode file not found", path=path)
-    episodes: list[Episode] = []
+        raise DataError(f"{what} not found", path=path)
     with path.open(encoding="utf-8") as handle:
         for line_no, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
             try:
-                data = json.loads(line)
+                yield line_no, json.loads(line)
             except json.JSONDecodeError as err:
                 raise DataError(f"invalid JSON ({err.msg})", path=path, line=line_no) from None
-            try:
-                episodes.append(Episode.from_json(data))
-            except DataError as err:
-                raise DataError(err.reason, path=path, line=line_no) from None
+
+
+def read_episodes(path: str | Path) -> list[Episode]:
+    """Read an episodes ``.jsonl`` file; errors name the file and line."""
+    episodes: list[Episode] = []
+    for line_no, data in iter_json_lines(path, what="episode file"):
+        try:
+            episodes.append(Episode.from_json(data))
+        except DataError as err:
+            raise DataError(err.reason, path=path, line=line_no) from None
     return episodes
 
 

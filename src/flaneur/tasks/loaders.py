@@ -20,7 +20,7 @@ from typing import Any
 
 from flaneur.errors import DataError
 from flaneur.geo import bearing
-from flaneur.tasks.episode import Episode, iter_unknown_nodes
+from flaneur.tasks.episode import Episode, iter_json_lines, iter_unknown_nodes
 from flaneur.world.city import City
 from flaneur.world.graph import StreetGraph
 from flaneur.world.taxonomy import normalize_category, split_targets
@@ -104,22 +104,13 @@ def load_vln_jsonl(
         repeated id, naming the file and line.
     """
     path = Path(path)
-    if not path.is_file():
-        raise DataError("task file not found", path=path)
     episodes: list[Episode] = []
     lines: list[int] = []
-    with path.open(encoding="utf-8") as handle:
-        for line_no, text in enumerate(handle, start=1):
-            if not text.strip():
-                continue
-            try:
-                row = json.loads(text)
-            except json.JSONDecodeError as err:
-                raise DataError(f"invalid JSON ({err.msg})", path=path, line=line_no) from None
-            if not isinstance(row, dict):
-                raise DataError("expected a JSON object per line", path=path, line=line_no)
-            episodes.append(_vln_episode(row, path, line_no, category, city, id_field))
-            lines.append(line_no)
+    for line_no, row in iter_json_lines(path, what="task file"):
+        if not isinstance(row, dict):
+            raise DataError("expected a JSON object per line", path=path, line=line_no)
+        episodes.append(_vln_episode(row, path, line_no, category, city, id_field))
+        lines.append(line_no)
     _check_unique(episodes, lines, path)
     return episodes
 
