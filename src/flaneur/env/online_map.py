@@ -70,8 +70,9 @@ class OnlineMap:
         """Out-neighbours of ``node`` (ordered by heading)."""
         return list(self._targets[node])
 
-    def reachable(self, source: int) -> dict[int, int]:
-        """``{node: parent}`` of every node a route over known edges reaches from ``source``."""
+    def _search(self, source: int, target: int | None = None) -> dict[int, int]:
+        """Breadth-first ``{node: parent}`` over known edges from ``source``; stops early once
+        ``target`` is reached."""
         parent = {source: source}
         queue = deque([source])
         targets, explored = self._targets, self.explored
@@ -82,32 +83,27 @@ class OnlineMap:
             for w in targets[u]:
                 if w not in parent:
                     parent[w] = u
+                    if w == target:
+                        return parent
                     queue.append(w)
         return parent
+
+    def reachable(self, source: int) -> dict[int, int]:
+        """``{node: parent}`` of every node a route over known edges reaches from ``source``."""
+        return self._search(source)
 
     def route(self, source: int, target: int) -> list[int] | None:
         """Fewest-edge route from ``source`` to ``target`` over known edges (out-edges of
         explored nodes), excluding ``source``; ``None`` if the map has none."""
         if source == target:
             return []
-        parent = {source: source}
-        queue = deque([source])
-        targets, explored = self._targets, self.explored
-        while queue:
-            u = queue.popleft()
-            if u not in explored:
-                continue
-            for w in targets[u]:
-                if w in parent:
-                    continue
-                parent[w] = u
-                if w == target:
-                    path = [w]
-                    while parent[path[-1]] != source:
-                        path.append(parent[path[-1]])
-                    return path[::-1]
-                queue.append(w)
-        return None
+        parent = self._search(source, target)
+        if target not in parent:
+            return None
+        path = [target]
+        while parent[path[-1]] != source:
+            path.append(parent[path[-1]])
+        return path[::-1]
 
     def snapshot(self, current: int) -> dict[str, list[int]]:
         """``{"explored", "accessible", "unexplored", "trail"}`` node lists."""
