@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 from flaneur.agents.base import Action, Agent, StepRecord, env_info_for, step_record
@@ -32,12 +33,29 @@ def register_agent(name: str, cls: type[Agent], *, replace: bool = False) -> Non
 
 
 def make_agent(name: str, **kwargs: Any) -> Agent:
-    """An agent by name; :class:`FlaneurError` listing the known names otherwise."""
+    """An agent by name with constructor options ``kwargs``; :class:`FlaneurError` for an
+    unknown name (listing the known ones) or an option its constructor does not take."""
     try:
         cls = AGENTS[name]
     except KeyError:
         raise FlaneurError(f"unknown agent {name!r}; choose from {', '.join(AGENTS)}") from None
+    _check_option_names(name, cls, kwargs)
     return cls(**kwargs)
+
+
+def _check_option_names(name: str, cls: type[Agent], kwargs: dict[str, Any]) -> None:
+    """Raise :class:`FlaneurError` naming the options that ``cls(**kwargs)`` cannot take."""
+    try:
+        params = inspect.signature(cls).parameters.values()
+    except (TypeError, ValueError):  # no introspectable signature: let the call decide
+        return
+    if any(p.kind is p.VAR_KEYWORD for p in params):
+        return  # the constructor checks its own extra options (e.g. the explorer's)
+    known = [p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    unknown = sorted(set(kwargs) - set(known))
+    if unknown:
+        takes = f"its options: {', '.join(known)}" if known else "it takes none"
+        raise FlaneurError(f"agent {name!r} has no option {', '.join(unknown)} ({takes})")
 
 
 __all__ = [

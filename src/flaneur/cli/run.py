@@ -2,16 +2,29 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.table import Table
 
 from flaneur.cli.output import console, print_json
+from flaneur.errors import FlaneurError
 from flaneur.report.tables import format_value
+
+if TYPE_CHECKING:
+    from flaneur.evaluate.runner import RunConfig
 
 DATA_DIR_HELP = (
     "Folder holding the datasets (touchdown/, map2seq/, cityseeker/); default $FLANEUR_DATA."
+)
+OPTION_HELP = (
+    "Agent option AGENT.KEY=VALUE, or KEY=VALUE for every agent of the run; repeatable, "
+    "e.g. -o velma.k_shot=0 -o velma.extract=rules -o explorer.tau=0.6. VALUE is read as "
+    "JSON when it parses (numbers, true/false, null, lists, quoted strings), else kept as "
+    "text. Recorded in the run's config (summary.json, config hash)."
 )
 validate_app = typer.Typer(
     help="Validate the environment against the datasets.", no_args_is_help=True
@@ -71,6 +84,9 @@ def run_command(
     mapgpt_mode: str | None = typer.Option(
         None, "--mapgpt-mode", help="mapgpt agent: two-stage (text) or one-stage (images)."
     ),
+    option: list[str] | None = typer.Option(
+        None, "--option", "-o", metavar="AGENT.KEY=VALUE", help=OPTION_HELP
+    ),
     token_budget: int | None = typer.Option(
         None, "--token-budget", min=1, help="Stop the run cleanly after this many model tokens."
     ),
@@ -100,15 +116,21 @@ def run_command(
     _check_choice("--cache", cache_mode, ("use", "refresh", "off"))
     if progress not in ("rich", "plain", "none"):
         raise typer.BadParameter("--progress must be rich, plain or none")
+    agents = tuple(_split(agent))
+    shared, own = parse_agent_options(option or [], agents)
+    per_agent = _per_agent_options(strategy, round_, mapgpt_mode)
+    for name, values in own.items():
+        per_agent.setdefault(name, {}).update(values)
     config = RunConfig(
-        agents=tuple(_split(agent)), tasks=tuple(task_ids),
+        agents=agents, tasks=tuple(task_ids),
         data_dir=str(data_dir) if data_dir else None, scheme=scheme, llm=llm,
         llm_base_url=llm_base_url, views=views, landmarks=landmarks, seed=seed, limit=limit,
         ids=tuple(_split(ids)) if ids else None, concurrency=concurrency,
-        token_budget=token_budget, cache_mode=cache_mode,
-        per_agent_options=_per_agent_options(strategy, round_, mapgpt_mode),
+        token_budget=token_budget, cache_mode=cache_mode, agent_options=shared,
+        per_agent_options=per_agent,
         scheme_options={"allow_jumps": True} if allow_jumps else {},
     )  # fmt: skip
+    _build_agents_once(config)
     summary = run_benchmark(config, out, resume=resume, progress="none" if json_out else progress)
     if json_out:
         print_json(summary)
@@ -120,6 +142,76 @@ def run_command(
     console.print(f"rows: {out / 'episodes.jsonl'}, summary: {out / 'summary.json'}")
     if not summary["reportable"]:
         console.print("[yellow]--limit/--ids run: not reportable[/]")
+
+
+def parse_agent_options(
+    specs: Sequence[str], agents: Sequence[str]
+) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """Parse ``--option`` values into shared and per-agent constructor options.
+
+    Parameters
+    ----------
+    specs
+        ``AGENT.KEY=VALUE`` (one agent) or ``KEY=VALUE`` (every agent) strings; a later
+        one overrides an earlier one with the same target and key.
+    agents
+        The agents of the run (``--agent``); ``AGENT`` must be one of them.
+
+    Returns
+    -------
+    tuple of dict
+        ``(options for every agent, {agent: its own options})``, for
+        :class:`~flaneur.evaluate.runner.RunConfig`'s ``agent_options`` and
+        ``per_agent_options``. Each VALUE is read as JSON when it parses, else kept as text.
+
+    Raises
+    ------
+    FlaneurError
+        For a spec without ``=``, with an empty or malformed key, or naming an agent that
+        is not in ``agents``; the message quotes the spec.
+    """
+    shared: dict[str, Any] = {}
+    per_agent: dict[str, dict[str, Any]] = {}
+    for spec in specs:
+        target, eq, text = spec.partition("=")
+        target = target.strip()
+        if not eq:
+            raise FlaneurError(f"--option {spec!r}: expected AGENT.KEY=VALUE or KEY=VALUE")
+        name, dot, key = target.partition(".")
+        if not dot:
+            name, key = "", target
+        if not key.isidentifier():
+            raise FlaneurError(f"--option {spec!r}: the option name {key!r} is empty or not a name")
+        if dot and name not in agents:
+            raise FlaneurError(
+                f"--option {spec!r}: agent {name!r} is not among --agent ({', '.join(agents)})"
+            )
+        (per_agent.setdefault(name, {}) if dot else shared)[key] = _option_value(text)
+    return shared, per_agent
+
+
+def _option_value(text: str) -> Any:
+    """``text`` as JSON (``0.6``, ``true``, ``null``, ``[1, 2]``, ``"0"``), else as is."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _build_agents_once(config: RunConfig) -> None:
+    """Construct every agent of the run with its options, so that a bad option fails as a
+    one-line error naming the agent before any task loads or episode runs."""
+    from flaneur.agents import make_agent
+
+    for name in config.agents:
+        options = config.options_for(name)
+        try:
+            make_agent(name, **options)
+        except (FlaneurError, TypeError, ValueError) as err:  # e.g. a value it cannot use
+            if isinstance(err, FlaneurError) and name in str(err):
+                raise  # names the agent already (unknown agent, unknown option)
+            shown = ", ".join(f"{key}={value!r}" for key, value in options.items())
+            raise FlaneurError(f"agent {name!r} rejects its options ({shown}): {err}") from err
 
 
 def _per_agent_options(strategy: str | None, round_: int, mapgpt_mode: str | None) -> dict:
@@ -152,7 +244,6 @@ def validate_gold(
 
     from flaneur.env.registration import load_task_cached
     from flaneur.env.schemes import SCHEMES
-    from flaneur.errors import FlaneurError
     from flaneur.evaluate.simple import replay_gold
     from flaneur.tasks.registry import get_task, resolve_data_dir
 
@@ -188,4 +279,4 @@ def validate_gold(
         raise FlaneurError(f"gold validation failed: {bad} episode(s) not reproduced")
 
 
-__all__ = ["run_command", "validate_app", "validate_gold"]
+__all__ = ["parse_agent_options", "run_command", "validate_app", "validate_gold"]

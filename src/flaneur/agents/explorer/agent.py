@@ -145,7 +145,10 @@ class ExplorerAgent(Agent):
         known = set(ExplorerParams.__dataclass_fields__)
         unknown = sorted(set(overrides) - known)
         if unknown:
-            raise FlaneurError(f"unknown explorer option(s) {unknown}; known: {sorted(known)}")
+            named = ["tau", "floor", "lexical_ratio", "name_cap", "seed", "view_radius_m"]
+            raise FlaneurError(
+                f"unknown explorer option(s) {unknown}; known: {sorted(named + list(known))}"
+            )
         self.params = replace(params or ExplorerParams(), **overrides)
         self.seed = seed
         self.view_radius_m = view_radius_m
