@@ -284,8 +284,20 @@ def test_budget_fallback_ends_at_a_typical_goal_distance(city):
     # nothing matches: near the end of the budget the agent walks back to a visited node
     # about half the average reference length from the start and stops there
     ep = episode("I need to charge my electric car.", start="W2", heading=90.0, max_steps=16)
-    agent = ExplorerAgent(embedder=BagOfWords())
+    agent = ExplorerAgent(embedder=BagOfWords(), guess_miss=-1.0)
     row = run(city, agent, ep, avg_reference_length=6.0)
     last = city.graph.index(row["path"][-1])
     assert agent._start_hops[last] == 3
     assert any("budget" in (r.get("thoughts") or "") for r in row["records"])
+
+
+def test_budget_fallback_ends_at_the_likeliest_spot_left(city):
+    # nothing matches: the agent ends where a stop covers the most prior weight not yet
+    # seen; it commits to that spot, walks there and stops on it within the step limit
+    ep = episode("I need to charge my electric car.", start="W2", heading=90.0, max_steps=16)
+    agent = ExplorerAgent(embedder=BagOfWords(), guess_miss=0.5)
+    row = run(city, agent, ep, avg_reference_length=6.0)
+    assert row["termination"] == "stopped"
+    thoughts = [r.get("thoughts") or "" for r in row["records"]]
+    assert "likeliest spot" in thoughts[-1]
+    assert city.graph.index(row["path"][-1]) == agent._guess

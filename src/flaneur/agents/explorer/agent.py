@@ -38,6 +38,7 @@ import numpy as np
 
 from flaneur.agents.base import Action, Agent, step_record
 from flaneur.agents.baselines import episode_seed
+from flaneur.agents.explorer.coverage import CoveragePlan, near_matrix
 from flaneur.agents.explorer.memory import Memory
 from flaneur.agents.explorer.perception import MapPerception, OCRPerception, map_perception
 from flaneur.agents.explorer.scoring import NeedScorer, Thresholds
@@ -80,19 +81,36 @@ class ExplorerParams:
     look_sides
         Also look left and right (90 degrees off the way the agent faces) at every node:
         places beside the street are out of every street's view sector.
+    w_cover
+        Weight of a street's coverage gain (:mod:`.coverage`: the prior weight of unseen
+        nodes a greedy walk of ``cover_depth`` steps along it would see), relative to the
+        best street's gain.
+    cover_depth
+        Steps of that walk.
+    cover_radius_m
+        A node counts as seen once the agent stood this close to it.
+    guess_miss
+        At or above 0, the budget fallback without a candidate ends at the node within
+        reach whose surroundings (``view_radius_m``) hold the most prior weight
+        (:meth:`.coverage.CoveragePlan.stop_values`), counting places already seen around
+        ``guess_miss`` times; below 0, it uses the ``home_ratio`` rule.
     """
 
     stop_radius_m: float = 30.0
     w_lead: float = 1.0
-    new_bonus: float = 0.5
+    new_bonus: float = 0.2
     visit_penalty: float = 0.4
     tried_penalty: float = 0.6
     back_penalty: float = 0.3
-    straight_bonus: float = 1.0
+    straight_bonus: float = 0.5
     fallback_min: float = 0.45
     w_novel: float = 1.0
     home_ratio: float = 0.5
     look_sides: bool = True
+    w_cover: float = 4.0
+    cover_depth: int = 6
+    cover_radius_m: float = 40.0
+    guess_miss: float = 0.5
 
 
 class ExplorerAgent(Agent):
@@ -115,8 +133,8 @@ class ExplorerAgent(Agent):
         The OCR engine of the ``ocr`` perception (default: one shared
         :class:`flaneur.perception.OCR`).
     **overrides
-        Fields of :class:`ExplorerParams` to change (``straight_bonus=0.3``), e.g. from a
-        run's agent options.
+        Fields of :class:`ExplorerParams` or :class:`~.scoring.Thresholds` to change
+        (``straight_bonus=0.3``, ``expand_k=0``), e.g. from a run's agent options.
     """
 
     name: ClassVar[str] = "explorer"
@@ -135,20 +153,16 @@ class ExplorerAgent(Agent):
         ocr: Any = None,
         **overrides: float,
     ) -> None:
-        base = Thresholds()
-        self.thresholds = Thresholds(
-            floor=base.floor if floor is None else float(floor),
-            tau=base.tau if tau is None else float(tau),
-            lexical_ratio=base.lexical_ratio if lexical_ratio is None else float(lexical_ratio),
-            name_cap=base.name_cap if name_cap is None else float(name_cap),
-        )
+        named = {"tau": tau, "floor": floor, "lexical_ratio": lexical_ratio, "name_cap": name_cap}
+        limits = set(Thresholds.__dataclass_fields__)
         known = set(ExplorerParams.__dataclass_fields__)
-        unknown = sorted(set(overrides) - known)
+        unknown = sorted(set(overrides) - known - limits)
         if unknown:
-            named = ["tau", "floor", "lexical_ratio", "name_cap", "seed", "view_radius_m"]
-            raise FlaneurError(
-                f"unknown explorer option(s) {unknown}; known: {sorted(named + list(known))}"
-            )
+            allowed = sorted(known | limits | {"seed", "view_radius_m"})
+            raise FlaneurError(f"unknown explorer option(s) {unknown}; known: {allowed}")
+        chosen = {k: float(v) for k, v in named.items() if v is not None}
+        chosen.update({k: overrides.pop(k) for k in list(overrides) if k in limits})
+        self.thresholds = replace(Thresholds(), **chosen)
         self.params = replace(params or ExplorerParams(), **overrides)
         self.seed = seed
         self.view_radius_m = view_radius_m
@@ -185,6 +199,8 @@ class ExplorerAgent(Agent):
         self._start_hops: dict[int, int] = {}
         self._last_seen: dict[int, int] = {}
         self._returning = False
+        self.plan: CoveragePlan | None = None
+        self._guess: int | None = None
         self.prev_node: int | None = None
         self._heading = 0.0
 
@@ -207,6 +223,11 @@ class ExplorerAgent(Agent):
         self._heading = heading
         if not self._start_hops:
             self._start_hops = self._hops_within(node, self.max_steps)
+            mean = max(self.avg_reference - 1.0, 1.0) if self.avg_reference else 12.0
+            self.plan = CoveragePlan(self.graph, self.targets_of, self._start_hops, mean,
+                                     radius_m=self.params.cover_radius_m)  # fmt: skip
+        assert self.plan is not None
+        self.plan.visit(node)
         self.memory.visits[node] += 1
         self._last_seen[node] = len(self._last_seen) + 1
         heads = self.headings_of[node]
@@ -257,7 +278,7 @@ class ExplorerAgent(Agent):
         length from the start (``env_info["avg_reference_length"]``, which the baselines use
         too), where an unseen goal is likeliest to be within reach.
         """
-        dest, why = self._fallback_destination(node, scores)
+        dest, why = self._fallback_destination(node, scores, remaining)
         if dest is None:
             return None
         if dest == node:
@@ -271,11 +292,15 @@ class ExplorerAgent(Agent):
         self._returning = True
         return self._go(node, self._slot(node, path[1]), f"budget: walking to {why}", None)
 
-    def _fallback_destination(self, node: int, scores: np.ndarray) -> tuple[int | None, str]:
+    def _fallback_destination(
+        self, node: int, scores: np.ndarray, remaining: int
+    ) -> tuple[int | None, str]:
         last = self.sub == len(self.scorer) - 1
         if last and scores.size and scores.max() >= self.params.fallback_min:
             entry = self.memory.seen[int(np.argmax(scores))]
             return entry.node, f"the best candidate {entry.text!r}"
+        if self.params.guess_miss >= 0 and self.plan is not None:
+            return self._best_guess(node, remaining)
         if self.params.home_ratio <= 0 or not self.avg_reference:
             return None, ""
         want = self.params.home_ratio * self.avg_reference
@@ -285,6 +310,20 @@ class ExplorerAgent(Agent):
             return None, ""
         home = min(visited, key=lambda v: (abs(hops[v] - want), -self._last_seen.get(v, 0)))
         return home, f"a visited node {hops[home]} steps from the start"
+
+    def _best_guess(self, node: int, remaining: int) -> tuple[int | None, str]:
+        """The node within ``remaining - 1`` steps where a stop has the most prior weight
+        of the goal around it; kept once the agent heads there."""
+        if self._guess is not None and self._returning:
+            return self._guess, "the likeliest spot left"
+        assert self.plan is not None
+        reach = self._hops_within(node, max(remaining - 1, 0))
+        values = self.plan.stop_values(
+            near_matrix(self.graph, self.view_radius_m), self.params.guess_miss
+        )
+        nodes = np.fromiter(reach, dtype=np.int64, count=len(reach))
+        self._guess = int(nodes[np.argmax(values[nodes])])
+        return self._guess, "the likeliest spot left"
 
     def _towards_match(self, node: int, scores: np.ndarray, remaining: int) -> Action | None:
         """Walk towards the best text at least ``tau`` seen farther away."""
@@ -312,6 +351,10 @@ class ExplorerAgent(Agent):
             lead_bearing = np.degrees(np.arctan2(delta[:, 0], delta[:, 1])) % 360.0
             lead_gain = scores[lead_rows] - floor
         values, pulls = [], []
+        cover = np.zeros(len(targets))
+        if p.w_cover and self.plan is not None:
+            cover = np.asarray([self.plan.gain(node, t, p.cover_depth) for t in targets])
+            cover = cover / max(float(cover.max()), 1e-4)
         for k, (target, h) in enumerate(zip(targets, heads, strict=True)):
             pull = 0.0
             if lead_rows.size:
@@ -319,6 +362,7 @@ class ExplorerAgent(Agent):
                 pull = float((lead_gain * np.clip(np.cos(np.radians(off)), 0.0, None)).max())
             pulls.append(pull)
             value = p.w_lead * pull + p.w_novel * math.log1p(self._counts[k])
+            value += p.w_cover * float(cover[k])
             visits = self.memory.visits[target]
             value += p.new_bonus if visits == 0 else -p.visit_penalty * visits
             value -= p.tried_penalty * self.memory.tried[(node, k + 1)]

@@ -21,6 +21,7 @@ evaluation set (see ``docs/agents.md``, section Explorer).
 from __future__ import annotations
 
 import re
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -29,6 +30,7 @@ from numpy.typing import NDArray
 
 from flaneur.agents.explorer.glossary import gloss
 from flaneur.perception.matching import fuzzy_ratio, normalize_name
+from flaneur.world.taxonomy import CATEGORIES
 
 LEXICAL_SCORE = 1.0
 """Score of a text that contains the need's core phrase (fuzzy ratio >= ``lexical_ratio``)."""
@@ -57,12 +59,20 @@ class Thresholds:
         When the core is a proper name ("Hesburger", "R-kioski"), semantic similarity alone
         scores at most this (below ``tau``): only the name spelled out stops the agent, a
         similar name ("Coffee House" for "Espresso House") is merely a lead.
+    expand_min, expand_gap, expand_k
+        Query expansion: a need that names no place ("I need to buy some medicine") is also
+        matched against the labels of the place categories it is most similar to (at most
+        ``expand_k``, each at least ``expand_min`` and within ``expand_gap`` of the best;
+        see :func:`expansions`).
     """
 
     floor: float = 0.30
     tau: float = 0.55
     lexical_ratio: float = 0.93
     name_cap: float = 0.45
+    expand_min: float = 0.40
+    expand_gap: float = 0.10
+    expand_k: int = 3
 
 
 @dataclass(frozen=True)
@@ -100,6 +110,43 @@ def split_need(instruction: str) -> list[SubNeed]:
     return out
 
 
+_LABELS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def category_labels(embedder) -> tuple[list[str], NDArray[np.float32]]:  # type: ignore[no-untyped-def]
+    """The distinct labels of the place taxonomy and their embeddings (once per embedder)."""
+    try:
+        hit = _LABELS.get(embedder)
+    except TypeError:  # not weakly referenceable: no cache
+        hit = None
+    if hit is None:
+        labels = sorted({info.label for info in CATEGORIES.values()})
+        hit = (labels, embedder.embed(labels))
+        try:
+            _LABELS[embedder] = hit
+        except TypeError:
+            pass
+    return hit
+
+
+def expansions(embedder, sub: SubNeed, thresholds: Thresholds) -> list[str]:  # type: ignore[no-untyped-def]
+    """Category labels a need that names no place is most similar to (query expansion).
+
+    "I need to buy some medicine." -> ``["pharmacy"]``: a sign glossed "(pharmacy)" then
+    matches the need. Needs naming a brand or place (``sub.is_name``) are not expanded.
+    """
+    if sub.is_name:
+        return []
+    labels, vectors = category_labels(embedder)
+    sims = (embedder.embed([sub.text]) @ vectors.T)[0]
+    order = np.argsort(-sims, kind="stable")[: thresholds.expand_k]
+    top = float(sims[order[0]])
+    return [
+        labels[i] for i in order.tolist()
+        if sims[i] >= thresholds.expand_min and sims[i] >= top - thresholds.expand_gap
+    ]  # fmt: skip
+
+
 class NeedScorer:
     """Scores texts against the sub-needs of one instruction.
 
@@ -118,8 +165,11 @@ class NeedScorer:
         self.thresholds = thresholds or Thresholds()
         self.sub_needs = split_need(instruction)
         queries = []
+        self.expanded: list[list[str]] = []
         for sub in self.sub_needs:
-            queries.append([sub.text] + ([sub.core] if sub.core else []))
+            more = expansions(embedder, sub, self.thresholds) if self.thresholds.expand_k else []
+            self.expanded.append(more)
+            queries.append([sub.text] + ([sub.core] if sub.core else []) + more)
         self._queries = [embedder.embed(q) for q in queries]  # embedded once per episode
 
     def __len__(self) -> int:
