@@ -25,10 +25,19 @@ def report_command(
     ),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
-    """Print metric tables of runs and write an HTML report (maps, step logs, wins/losses)."""
+    """Print metric tables of runs and write an HTML report (maps, step logs, wins/losses).
+
+    Each run also gets, per task with two or more agents, a paired comparison of its agents on
+    the episodes both ran (``paired`` in the ``--json`` output).
+    """
     from flaneur.errors import FlaneurError
-    from flaneur.report.run_report import build_report, compare_runs, load_run
-    from flaneur.report.tables import results_tables
+    from flaneur.report.run_report import (
+        build_report,
+        compare_runs,
+        load_run,
+        paired_comparisons,
+    )
+    from flaneur.report.tables import paired_tables, results_tables
     from flaneur.tasks.registry import load_task
 
     loaded = [load_run(folder) for folder in runs]
@@ -45,13 +54,14 @@ def report_command(
     comparisons = [
         c for a, b in itertools.pairwise(loaded) for c in compare_runs(a, b)
     ]
+    paired = [paired_comparisons(run) for run in loaded]
     if json_out:
-        print_json(
-            {"report": str(path), "runs": [r.summary for r in loaded], "comparisons": comparisons}
-        )
+        print_json({"report": str(path), "runs": [r.summary for r in loaded],
+                    "comparisons": comparisons,
+                    "paired": [c for pairs in paired for c in pairs]})  # fmt: skip
         return
-    for run in loaded:
-        for table in results_tables(run.summary):
+    for run, pairs in zip(loaded, paired, strict=True):
+        for table in results_tables(run.summary) + paired_tables(pairs):
             table.title = f"{run.name}: {table.title}"
             console.print(table)
     for c in comparisons:

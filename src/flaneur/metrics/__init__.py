@@ -15,6 +15,7 @@ from flaneur.metrics.episode import (
     batch_metrics,
     episode_metrics,
 )
+from flaneur.metrics.paired import compare_agents, mcnemar_exact, paired_difference
 from flaneur.metrics.summary import summarize, wilson_interval
 
 __all__ = [
@@ -24,7 +25,10 @@ __all__ = [
     "MetricCache",
     "batch_metrics",
     "cache_for",
+    "compare_agents",
     "episode_metrics",
+    "mcnemar_exact",
+    "paired_difference",
     "summarize",
     "wilson_interval",
 ]

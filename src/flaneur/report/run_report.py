@@ -1,8 +1,9 @@
 """HTML reports of runs (``flaneur report``): tables, charts, episode maps, comparisons.
 
 The report is one self-contained HTML file that works offline: metric tables per task set
-(agents side by side), a per-category success chart, wins and losses between two runs, and
-for each episode an SVG map (reference path, agent path, start, goals, places near the stop)
+(agents side by side), paired comparisons of the agents of each run (difference of success
+rates with its interval, McNemar test), a per-category success chart, wins and losses between
+two runs, and for each episode an SVG map (reference path, agent path, start, goals, places near the stop)
 with the step log.
 """
 
@@ -18,9 +19,16 @@ from typing import Any
 
 from flaneur.errors import DataError
 from flaneur.evaluate.runlog import read_rows, row_success
+from flaneur.metrics.paired import compare_agents
 from flaneur.report.episode_folium import save_episode_map
 from flaneur.report.svg_map import COLOURS, bar_chart_svg, episode_svg
-from flaneur.report.tables import METRIC_LABELS, metrics_of
+from flaneur.report.tables import (
+    METRIC_LABELS,
+    PAIRED_COLUMNS,
+    PAIRED_NOTE,
+    metrics_of,
+    paired_cells,
+)
 from flaneur.tasks.episode import Episode
 from flaneur.world.city import City
 
@@ -93,6 +101,47 @@ def compare_runs(a: RunData, b: RunData, *, listed: int = 50) -> list[dict[str, 
             "win_ids": wins[:listed], "loss_ids": losses[:listed],
         })  # fmt: skip
     return out
+
+
+def paired_comparisons(run: RunData) -> list[dict[str, Any]]:
+    """Paired comparison of the agents of one run, per task, on the episodes both ran.
+
+    Only scored rows (those with metrics, as in the metric tables) count, and success is
+    :func:`~flaneur.evaluate.runlog.row_success`. Tasks and agents follow the order of the run
+    summary (the ``--agent`` order), else their first appearance in the log.
+
+    Returns
+    -------
+    list of dict
+        :func:`flaneur.metrics.compare_agents` entries, each with the run name under ``run``.
+    """
+    tasks: dict[str, int] = {}
+    agents: dict[str, int] = {}
+    for entry in run.summary.get("runs") or []:
+        tasks.setdefault(str(entry.get("task")), len(tasks))
+        agents.setdefault(str(entry.get("agent")), len(agents))
+    scored = sorted(
+        (r for r in run.rows if r.get("metrics")),
+        key=lambda r: (
+            tasks.get(str(r["task"]), len(tasks)),
+            agents.get(str(r["agent"]), len(agents)),
+        ),
+    )
+    return [{"run": run.name, **c} for c in compare_agents(scored, row_success)]
+
+
+def _paired_table(comparisons: list[dict[str, Any]]) -> str:
+    html = []
+    head = "".join(f"<th>{escape(col)}</th>" for col in PAIRED_COLUMNS)
+    for task in dict.fromkeys(c["task"] for c in comparisons):
+        html.append(f"<h3>{escape(task)}: paired comparison</h3><p class=muted>{escape(PAIRED_NOTE)}</p>"
+                    f"<table><tr>{head}</tr>")  # fmt: skip
+        for c in comparisons:
+            if c["task"] == task:
+                cells = "".join(f"<td>{escape(v)}</td>" for v in paired_cells(c))
+                html.append(f"<tr>{cells}</tr>")
+        html.append("</table>")
+    return "".join(html)
 
 
 def _metrics_table(summary: dict[str, Any]) -> str:
@@ -231,6 +280,7 @@ def build_report(
                      f"seed {s.get('seed')} · model {escape(str(s.get('model')))} · commit "
                      f"{escape(str(s.get('git_commit')))}{flag}</p>")  # fmt: skip
         parts.append(_metrics_table(s))
+        parts.append(_paired_table(paired_comparisons(run)))
         parts.append(_category_chart(run))
     if len(runs) >= 2:
         parts.append("<h2>comparison</h2><table><tr><th>A</th><th>B</th><th>paired</th><th>A wins</th>"

@@ -17,6 +17,37 @@ def format_value(value: object, digits: int = 2) -> str:
     return str(value)
 
 
+def format_p(p: float | None) -> str:
+    """A p-value cell: three decimals, or scientific notation below 0.001."""
+    if p is None:
+        return "-"
+    return f"{p:.3f}" if p >= 0.001 else f"{p:.1e}"
+
+
+PAIRED_COLUMNS = ("A", "B", "paired", "A success", "B success", "A wins", "B wins", "A − B",
+                  "95% CI", "McNemar p")  # fmt: skip
+"""Column heads of a paired comparison table (terminal and HTML)."""
+
+PAIRED_NOTE = ("paired: episodes both agents ran; A wins: A succeeds where B fails; A − B: "
+               "difference of success rates with Newcombe's hybrid score 95% interval; "
+               "exact McNemar p, not corrected for multiple comparisons")  # fmt: skip
+"""What the columns of a paired comparison table mean (table caption)."""
+
+
+def paired_cells(comparison: dict) -> list[str]:
+    """The cells of one comparison of :func:`flaneur.metrics.compare_agents`, in
+    :data:`PAIRED_COLUMNS` order."""
+    c = comparison
+    if c["diff"] is None:
+        diff = interval = "-"
+    else:
+        diff = f"{c['diff']:+.2f}"
+        interval = f"[{c['diff_low']:+.2f}, {c['diff_high']:+.2f}]"
+    return [str(c["a"]), str(c["b"]), str(c["paired"]), format_value(c["a_success"]),
+            format_value(c["b_success"]), str(c["wins"]), str(c["losses"]), diff, interval,
+            format_p(c["p_value"])]  # fmt: skip
+
+
 def metrics_of(run: dict) -> dict:
     """Overall metric summaries of one (task, agent) entry of a run summary."""
     return (run.get("summary") or {}).get("overall", {}).get("metrics", {})
@@ -42,5 +73,20 @@ def results_tables(summary: dict) -> list[Table]:
             f"{agent}: " + ", ".join(f"{k} {v}" for k, v in sorted(terms.items()))
             for agent, terms in ended.items()
         )
+        tables.append(table)
+    return tables
+
+
+def paired_tables(comparisons: list[dict]) -> list[Table]:
+    """One Rich table per task: the paired comparisons of its agents (see
+    :func:`flaneur.report.run_report.paired_comparisons`)."""
+    tables = []
+    for task in dict.fromkeys(c["task"] for c in comparisons):
+        table = Table(title=f"{task}: paired comparison", caption=PAIRED_NOTE)
+        for i, col in enumerate(PAIRED_COLUMNS):
+            table.add_column(col, no_wrap=True, justify="left" if i < 2 else "right")
+        for c in comparisons:
+            if c["task"] == task:
+                table.add_row(*paired_cells(c))
         tables.append(table)
     return tables
