@@ -123,6 +123,14 @@ def test_gloss():
     assert gloss("Hotel Haven") == ""
 
 
+def test_gloss_knows_chains_as_whole_words():
+    assert gloss("Alepa Kluuvi") == "Alepa Kluuvi (supermarket grocery)"
+    assert gloss("Helsingin OP") == "Helsingin OP (bank)"
+    assert gloss("POP Pankki") == "POP Pankki (bank)"  # chain and sign word agree: once
+    assert gloss("Shop Optimal") == ""  # "op" is not a word of it
+    assert gloss("Otto.") == "Otto. (ATM cash machine)"
+
+
 def test_lexical_and_gloss_scores():
     scorer = NeedScorer(BagOfWords(), "Please find the nearest pharmacy.")
     s = scorer.scores(["Yliopiston Apteekki", "PHARMACY 24h", "Shoe Store"])

@@ -4,9 +4,11 @@ The sentence embedder (all-MiniLM-L6-v2) was trained on English: it does not kno
 "Apteekki Eliel" is a pharmacy or that "Kansalliskirjasto" holds a library. A reader of
 Helsinki's signs does, so the explorer adds English glosses to a text that contains one of
 these common shop-sign stems (Finnish compounds are matched inside words:
-"Esplanadin*puisto*" is a park). The list is general vocabulary of shop signs (written
-from a dictionary, not from any task set); other cities' languages can be added the same
-way.
+"Esplanadin*puisto*" is a park), or the name of a well-known chain (:data:`CHAINS`,
+matched as whole words: "Alepa" is a grocery, "Nordea" a bank). The lists are general
+vocabulary and common knowledge of shop signs (written from a dictionary and general
+knowledge, not from any task set); other cities' languages and chains can be added the
+same way.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ SIGN_WORDS: dict[str, str] = {
     "kuntosali": "gym fitness", "uimahalli": "swimming pool", "sauna": "sauna",
     "hotelli": "hotel", "hostelli": "hostel", "majatalo": "guest house",
     "matkatoimisto": "travel agency", "valuutta": "currency exchange",
-    "pesula": "laundry", "korjaamo": "repair shop",
+    "pesula": "laundry", "korjaamo": "repair shop", "pankkiautomaatti": "ATM cash machine",
     # culture and leisure
     "kirjasto": "library", "bibliotek": "library", "museo": "museum",
     "galleria": "art gallery", "taide": "art", "teatteri": "theater", "teater": "theater",
@@ -54,12 +56,46 @@ SIGN_WORDS: dict[str, str] = {
 }  # fmt: skip
 """Sign-word stem (matched inside words, accents kept) -> English gloss."""
 
+CHAINS: dict[str, str] = {
+    # banks and cash
+    "nordea": "bank", "op": "bank", "danske bank": "bank", "handelsbanken": "bank",
+    "aktia": "bank", "s pankki": "bank", "pop pankki": "bank", "saastopankki": "bank",
+    "otto": "ATM cash machine", "forex": "currency exchange",
+    # groceries and kiosks
+    "alepa": "supermarket grocery", "sale": "convenience store grocery",
+    "k market": "supermarket grocery", "k supermarket": "supermarket grocery",
+    "k citymarket": "hypermarket grocery", "s market": "supermarket grocery",
+    "prisma": "hypermarket grocery", "lidl": "supermarket grocery",
+    "siwa": "convenience store grocery", "r kioski": "kiosk convenience store",
+    "alko": "liquor store", "tokmanni": "discount store",
+    # food and coffee
+    "hesburger": "burger fast food", "mcdonald s": "burger fast food",
+    "burger king": "burger fast food", "subway": "sandwich fast food",
+    "kotipizza": "pizza", "robert s coffee": "cafe coffee", "espresso house": "cafe coffee",
+    "starbucks": "cafe coffee", "wayne s coffee": "cafe coffee", "fazer": "cafe bakery",
+    "picnic": "cafe", "pancho villa": "mexican restaurant",
+    # shops
+    "stockmann": "department store", "sokos": "department store",
+    "marimekko": "clothing design store", "h m": "clothing store", "lindex": "clothing store",
+    "kappahl": "clothing store", "seppala": "clothing store", "instrumentarium": "optician",
+    "specsavers": "optician", "silmaasema": "optician", "suomalainen kirjakauppa": "book store",
+    "akateeminen kirjakauppa": "book store", "verkkokauppa": "electronics store",
+    "gigantti": "electronics store", "tiimari": "gift shop",
+    # lodging and transport
+    "scandic": "hotel", "radisson": "hotel", "hilton": "hotel", "clarion": "hotel",
+    "holiday inn": "hotel", "best western": "hotel", "omena": "hotel", "cumulus": "hotel",
+    "hsl": "public transport", "vr": "train", "posti": "post office",
+}  # fmt: skip
+"""Well-known chains of Finland (whole words of the folded name) -> what they are. A local
+reads "Alepa" as a grocery and "Nordea" as a bank; the English embedder does not."""
+
 
 def _fold(text: str) -> str:
     return " ".join(re.sub(r"[^\w]+", " ", text.casefold()).split())
 
 
 _STEMS = sorted(((_fold(k), v) for k, v in SIGN_WORDS.items()), key=lambda kv: -len(kv[0]))
+_CHAINS = sorted(CHAINS.items(), key=lambda kv: -len(kv[0]))
 
 
 @lru_cache(maxsize=65536)
@@ -70,10 +106,18 @@ def gloss(text: str) -> str:
     'Apteekki Eliel (pharmacy)'
     >>> gloss("Hotel Haven")
     ''
+    >>> gloss("Alepa Kluuvi")
+    'Alepa Kluuvi (supermarket grocery)'
+    >>> gloss("Shop Optimal")   # chains match whole words only ("op" is not in "shop")
+    ''
     """
     folded = _fold(text)
     plain = normalize_name(text)
     found: list[str] = []
+    words = f" {plain} "
+    for chain, english in _CHAINS:
+        if f" {chain} " in words and english not in found:
+            found.append(english)
     for stem, english in _STEMS:
         seen = stem in folded or normalize_name(stem) in plain
         if seen and english not in found and not any(english in f for f in found):
@@ -83,4 +127,4 @@ def gloss(text: str) -> str:
     return f"{text} ({', '.join(found)})"
 
 
-__all__ = ["SIGN_WORDS", "gloss"]
+__all__ = ["CHAINS", "SIGN_WORDS", "gloss"]

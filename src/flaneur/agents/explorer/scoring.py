@@ -20,6 +20,7 @@ evaluation set (see ``docs/agents.md``, section Explorer).
 
 from __future__ import annotations
 
+import contextlib
 import re
 import weakref
 from collections.abc import Sequence
@@ -122,10 +123,8 @@ def category_labels(embedder) -> tuple[list[str], NDArray[np.float32]]:  # type:
     if hit is None:
         labels = sorted({info.label for info in CATEGORIES.values()})
         hit = (labels, embedder.embed(labels))
-        try:
+        with contextlib.suppress(TypeError):  # not weakly referenceable: no cache
             _LABELS[embedder] = hit
-        except TypeError:
-            pass
     return hit
 
 
