@@ -141,3 +141,15 @@ def test_explorer_takes_threshold_and_weight_options():
     agent = ExplorerAgent(expand_k=0, w_cover=0.0, tau=0.6)
     assert agent.thresholds.expand_k == 0 and agent.thresholds.tau == 0.6
     assert agent.params.w_cover == 0.0
+
+
+def test_route_searches_on_adjacency_lists():
+    from flaneur.agents.explorer.routes import first_step_to_unvisited, hops_within, shortest_path
+
+    ring = [[1, 3], [0, 2], [1, 3], [2, 0]]  # a square 0-1-2-3-0
+    assert hops_within(ring, 0, 1) == {0: 0, 1: 1, 3: 1}
+    assert hops_within(ring, 0, 5) == {0: 0, 1: 1, 3: 1, 2: 2}
+    assert shortest_path(ring, 0, 2, limit=2) == [0, 1, 2]
+    assert shortest_path(ring, 0, 2, limit=1) is None
+    assert first_step_to_unvisited(ring, 0, {0: 1, 1: 1, 3: 1}) == 1  # 2 via 1 (first by order)
+    assert first_step_to_unvisited(ring, 0, {0: 1, 1: 1, 2: 1, 3: 1}) is None

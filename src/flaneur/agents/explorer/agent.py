@@ -29,7 +29,6 @@ places, as a map app shows them) and, with ``--views ... --landmarks ocr``, view
 from __future__ import annotations
 
 import math
-from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
@@ -41,6 +40,7 @@ from flaneur.agents.baselines import episode_seed
 from flaneur.agents.explorer.coverage import CoveragePlan, near_matrix
 from flaneur.agents.explorer.memory import Memory
 from flaneur.agents.explorer.perception import MapPerception, OCRPerception, map_perception
+from flaneur.agents.explorer.routes import first_step_to_unvisited, hops_within, shortest_path
 from flaneur.agents.explorer.scoring import NeedScorer, Thresholds
 from flaneur.env.schemes.base import STOP
 from flaneur.env.state import angular_distance, direction_label, relative_angle
@@ -222,7 +222,7 @@ class ExplorerAgent(Agent):
         remaining = self.max_steps - int(observation.get("step", 0))
         self._heading = heading
         if not self._start_hops:
-            self._start_hops = self._hops_within(node, self.max_steps)
+            self._start_hops = hops_within(self.targets_of, node, self.max_steps)
             mean = max(self.avg_reference - 1.0, 1.0) if self.avg_reference else 12.0
             self.plan = CoveragePlan(self.graph, self.targets_of, self._start_hops, mean,
                                      radius_m=self.params.cover_radius_m)  # fmt: skip
@@ -286,7 +286,7 @@ class ExplorerAgent(Agent):
                 conf = float(scores.max()) if scores.size else None
                 return self._stop(f"budget: stopping at {why}", conf)
             return None
-        path = self._path(node, dest, limit=remaining)
+        path = shortest_path(self.targets_of, node, dest, limit=remaining)
         if path is None or len(path) - 1 < remaining - 1:
             return None  # unreachable, or still time to explore and come back
         self._returning = True
@@ -317,7 +317,7 @@ class ExplorerAgent(Agent):
         if self._guess is not None and self._returning:
             return self._guess, "the likeliest spot left"
         assert self.plan is not None
-        reach = self._hops_within(node, max(remaining - 1, 0))
+        reach = hops_within(self.targets_of, node, max(remaining - 1, 0))
         values = self.plan.stop_values(
             near_matrix(self.graph, self.view_radius_m), self.params.guess_miss
         )
@@ -335,7 +335,7 @@ class ExplorerAgent(Agent):
             if entry.node == node:
                 # as close as the streets get: the place is here
                 return self._stop(f"found {entry.text!r} (nearest street point)", float(scores[i]))
-            path = self._path(node, entry.node, limit=remaining)
+            path = shortest_path(self.targets_of, node, entry.node, limit=remaining)
             if path is not None:
                 why = f"towards {entry.text!r} seen {len(path) - 1} steps away"
                 return self._go(node, self._slot(node, path[1]), why, float(scores[i]))
@@ -373,7 +373,7 @@ class ExplorerAgent(Agent):
         best = int(np.argmax(values))
         why = "explore: best street"
         if pulls[best] <= 0.0 and all(self.memory.visits[t] > 0 for t in targets):
-            frontier = self._frontier(node)
+            frontier = first_step_to_unvisited(self.targets_of, node, self.memory.visits)
             if frontier is not None:
                 best, why = self._slot(node, frontier) - 1, "explore: nearest unvisited node"
         elif pulls[best] > 0.0:
@@ -383,53 +383,6 @@ class ExplorerAgent(Agent):
     # ------------------------------------------------------------------ graph helpers
     def _slot(self, node: int, target: int) -> int:
         return self.targets_of[node].index(target) + 1
-
-    def _hops_within(self, source: int, limit: int) -> dict[int, int]:
-        """Hops from ``source`` to every node at most ``limit`` hops away (BFS)."""
-        hops = {source: 0}
-        queue = deque([source])
-        while queue:
-            here = queue.popleft()
-            if hops[here] < limit:
-                for nxt in self.targets_of[here]:
-                    if nxt not in hops:
-                        hops[nxt] = hops[here] + 1
-                        queue.append(nxt)
-        return hops
-
-    def _path(self, source: int, goal: int, *, limit: int) -> list[int] | None:
-        """Shortest path in hops (BFS, at most ``limit`` hops), or None."""
-        parent = {source: source}
-        queue = deque([(source, 0)])
-        while queue:
-            here, depth = queue.popleft()
-            if here == goal:
-                path = [here]
-                while path[-1] != source:
-                    path.append(parent[path[-1]])
-                return path[::-1]
-            if depth < limit:
-                for nxt in self.targets_of[here]:
-                    if nxt not in parent:
-                        parent[nxt] = here
-                        queue.append((nxt, depth + 1))
-        return None
-
-    def _frontier(self, node: int) -> int | None:
-        """First node on a shortest path to the nearest node never stood on."""
-        parent: dict[int, int] = {node: node}
-        queue = deque([node])
-        while queue:
-            here = queue.popleft()
-            if here != node and self.memory.visits[here] == 0:
-                while parent[here] != node:
-                    here = parent[here]
-                return here
-            for nxt in self.targets_of[here]:
-                if nxt not in parent:
-                    parent[nxt] = here
-                    queue.append(nxt)
-        return None
 
     # ------------------------------------------------------------------ answers
     def _go(self, node: int, slot: int, why: str, confidence: float | None) -> Action:
