@@ -16,6 +16,7 @@ from flaneur.env.toy import toy_city, toy_episodes
 from flaneur.errors import FlaneurError
 from flaneur.evaluate.runlog import read_rows
 from flaneur.evaluate.runner import RunConfig, run_benchmark, select_episodes
+from flaneur.evaluate.simple import average_reference_length
 
 SCRIPT = """
 import asyncio, sys
@@ -110,6 +111,19 @@ def test_limit_and_ids_are_not_reportable(tmp_path):
     assert [e.id for e in select_episodes(many_episodes(), limit=None, ids=ids)] == list(ids)
     with pytest.raises(FlaneurError, match="unknown episode id"):
         select_episodes(many_episodes(), limit=None, ids=("nope",))
+
+
+def test_selected_episodes_run_exactly_as_in_the_full_run(tmp_path):
+    # agents get the task set's average reference length over the whole set (5.0 here),
+    # not over the selection (6.0 for toy-east alone): rows of a --ids run equal the full run's
+    assert average_reference_length(many_episodes()) == 5.0
+    assert average_reference_length(toy_episodes()[-1:]) is None  # toy-goal has no path
+    run(tmp_path / "full", agents=("forward", "random"))
+    run(tmp_path / "one", agents=("forward", "random"), ids=("toy-east-0",))
+    full = by_key(read_rows(tmp_path / "full" / "episodes.jsonl")[0])
+    for row in read_rows(tmp_path / "one" / "episodes.jsonl")[0]:
+        same = full[(row["task"], row["agent"], row["episode_id"])]
+        assert (row["path"], row["actions"]) == (same["path"], same["actions"])
 
 
 def test_unknown_agent_fails_before_writing(tmp_path):

@@ -29,7 +29,7 @@ from flaneur.evaluate.progress import RunProgress
 from flaneur.evaluate.provenance import git_commit, package_versions
 from flaneur.evaluate.resources import RunResources
 from flaneur.evaluate.runlog import FINISHED, RunLog, row_key, row_success, success_metric
-from flaneur.evaluate.simple import run_episode, score_rows
+from flaneur.evaluate.simple import average_reference_length, run_episode, score_rows
 from flaneur.models.usage import BudgetExceeded
 from flaneur.tasks.episode import Episode
 from flaneur.world.city import City
@@ -237,8 +237,8 @@ def run_benchmark(
     )  # fmt: skip
     jobs: list[_Job] = []
     for task, city, episodes, scheme in plans:
-        refs = [len(e.reference_path) for e in episodes if e.reference_path]
-        avg = sum(refs) / len(refs) if refs else None
+        # over the whole task set, so that --limit/--ids rows equal the full run's rows
+        avg = average_reference_length(every[task])
         for agent in config.agents:
             for episode in episodes:
                 if not log.done((task, agent, episode.id)):

@@ -30,6 +30,16 @@ from flaneur.tasks.episode import Episode
 from flaneur.world.city import City
 
 
+def average_reference_length(episodes: Sequence[Episode]) -> float | None:
+    """Mean number of nodes of the reference paths of a task set (None without any).
+
+    Agents receive it as ``env_info["avg_reference_length"]`` (baselines stop after about
+    that many steps); it is taken over the whole task set, never over a run's selection.
+    """
+    refs = [len(e.reference_path) for e in episodes if e.reference_path]
+    return sum(refs) / len(refs) if refs else None
+
+
 async def run_episode(
     env: NavigationEnv, agent: Agent, episode: Episode, *, seed: int, task_id: str, **info: Any
 ) -> dict[str, Any]:
@@ -162,9 +172,8 @@ def run_simple(
     runs = []
     for task_id in tasks:
         city, episodes = (loaded or {}).get(task_id) or load_task_cached(task_id, data_dir)
+        avg = average_reference_length(episodes)  # the whole set, as in the runner
         episodes = list(episodes)[:limit] if limit is not None else list(episodes)
-        refs = [len(e.reference_path) for e in episodes if e.reference_path]
-        avg = sum(refs) / len(refs) if refs else None
         env = NavigationEnv(city, episodes, scheme=scheme or default_scheme(task_id))
         for name in agents:
             agent = make_agent(name)
