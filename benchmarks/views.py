@@ -26,6 +26,7 @@ import statistics
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -125,6 +126,27 @@ def render_figures(city, n: int, rng) -> dict:
     }
 
 
+def scene_cache_figures(city, prefix: str = "", repeats: int = 3) -> dict:
+    """Scene build time against loading the scene from its disk cache (median of repeats)."""
+    builds, loads = [], []
+    with tempfile.TemporaryDirectory() as folder:
+        for _ in range(repeats):
+            for path in Path(folder).glob("*.pkl"):
+                path.unlink()
+            t = time.perf_counter()
+            SyntheticViews(city, scene_cache=folder).prepare()
+            builds.append(time.perf_counter() - t)
+            t = time.perf_counter()
+            SyntheticViews(city, scene_cache=folder).prepare()
+            loads.append(time.perf_counter() - t)
+    build, load = statistics.median(builds), statistics.median(loads)
+    return {
+        f"{prefix}scene_build_and_write_s": round(build, 3),
+        f"{prefix}scene_cached_load_s": round(load, 3),
+        f"{prefix}scene_cache_speedup": round(build / load, 1),
+    }
+
+
 def perception_figures(city, n_steps: int, rng) -> dict:
     """Median seconds per agent step (five VELMA views + OCRLandmarks), first and cached."""
     provider = SyntheticViews(city)
@@ -160,6 +182,9 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--quick", action="store_true", help="fewer samples (CI)")
     parser.add_argument("--samples", type=int, default=None, help="positive/negative views")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--data-dir", default=None, help="also time Manhattan's scene (map2seq-unseen-dev-v1)"
+    )
     args = parser.parse_args(argv)
     n = args.samples or (30 if args.quick else 120)
     rng = np.random.default_rng(args.seed)
@@ -175,6 +200,12 @@ def main(argv: list[str] | None = None) -> dict:
     out.update(
         render_figures(city, 40 if args.quick else 150, np.random.default_rng(args.seed + 1))
     )
+    out.update(scene_cache_figures(city))
+    if args.data_dir:
+        from flaneur.tasks.registry import load_task
+
+        manhattan, _ = load_task("map2seq-unseen-dev-v1", args.data_dir)
+        out.update(scene_cache_figures(manhattan, prefix="manhattan_"))
     pos, neg = sample_pairs(city, n, n, rng)
     out.update(ocr_figures(city, SyntheticViews(city), OCRLandmarks(OCR()), pos, neg))
     out.update(

@@ -12,6 +12,7 @@ from flaneur.views.base import ViewError
 from flaneur.views.cache import ViewCache
 from flaneur.views.synthetic import SyntheticViews
 from flaneur.views.synthetic.lettering import glyphs, render_text, wrap
+from flaneur.views.synthetic.signs import SignParams
 
 
 def test_scene_has_real_and_synthetic_walls(toy_views):
@@ -141,3 +142,29 @@ def test_nodes_without_position_are_skipped_and_refused(toy):
     assert views.view(0, 90.0).image.size == (800, 460)
     with pytest.raises(NoImageryError, match="'lost' has no known position"):
         views.view("lost", 0.0)
+
+
+def test_scene_cache_on_disk_is_reused_and_survives_a_broken_file(toy, tmp_path, monkeypatch):
+    from flaneur.views.synthetic import provider as provider_module
+
+    first = SyntheticViews(toy, scene_cache=tmp_path).prepare()
+    files = list(tmp_path.glob("*.pkl"))
+    assert len(files) == 1 and files[0].name.startswith(f"{toy.name}-")
+    node = "n080_100"
+    expected = np.asarray(first.view(node, 90.0).image)
+
+    def no_build(*args, **kwargs):
+        raise AssertionError("the scene was rebuilt although it is cached")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(provider_module.Scene, "build", no_build)
+        again = SyntheticViews(toy, scene_cache=tmp_path)
+        assert np.array_equal(np.asarray(again.view(node, 90.0).image), expected)
+
+    files[0].write_bytes(b"not a pickle")  # a cut file is rebuilt and rewritten
+    rebuilt = SyntheticViews(toy, scene_cache=tmp_path)
+    assert np.array_equal(np.asarray(rebuilt.view(node, 90.0).image), expected)
+    assert files[0].stat().st_size > 100
+    other = SyntheticViews(toy, scene_cache=tmp_path, sign_params=SignParams(radius=30.0))
+    other.prepare()
+    assert len(list(tmp_path.glob("*.pkl"))) == 2  # other parameters, another file

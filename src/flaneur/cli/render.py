@@ -51,7 +51,7 @@ def render_command(
     if out.suffix.lower() not in (".png", ".jpg", ".jpeg"):
         raise FlaneurError(f"output must end in .png or .jpg, not {out.name!r}")
     city = load_city(pack)
-    provider = SyntheticViews(city)
+    provider = SyntheticViews(city, scene_cache=True)
     node_index = city.graph.index(node)
     t0 = time.perf_counter()
     if around:

@@ -27,7 +27,7 @@ def views_from_spec(spec: str, city: City) -> Any:
     if kind == "synthetic":
         from flaneur.views import SyntheticViews
 
-        return SyntheticViews(city)
+        return SyntheticViews(city, scene_cache=True)
     if kind == "panorama":
         if not arg:
             raise FlaneurError("--views panorama needs a folder: panorama:DIR")

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import hashlib
+import os
+import pickle
 from pathlib import Path
 from typing import Any
 
+from flaneur.paths import cache_dir
 from flaneur.views.base import DEFAULT_SIZE, NoImageryError, View, check_request
 from flaneur.views.cache import ViewCache, request_key
 from flaneur.views.synthetic.camera import Camera
@@ -34,6 +37,27 @@ def city_fingerprint(city: City) -> str:
     return h.hexdigest()[:16]
 
 
+def _read_scene(path: Path) -> tuple[Scene, Signs] | None:
+    """A cached ``(scene, signs)``, or None when missing or unreadable (then rebuilt)."""
+    try:
+        with path.open("rb") as handle:
+            scene, signs = pickle.load(handle)
+    except Exception:  # missing, cut or stale: rebuild (and overwrite it)
+        return None
+    if not isinstance(scene, Scene) or not isinstance(signs, Signs):
+        return None
+    return scene, signs
+
+
+def _write_scene(path: Path, value: tuple[Scene, Signs]) -> None:
+    """Write the cache file atomically (a temporary file, then a rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"{path.name}.tmp{os.getpid()}")
+    with tmp.open("wb") as handle:
+        pickle.dump(value, handle, protocol=pickle.HIGHEST_PROTOCOL)
+    tmp.replace(path)
+
+
 class SyntheticViews:
     """Render perspective street views of any node, heading, pitch and fov of a city.
 
@@ -57,6 +81,12 @@ class SyntheticViews:
         (:mod:`flaneur.views.synthetic.labels`); ``False`` draws static signs only.
     memory_items
         Size of the in-memory cache when ``cache`` is None.
+    scene_cache
+        Keep the built scene on disk and load it next time: a folder, ``True`` for
+        ``$FLANEUR_CACHE_DIR/scenes``, or ``None`` (default) to build it in every process.
+        Building takes seconds on a large city (Manhattan: about 5 s), loading a few tens
+        of milliseconds. The files are pickles keyed by the city's fingerprint, the renderer
+        version and the scene parameters; only load caches you wrote yourself.
     """
 
     name = "synthetic"
@@ -72,6 +102,7 @@ class SyntheticViews:
         style: Style | None = None,
         labels: LabelParams | bool = True,
         memory_items: int = 128,
+        scene_cache: str | Path | bool | None = None,
     ) -> None:
         self.city = city
         if cache is True:
@@ -89,6 +120,10 @@ class SyntheticViews:
         self._scene: Scene | None = None
         self._signs: Signs | None = None
         self._fingerprint: str | None = None
+        self.scene_cache: Path | None = (
+            cache_dir("scenes") if scene_cache is True
+            else Path(scene_cache).expanduser() if scene_cache else None
+        )  # fmt: skip
 
     def __repr__(self) -> str:
         return f"SyntheticViews({self.city.name!r}, cache={self.cache!r})"
@@ -97,9 +132,23 @@ class SyntheticViews:
     def prepare(self) -> SyntheticViews:
         """Build the scene geometry now (otherwise it is built on the first view)."""
         if self._scene is None:
-            self._scene = Scene.build(self.city, self.scene_params)
-            self._signs = layout_signs(self.city, self._scene, self.sign_params)
+            path = self._scene_path()
+            loaded = _read_scene(path) if path is not None else None
+            if loaded is not None:
+                self._scene, self._signs = loaded
+            else:
+                self._scene = Scene.build(self.city, self.scene_params)
+                self._signs = layout_signs(self.city, self._scene, self.sign_params)
+                if path is not None:
+                    _write_scene(path, (self._scene, self._signs))
         return self
+
+    def _scene_path(self) -> Path | None:
+        if self.scene_cache is None:
+            return None
+        key = repr((RENDER_VERSION, self.fingerprint, self.scene_params, self.sign_params))
+        name = hashlib.sha1(key.encode()).hexdigest()[:20]
+        return self.scene_cache / f"{self.city.name}-{name}.pkl"
 
     @property
     def scene(self) -> Scene:
