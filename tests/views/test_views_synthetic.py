@@ -168,3 +168,28 @@ def test_scene_cache_on_disk_is_reused_and_survives_a_broken_file(toy, tmp_path,
     other = SyntheticViews(toy, scene_cache=tmp_path, sign_params=SignParams(radius=30.0))
     other.prepare()
     assert len(list(tmp_path.glob("*.pkl"))) == 2  # other parameters, another file
+
+
+def test_scene_cache_is_safe_for_threads_and_unwritable_folders(toy, tmp_path):
+    import threading
+
+    shared = SyntheticViews(toy, scene_cache=tmp_path / "scenes")
+    errors: list[BaseException] = []
+
+    def look() -> None:
+        try:
+            shared.view("n080_100", 90.0, size=(160, 90))
+        except BaseException as err:  # reported below
+            errors.append(err)
+
+    threads = [threading.Thread(target=look) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert [p.suffix for p in (tmp_path / "scenes").iterdir()] == [".pkl"]  # no temp left
+    blocked = tmp_path / "file"
+    blocked.write_text("not a folder")
+    views = SyntheticViews(toy, scene_cache=blocked / "scenes")  # cannot be created
+    assert views.view("n080_100", 90.0, size=(160, 90)).image.size == (160, 90)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import pickle
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -50,12 +52,17 @@ def _read_scene(path: Path) -> tuple[Scene, Signs] | None:
 
 
 def _write_scene(path: Path, value: tuple[Scene, Signs]) -> None:
-    """Write the cache file atomically (a temporary file, then a rename)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f"{path.name}.tmp{os.getpid()}")
-    with tmp.open("wb") as handle:
-        pickle.dump(value, handle, protocol=pickle.HIGHEST_PROTOCOL)
-    tmp.replace(path)
+    """Write the cache file atomically (a temporary file of this process and thread, then
+    a rename). The cache is best effort: a failed write leaves no file and raises nothing."""
+    tmp = path.with_name(f"{path.name}.tmp{os.getpid()}-{threading.get_ident()}")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tmp.open("wb") as handle:
+            pickle.dump(value, handle, protocol=pickle.HIGHEST_PROTOCOL)
+        tmp.replace(path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
 
 
 class SyntheticViews:
@@ -120,6 +127,7 @@ class SyntheticViews:
         self._scene: Scene | None = None
         self._signs: Signs | None = None
         self._fingerprint: str | None = None
+        self._lock = threading.Lock()
         self.scene_cache: Path | None = (
             cache_dir("scenes") if scene_cache is True
             else Path(scene_cache).expanduser() if scene_cache else None
@@ -131,17 +139,21 @@ class SyntheticViews:
     # ------------------------------------------------------------------ scene
     def prepare(self) -> SyntheticViews:
         """Build the scene geometry now (otherwise it is built on the first view)."""
-        if self._scene is None:
-            path = self._scene_path()
-            loaded = _read_scene(path) if path is not None else None
-            if loaded is not None:
-                self._scene, self._signs = loaded
-            else:
-                self._scene = Scene.build(self.city, self.scene_params)
-                self._signs = layout_signs(self.city, self._scene, self.sign_params)
-                if path is not None:
-                    _write_scene(path, (self._scene, self._signs))
+        with self._lock:  # threads of one run share the provider: build once
+            if self._scene is None:
+                self._build_or_load()
         return self
+
+    def _build_or_load(self) -> None:
+        path = self._scene_path()
+        loaded = _read_scene(path) if path is not None else None
+        if loaded is not None:
+            self._scene, self._signs = loaded
+            return
+        self._scene = Scene.build(self.city, self.scene_params)
+        self._signs = layout_signs(self.city, self._scene, self.sign_params)
+        if path is not None:
+            _write_scene(path, (self._scene, self._signs))
 
     def _scene_path(self) -> Path | None:
         if self.scene_cache is None:
