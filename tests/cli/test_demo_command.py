@@ -105,6 +105,14 @@ def test_the_oracle_succeeds_by_the_tasks_success_metric(demo):
     assert min(means.values()) < 1.0
 
 
+def test_paired_comparisons_leave_out_the_oracle(demo):
+    paired = demo.first.result["paired"]
+    others = [a for a in AGENTS if a != "oracle"]
+    expected = {(a, b) for i, a in enumerate(others) for b in others[i + 1:]}
+    assert {(p["a"], p["b"]) for p in paired} == expected
+    assert all(p["paired"] == LIMIT and 0.0 <= p["p_value"] <= 1.0 for p in paired)
+
+
 def test_the_report_shows_every_agent(demo):
     report = Path(demo.first.result["report"])
     assert report == demo.out / "report.html" and report.is_file()

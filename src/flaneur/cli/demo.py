@@ -41,8 +41,8 @@ def demo_command(
     """
     from flaneur.agents import AGENTS
     from flaneur.evaluate.runner import RunConfig, run_benchmark
-    from flaneur.report.run_report import build_report, load_run
-    from flaneur.report.tables import results_tables
+    from flaneur.report.run_report import build_report, load_run, paired_comparisons
+    from flaneur.report.tables import paired_tables, results_tables
     from flaneur.tasks.registry import load_task
 
     start = time.perf_counter()
@@ -72,7 +72,11 @@ def demo_command(
         )  # fmt: skip
         folders.append(folder)
     summary = next(iter(summaries.values()))
-    report = build_report([load_run(f) for f in folders], out / "report.html", tasks=loaded)
+    runs = [load_run(f) for f in folders]
+    report = build_report(runs, out / "report.html", tasks=loaded)
+    # paired tests between the agents of each run; the oracle (privileged) is left out
+    paired = [[p for p in paired_comparisons(run) if "oracle" not in (p["a"], p["b"])]
+              for run in runs]  # fmt: skip
     result = {
         "city": city.summary() | {"categories": None, "metadata": None},
         "tasks": DEMO_TASKS,
@@ -81,6 +85,7 @@ def demo_command(
         "total_s": round(time.perf_counter() - start, 3),
         "summary": summary,
         "llm_runs": {k: v for k, v in summaries.items() if v is not summary},
+        "paired": [p for pairs in paired for p in pairs],
         "report": str(report),
     }
     if json_out:
@@ -90,9 +95,9 @@ def demo_command(
         f"[bold]{city.name}[/]: {city.graph.n_nodes:,} viewpoints, {len(city.places):,} places; "
         f"{len(episodes)} need tasks ({DEMO_TASKS})"
     )
-    for group, each in summaries.items():
+    for (group, each), pairs in zip(summaries.items(), paired, strict=True):
         if len(summaries) > 1:
             console.print(f"[bold]{group}[/] ({', '.join(each['config']['agents'])})")
-        for table in results_tables(each):
+        for table in results_tables(each) + paired_tables(pairs):
             console.print(table)
     console.print(f"report: [bold]{report}[/]  ({result['total_s']} s)")

@@ -18,20 +18,26 @@ def format_value(value: object, digits: int = 2) -> str:
 
 
 def format_p(p: float | None) -> str:
-    """A p-value cell: three decimals, or scientific notation below 0.001."""
+    """A p-value cell: three decimals, or one significant digit below 0.001 (``8e-06``)."""
     if p is None:
         return "-"
-    return f"{p:.3f}" if p >= 0.001 else f"{p:.1e}"
+    return f"{p:.3f}" if p >= 0.001 else f"{p:.0e}"
 
 
 PAIRED_COLUMNS = ("A", "B", "paired", "A success", "B success", "A wins", "B wins", "A − B",
                   "95% CI", "McNemar p")  # fmt: skip
 """Column heads of a paired comparison table (terminal and HTML)."""
 
-PAIRED_NOTE = ("paired: episodes both agents ran; A wins: A succeeds where B fails; A − B: "
+PAIRED_NOTE = ("paired (n): episodes both agents ran; A wins: A succeeds where B fails; A − B: "
                "difference of success rates with Newcombe's hybrid score 95% interval; "
                "exact McNemar p, not corrected for multiple comparisons")  # fmt: skip
 """What the columns of a paired comparison table mean (table caption)."""
+
+
+_TERMINAL_CELLS = (0, 1, 2, 5, 6, 7, 8, 9)
+_TERMINAL_HEADS = ("A", "B", "n", "A wins", "B wins", "A − B", "95% CI", "p")
+"""The terminal table leaves out the success rates (the metric table shows them) to fit
+80 columns."""
 
 
 def paired_cells(comparison: dict) -> list[str]:
@@ -83,10 +89,11 @@ def paired_tables(comparisons: list[dict]) -> list[Table]:
     tables = []
     for task in dict.fromkeys(c["task"] for c in comparisons):
         table = Table(title=f"{task}: paired comparison", caption=PAIRED_NOTE)
-        for i, col in enumerate(PAIRED_COLUMNS):
+        for i, col in enumerate(_TERMINAL_HEADS):
             table.add_column(col, no_wrap=True, justify="left" if i < 2 else "right")
         for c in comparisons:
             if c["task"] == task:
-                table.add_row(*paired_cells(c))
+                cells = paired_cells(c)
+                table.add_row(*(cells[i] for i in _TERMINAL_CELLS))
         tables.append(table)
     return tables
