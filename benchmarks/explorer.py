@@ -3,6 +3,7 @@
 Usage::
 
     python benchmarks/explorer.py --json [--tasks helsinki-needs-v1] [--check]
+    python benchmarks/explorer.py --seeds 126,127,128,129 [-o w_cover=2 -o tau=0.6]
 
 Runs ``random``, ``forward`` and ``explorer`` (map perception, no model) on every episode
 of the task set through :func:`flaneur.evaluate.runner.run_benchmark` and prints, per agent,
@@ -12,6 +13,11 @@ of the explorer's successes came from recognising the place and how many from it
 end-of-budget guess; and the wall time. ``--check`` exits with status 1 unless the
 explorer's TCP interval lies above both baselines' intervals and the paired tests give
 p < 0.05. Everything is deterministic (seed 0), so the figures repeat exactly.
+
+``--seeds`` runs instead on need tasks generated on Helsinki with those generator seeds
+(``generate_need_tasks(city, seed=s, per_template=2)``, pooled): the calibration sets of
+``docs/agents.md``, which never include the registered set's seed 0. ``-o KEY=VALUE``
+passes options to the explorer (values read as JSON), to try other settings there.
 """
 
 from __future__ import annotations
@@ -39,10 +45,26 @@ def _rounded(key: str, value: object) -> object:
     return round(value, 4) if isinstance(value, float) and key != "p_value" else value
 
 
-def figures(task: str, folder: Path) -> dict:
+def generated_tasks(seeds: list[int]) -> tuple[str, dict]:
+    """A pooled task set of need tasks generated on Helsinki with ``seeds``."""
+    from flaneur.tasks.generate import generate_need_tasks
+    from flaneur.world.builtin import load_city
+
+    city = load_city("helsinki")
+    episodes = []
+    for seed in seeds:
+        report = generate_need_tasks(city, seed=seed, per_template=2, set_name=f"needs-s{seed}")
+        episodes += report.episodes
+    task = "helsinki-needs-seeds-" + "-".join(map(str, seeds))
+    return task, {task: (city, episodes)}
+
+
+def figures(task: str, folder: Path, *, loaded: dict | None = None,
+            options: dict | None = None) -> dict:  # fmt: skip
     """Run the three agents on ``task`` in ``folder`` and collect the figures."""
     started = time.perf_counter()
-    summary = run_benchmark(RunConfig(agents=AGENTS, tasks=(task,)), folder, progress="none")
+    config = RunConfig(agents=AGENTS, tasks=(task,), per_agent_options={"explorer": options or {}})
+    summary = run_benchmark(config, folder, progress="none", loaded=loaded)
     seconds = time.perf_counter() - started
     rows, _ = read_rows(folder / "episodes.jsonl")
     out: dict = {"task": task, "episodes": len(rows) // len(AGENTS), "seconds": round(seconds, 1)}
@@ -66,7 +88,8 @@ def figures(task: str, folder: Path) -> dict:
     for row in rows:
         if row["agent"] == "explorer" and tcp_of(row):
             last = (row["records"][-1].get("thoughts") or "") if row["records"] else ""
-            how["guessed" if "likeliest spot" in last else "recognised"] += 1
+            guess = "likeliest spot" in last or "a visited node" in last  # either budget rule
+            how["guessed" if guess else "recognised"] += 1
     out["explorer_successes"] = how
     return out
 
@@ -85,9 +108,25 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--tasks", default="helsinki-needs-v1", help="a need-task set id")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--check", action="store_true", help="exit 1 unless clearly above")
+    parser.add_argument("--seeds", default=None, help="generated sets instead, e.g. 126,127")
+    parser.add_argument("-o", "--option", action="append", default=[], metavar="KEY=VALUE",
+                        help="an explorer option (repeatable)")  # fmt: skip
     args = parser.parse_args(argv)
+    options = {}
+    for text in args.option:
+        key, sep, value = text.partition("=")
+        if not sep or not key:
+            parser.error(f"option {text!r}: expected KEY=VALUE")
+        try:
+            options[key] = json.loads(value)
+        except json.JSONDecodeError:
+            options[key] = value
+    task, loaded = args.tasks, None
+    if args.seeds:
+        task, loaded = generated_tasks([int(s) for s in args.seeds.split(",")])
     with tempfile.TemporaryDirectory() as folder:
-        out = figures(args.tasks, Path(folder) / "run")
+        out = figures(task, Path(folder) / "run", loaded=loaded, options=options)
+    out["explorer_options"] = options
     out["clearly_above_baselines"] = passes(out)
     if args.json:
         print(json.dumps(out))
