@@ -38,6 +38,15 @@ def cross_graph(arm: int = 4) -> StreetGraph:
     return StreetGraph.from_edges(ids, lat, lng, src, dst)
 
 
+def cross_hops(graph: StreetGraph, arm: int = 4) -> dict[int, int]:
+    """Hops from the centre of :func:`cross_graph` to every node."""
+    hops = {graph.index("C"): 0}
+    for name in "NESW":
+        for k in range(1, arm + 1):
+            hops[graph.index(f"{name}{k}")] = k
+    return hops
+
+
 @pytest.fixture(scope="module")
 def graph() -> StreetGraph:
     return cross_graph()
@@ -64,11 +73,7 @@ def test_nodes_near_nodes_and_the_near_matrix(graph):
 
 
 def test_plan_weights_are_prior_over_ring_size_and_covering_removes_them(graph):
-    targets_of = graph.adjacency[0]
-    hops = {graph.index("C"): 0}
-    for name in "NESW":
-        for k in range(1, 5):
-            hops[graph.index(f"{name}{k}")] = k
+    targets_of, hops = graph.adjacency[0], cross_hops(graph)
     plan = CoveragePlan(graph, targets_of, hops, mean_hops=3.0, radius_m=25.0)
     assert plan.weight.sum() == pytest.approx(1.0)
     # every ring of the crossing has four nodes (the centre one): weight = p(h) / ring size
@@ -82,11 +87,7 @@ def test_plan_weights_are_prior_over_ring_size_and_covering_removes_them(graph):
 
 
 def test_gain_prefers_the_unseen_arm_and_counts_each_node_once(graph):
-    targets_of = graph.adjacency[0]
-    hops = {graph.index("C"): 0}
-    for name in "NESW":
-        for k in range(1, 5):
-            hops[graph.index(f"{name}{k}")] = k
+    targets_of, hops = graph.adjacency[0], cross_hops(graph)
     plan = CoveragePlan(graph, targets_of, hops, mean_hops=3.0, radius_m=25.0)
     c = graph.index("C")
     for name in ("C", "N1", "N2", "N3", "N4"):  # the north arm was walked already
