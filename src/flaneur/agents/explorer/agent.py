@@ -13,14 +13,17 @@ and its left and right. It
    multi-goal needs it moves on to the next sub-need instead, until the last);
 2. walks towards the best text scoring at least ``tau`` that it saw farther away;
 3. otherwise explores: it takes the street with the best value, made of the score above
-   ``floor`` of the texts that street leads towards, a bonus for a street to a node never
-   stood on, penalties for visited nodes, for streets already taken from here and for
-   turning back, and a slight preference for going straight; ties are broken by a seeded
-   generator. When every street around leads to visited nodes and nothing scores above
-   the floor, it walks to the nearest unvisited node (frontier exploration);
+   ``floor`` of the texts that street leads towards, the street's coverage gain (the prior
+   weight of places not yet seen that a short walk along it would show, see
+   :mod:`.coverage`), a bonus for a street to a node never stood on, penalties for
+   visited nodes, for streets already taken from here and for turning back, and a slight
+   preference for going straight; ties are broken by a seeded generator. When every
+   street around leads to visited nodes and nothing scores above the floor, it walks to
+   the nearest unvisited node (frontier exploration);
 4. when the step budget is about to run out, it walks to the best candidate it saw (if it
-   scores at least ``fallback_min``), or else back to a visited node at a typical goal
-   distance from the start, and stops there.
+   scores at least ``fallback_min``), or else to the likeliest spot left (the node within
+   reach with the most prior weight of the goal around it, discounted where it has
+   looked), and stops there.
 
 It never reads the goal: only the instruction, the observation, the map (graph and named
 places, as a map app shows them) and, with ``--views ... --landmarks ocr``, view images.
@@ -273,10 +276,11 @@ class ExplorerAgent(Agent):
     def _budget(self, node: int, scores: np.ndarray, remaining: int) -> Action | None:
         """Near the end of the budget, walk to where stopping is the best bet and stop there.
 
-        That is the best candidate seen if it scores at least ``fallback_min``; otherwise a
-        node already visited at about ``home_ratio`` times the task set's average reference
+        That is the best candidate seen if it scores at least ``fallback_min``; otherwise
+        the likeliest spot left (:meth:`_best_guess`), or with ``guess_miss < 0`` a node
+        already visited at about ``home_ratio`` times the task set's average reference
         length from the start (``env_info["avg_reference_length"]``, which the baselines use
-        too), where an unseen goal is likeliest to be within reach.
+        too).
         """
         dest, why = self._fallback_destination(node, scores, remaining)
         if dest is None:
