@@ -31,6 +31,7 @@ from scipy.spatial import cKDTree
 from flaneur.world.graph import StreetGraph
 
 _NEAR: dict[tuple[int, float], tuple[weakref.ref[StreetGraph], list[NDArray[np.int64]]]] = {}
+_MATRICES: dict[tuple[int, float], tuple[weakref.ref[StreetGraph], sparse.csr_matrix]] = {}
 _LOCK = threading.Lock()
 
 
@@ -60,18 +61,18 @@ def nodes_near_nodes(graph: StreetGraph, radius_m: float) -> list[NDArray[np.int
 
 def near_matrix(graph: StreetGraph, radius_m: float) -> sparse.csr_matrix:
     """Sparse 0/1 matrix: ``M[i, j] = 1`` when node ``j`` is within ``radius_m`` of node ``i``."""
-    key = (id(graph), -float(radius_m))
+    key = (id(graph), float(radius_m))
     with _LOCK:
-        entry = _NEAR.get(key)
+        entry = _MATRICES.get(key)
         if entry is not None and entry[0]() is graph:
-            return entry[1]  # type: ignore[return-value]
+            return entry[1]
     near = nodes_near_nodes(graph, radius_m)
     indptr = np.zeros(len(near) + 1, dtype=np.int64)
     indptr[1:] = np.cumsum([len(a) for a in near])
     indices = np.concatenate(near) if near else np.zeros(0, np.int64)
     matrix = sparse.csr_matrix((np.ones(len(indices)), indices, indptr), (len(near), len(near)))
     with _LOCK:
-        _NEAR[key] = (weakref.ref(graph), matrix)  # type: ignore[assignment]
+        _MATRICES[key] = (weakref.ref(graph), matrix)
     return matrix
 
 
