@@ -86,3 +86,26 @@ def test_data_set_without_data_dir_is_one_clear_error(monkeypatch) -> None:
     monkeypatch.delenv("FLANEUR_DATA", raising=False)
     with pytest.raises(FlaneurError, match=r"flaneur/map2seq-seen-dev-v1 needs data_dir"):
         gym.make("flaneur/map2seq-seen-dev-v1")
+
+
+def test_validate_gold_needs_no_data_dir_for_generated_sets(monkeypatch, capsys) -> None:
+    import json
+
+    from flaneur.cli import main
+
+    monkeypatch.delenv("FLANEUR_DATA", raising=False)
+    main(
+        [
+            "validate",
+            "gold",
+            "--tasks",
+            "helsinki-needs-v1",
+            "--schemes",
+            "headings",
+            "--limit",
+            "20",
+            "--json",
+        ]
+    )
+    out = json.loads(capsys.readouterr().out)
+    assert out["ok"] and out["results"][0]["exact_paths"] == 20

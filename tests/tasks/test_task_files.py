@@ -113,10 +113,23 @@ def test_cityseeker_question_json(data_dir: Path, tmp_path: Path) -> None:
 
 
 def test_episode_files_declare_facts_by_their_goals(pack: Path, tmp_path: Path) -> None:
-    route = Episode(id="r", city="manhattan", instruction="go", start_node="p0",
-                    start_heading=90, goal_nodes=("p2",), reference_path=("p0", "p1", "p2"))
-    need = Episode(id="n", city="manhattan", instruction="thirsty", start_node="p0",
-                   start_heading=90, goal_categories=("cafe",))
+    route = Episode(
+        id="r",
+        city="manhattan",
+        instruction="go",
+        start_node="p0",
+        start_heading=90,
+        goal_nodes=("p2",),
+        reference_path=("p0", "p1", "p2"),
+    )
+    need = Episode(
+        id="n",
+        city="manhattan",
+        instruction="thirsty",
+        start_node="p0",
+        start_heading=90,
+        goal_categories=("cafe",),
+    )
     assert episode_facts([route]) == ("turns", "tc")
     assert episode_facts([need]) == ("headings", "tcp")
     assert episode_facts([route, need]) == ("turns", "tc")
@@ -145,14 +158,35 @@ def _run(args: list[str]) -> dict:
 
 
 def test_cli_run_report_validate_and_check_on_a_task_file(data_dir, pack, tmp_path) -> None:
-    path = str(write_jsonl(tmp_path / "routes.jsonl",
-                           [vln_row("a", ["p0", "p1", "p2"]), vln_row("b", ["p3", "p2"], heading=270)]))
+    path = str(
+        write_jsonl(
+            tmp_path / "routes.jsonl",
+            [vln_row("a", ["p0", "p1", "p2"]), vln_row("b", ["p3", "p2"], heading=270)],
+        )
+    )
     out = tmp_path / "run"
-    summary = _run(["run", "--agent", "forward", "--tasks", f"{path},map2seq-seen-dev-v1",
-                    "--city", str(pack), "--data-dir", str(data_dir), "--out", str(out),
-                    "--progress", "none", "--json"])
+    summary = _run(
+        [
+            "run",
+            "--agent",
+            "forward",
+            "--tasks",
+            f"{path},map2seq-seen-dev-v1",
+            "--city",
+            str(pack),
+            "--data-dir",
+            str(data_dir),
+            "--out",
+            str(out),
+            "--progress",
+            "none",
+            "--json",
+        ]
+    )
     assert [(r["task"], r["episodes"], r["city"]) for r in summary["runs"]] == [
-        (path, 2, "manhattan"), ("map2seq-seen-dev-v1", 1, "manhattan")]
+        (path, 2, "manhattan"),
+        ("map2seq-seen-dev-v1", 1, "manhattan"),
+    ]
     facts = summary["task_sets"][path]
     assert facts["files"] == [str(Path(path).resolve())] and facts["city"] == str(pack.resolve())
     assert summary["config"]["city"] == str(pack) and summary["config"]["task_format"] is None
@@ -173,9 +207,11 @@ def test_installed_script_one_line_errors(tmp_path: Path) -> None:
         pytest.skip("console script not installed beside this interpreter")
     mystery = tmp_path / "mystery.json"
     mystery.write_text('{"foo": 1}\n', encoding="utf-8")
-    for args in (["run", "--agent", "forward", "--tasks", str(mystery), "--out", str(tmp_path)],
-                 ["validate", "gold", "--tasks", str(tmp_path / "none.json")],
-                 ["tasks", "check", "--tasks", "no-such-set"]):
+    for args in (
+        ["run", "--agent", "forward", "--tasks", str(mystery), "--out", str(tmp_path)],
+        ["validate", "gold", "--tasks", str(tmp_path / "none.json")],
+        ["tasks", "check", "--tasks", "no-such-set"],
+    ):
         done = subprocess.run([str(FLANEUR), *args], capture_output=True, text=True, timeout=120)
         assert done.returncode == 2, done.stderr
         lines = done.stderr.strip().splitlines()

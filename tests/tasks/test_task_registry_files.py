@@ -80,17 +80,24 @@ def test_single_table_file(tmp_path: Path, data_dir: Path) -> None:
         ('[[task]]\nfiles = ["r.jsonl"]\n', "task[0].id: missing"),
         ('[[task]]\nid = "a b"\nfiles = ["r.jsonl"]\n', "task[0].id: 'a b' may hold only"),
         ('[[task]]\nid = "x"\nfiles = []\n', "task[0].files: expected a non-empty list"),
-        ('[[task]]\nid = "x"\nfiles = ["r.jsonl"]\nscheme = "walk"\n',
-         "task[0].scheme: 'walk' is not one of turns, headings, nodes"),
-        ('[[task]]\nid = "x"\nfiles = ["r.jsonl"]\nsuccess_metric = "spl"\n',
-         "task[0].success_metric: 'spl' is not one of"),
-        ('[[task]]\nid = "x"\nfiles = ["r.jsonl"]\nformat = "csv"\n',
-         "task[0].format: 'csv' is not one of"),
-        ('[[task]]\nid = "x"\nfiles = ["gone.jsonl"]\n',
-         "task[0].format: not given, and files[0]"),
+        (
+            '[[task]]\nid = "x"\nfiles = ["r.jsonl"]\nscheme = "walk"\n',
+            "task[0].scheme: 'walk' is not one of turns, headings, nodes",
+        ),
+        (
+            '[[task]]\nid = "x"\nfiles = ["r.jsonl"]\nsuccess_metric = "spl"\n',
+            "task[0].success_metric: 'spl' is not one of",
+        ),
+        (
+            '[[task]]\nid = "x"\nfiles = ["r.jsonl"]\nformat = "csv"\n',
+            "task[0].format: 'csv' is not one of",
+        ),
+        ('[[task]]\nid = "x"\nfiles = ["gone.jsonl"]\n', "task[0].format: not given, and files[0]"),
         ('[[task]]\nid = "x"\nfiles = ["r.jsonl"]\n', "task[0].city: not given"),
-        ('[[task]]\nid = "x"\nfiles = ["r.jsonl"]\ncity = 3\n',
-         "task[0].city: expected a non-empty string"),
+        (
+            '[[task]]\nid = "x"\nfiles = ["r.jsonl"]\ncity = 3\n',
+            "task[0].city: expected a non-empty string",
+        ),
         ('[[task]\nid = "x"\n', "invalid TOML"),
         ('name = "x"\n', "no task set"),
     ],
@@ -150,12 +157,15 @@ def _install_package(site: Path, body: str) -> None:
 def test_entry_point_group(tmp_path: Path, data_dir: Path, monkeypatch) -> None:
     site = tmp_path / "site"
     site.mkdir()
-    _install_package(site, (
-        "from flaneur.tasks import TaskSpec\n"
-        f"SETS = [TaskSpec(id='tiny-ep-v1', description='from a package', "
-        f"city='touchdown:{data_dir}', files=('{data_dir}/map2seq/seen/dev.json',), "
-        "loader='map2seq')]\n"
-    ))
+    _install_package(
+        site,
+        (
+            "from flaneur.tasks import TaskSpec\n"
+            f"SETS = [TaskSpec(id='tiny-ep-v1', description='from a package', "
+            f"city='touchdown:{data_dir}', files=('{data_dir}/map2seq/seen/dev.json',), "
+            "loader='map2seq')]\n"
+        ),
+    )
     monkeypatch.syspath_prepend(str(site))
     discover_task_sets(force=True)
     spec = get_task("tiny-ep-v1")
@@ -173,3 +183,34 @@ def test_broken_entry_point_is_one_line(tmp_path: Path, monkeypatch) -> None:
     with pytest.raises(FlaneurError, match=r"entry point tiny .* failed to load: ImportError"):
         discover_task_sets(force=True)
     sys.modules.pop("tinytasks", None)
+
+
+def test_run_and_report_on_a_registry_set(toml: Path, tmp_path: Path) -> None:
+    runner = CliRunner()
+    out = tmp_path / "run"
+    result = runner.invoke(
+        app,
+        [
+            "run",
+            "--agent",
+            "oracle",
+            "--tasks",
+            "my-routes-v1",
+            "--registry",
+            str(toml),
+            "--out",
+            str(out),
+            "--json",
+            "--progress",
+            "none",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert summary["config"]["registries"] == [str(toml)]
+    assert summary["task_sets"]["my-routes-v1"]["origin"] == str(toml)
+    assert summary["runs"][0]["summary"]["overall"]["metrics"]["tc"]["mean"] == 1.0
+    registry._REGISTRY.pop("my-routes-v1")  # a new process: the report reads the run's registry
+    result = runner.invoke(app, ["report", str(out), "--json"])
+    assert result.exit_code == 0, result.output
+    assert "<svg" in Path(json.loads(result.stdout)["report"]).read_text(encoding="utf-8")
