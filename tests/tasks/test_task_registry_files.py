@@ -214,3 +214,27 @@ def test_run_and_report_on_a_registry_set(toml: Path, tmp_path: Path) -> None:
     result = runner.invoke(app, ["report", str(out), "--json"])
     assert result.exit_code == 0, result.output
     assert "<svg" in Path(json.loads(result.stdout)["report"]).read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"id": "my set"}, "task id 'my set' may hold only"),
+        ({"loader": "csv"}, "loader 'csv' is not one of episodes, map2seq"),
+        ({"scheme": "walk"}, "scheme 'walk' is not one of turns, headings, nodes"),
+        ({"success_metric": "spl"}, "success metric 'spl' is not one of tc, tcp"),
+    ],
+)
+def test_register_task_checks_declared_facts(changes: dict, message: str) -> None:
+    from flaneur.tasks import TaskSpec, register_task
+
+    fields = {
+        "id": "ok-v1",
+        "description": "",
+        "city": "helsinki",
+        "files": ("/x.jsonl",),
+        "loader": "episodes",
+        **changes,
+    }
+    with pytest.raises(FlaneurError, match=message):
+        register_task(TaskSpec(**fields))

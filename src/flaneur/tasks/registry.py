@@ -114,14 +114,19 @@ def register_task(spec: TaskSpec, *, replace: bool = False) -> TaskSpec:
     Raises
     ------
     FlaneurError
-        A taken id, a set with neither a ``build`` hook nor a city and files, or an
+        A taken or malformed id, a set with neither a ``build`` hook nor a city and files, or an
         undeclared scheme or success metric.
     """
     from flaneur.tasks.formats import FORMATS
-    from flaneur.tasks.spec import SCHEME_NAMES, SUCCESS_METRICS
+    from flaneur.tasks.spec import ID_PATTERN, SCHEME_NAMES, SUCCESS_METRICS
 
     if spec.id in _REGISTRY and not replace:
         raise FlaneurError(f"task {spec.id!r} is already registered")
+    if not ID_PATTERN.match(spec.id):
+        raise FlaneurError(
+            f"task id {spec.id!r} may hold only letters, digits and _ . : - "
+            "(and starts with a letter or digit)"
+        )
     if spec.build is None and (not spec.city or not spec.files):
         raise FlaneurError(
             f"task {spec.id!r} needs a build callable, or a city (one of {sorted(CITY_SOURCES)} "

@@ -10,6 +10,7 @@ agents use by default, and the metric that says whether an episode succeeded.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +24,9 @@ TaskBuilder = Callable[[Path | None], "tuple[City, list[Episode]]"]
 
 SUCCESS_METRICS = ("tc", "tcp", "tce", "tcc", "sr", "osr", "virl_success")
 """Row metrics (true/false per episode) a task set may declare as its success metric."""
+
+ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
+"""Registered task-set ids: usable as Gymnasium ids (``flaneur/<id>``) and as folder names."""
 
 SCHEME_NAMES = ("turns", "headings", "nodes")
 """Action schemes a task set may declare as its default (see :mod:`flaneur.env.schemes`)."""

@@ -23,7 +23,6 @@ callable without arguments returning one of these.
 from __future__ import annotations
 
 import os
-import re
 import tomllib
 from collections.abc import Iterable
 from pathlib import Path
@@ -31,16 +30,13 @@ from typing import Any
 
 from flaneur.errors import DataError, FlaneurError
 from flaneur.tasks.cities import absolute_city_spec
-from flaneur.tasks.spec import SCHEME_NAMES, SUCCESS_METRICS, TaskSpec
+from flaneur.tasks.spec import ID_PATTERN, SCHEME_NAMES, SUCCESS_METRICS, TaskSpec
 
 REGISTRY_ENV = "FLANEUR_TASKS"
 """Environment variable listing registry files (or folders of them)."""
 
 ENTRY_POINT_GROUP = "flaneur.tasks"
 """Python entry-point group through which installed packages add task sets."""
-
-ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
-"""Task-set ids: usable as Gymnasium ids (``flaneur/<id>``) and as folder names."""
 
 KNOWN_FIELDS = (
     "id",
