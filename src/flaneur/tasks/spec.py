@@ -44,7 +44,7 @@ class TaskSpec:
         One line for ``flaneur tasks ls``.
     city
         Either the key of a data-directory city source in
-        :data:`flaneur.tasks.registry.CITY_SOURCES` (built from ``--data-dir``), or a city
+        :data:`flaneur.tasks.cities.CITY_SOURCES` (built from ``--data-dir``), or a city
         spec (pack folder, built-in name, ``touchdown:DIR``, ``cityseeker:DIR``, ``.osm.pbf``).
         For sets with a ``build`` hook it only names the city.
     files
@@ -89,7 +89,7 @@ class TaskSpec:
         Generated sets and sets whose files and city are given by absolute path or city spec
         do not.
         """
-        from flaneur.tasks.registry import CITY_SOURCES
+        from flaneur.tasks.cities import CITY_SOURCES
 
         if self.build is not None:
             return False
