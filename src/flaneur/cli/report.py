@@ -21,7 +21,10 @@ def report_command(
         help="Datasets folder for the maps (default: the run's, or $FLANEUR_DATA).",
     ),
     registry: list[Path] | None = typer.Option(
-        None, "--registry", help="TOML file registering the runs' user task sets; repeatable."
+        None,
+        "--registry",
+        metavar="FILE",
+        help="TOML file registering the runs' user task sets (default: the runs'); repeatable.",
     ),
     max_episodes: int = typer.Option(
         50, "--max-episodes", min=0, help="Episode sections per run, task and agent."

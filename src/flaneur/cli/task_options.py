@@ -33,9 +33,9 @@ REGISTRY_HELP = (
     "repeatable. $FLANEUR_TASKS and `flaneur.tasks` entry points are read too."
 )
 
-FORMAT_OPTION = typer.Option(None, "--format", help=FORMAT_HELP)
-CITY_OPTION = typer.Option(None, "--city", help=CITY_HELP)
-REGISTRY_OPTION = typer.Option(None, "--registry", help=REGISTRY_HELP)
+FORMAT_OPTION = typer.Option(None, "--format", metavar="FORMAT", help=FORMAT_HELP)
+CITY_OPTION = typer.Option(None, "--city", metavar="PACK|SOURCE", help=CITY_HELP)
+REGISTRY_OPTION = typer.Option(None, "--registry", metavar="FILE", help=REGISTRY_HELP)
 
 
 def resolve_cli_tasks(

@@ -89,10 +89,10 @@ def ls(
 @tasks_app.command("check")
 def check(
     file: str | None = typer.Argument(
-        None, help="A task file or registered id (the same as --tasks)."
+        None, metavar="FILE|ID", help="A task file or registered id (the same as --tasks)."
     ),
     tasks: str | None = typer.Option(None, "--tasks", help=TASKS_HELP),
-    city: str | None = typer.Option(None, "--city", help=CITY_HELP),
+    city: str | None = typer.Option(None, "--city", metavar="PACK|SOURCE", help=CITY_HELP),
     task_format: str | None = FORMAT_OPTION,
     data_dir: Path | None = typer.Option(None, "--data-dir", help=DATA_DIR_HELP),
     registry: list[Path] | None = REGISTRY_OPTION,

@@ -78,6 +78,8 @@ class RunConfig:
             "landmarks": self.landmarks, "seed": self.seed,
             "agent_options": self.options_for(agent), "scheme_options": self.scheme_options,
         }  # fmt: skip
+        if self.task_format or self.city:  # how a task file is read (absent: hashes unchanged)
+            shaping["task_file"] = {"format": self.task_format, "city": self.city}
         text = json.dumps(shaping, sort_keys=True, default=str)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
