@@ -200,6 +200,11 @@ def test_cli_run_report_validate_and_check_on_a_task_file(data_dir, pack, tmp_pa
     assert gold["ok"] and [r["exact_paths"] for r in gold["results"]] == [2, 2, 2]
     check = _run(["tasks", "check", "--tasks", path, "--city", str(pack), "--json"])
     assert check["episodes"] == 2 and check["format"] == "map2seq" and check["ok"]
+    chats = tmp_path / "chats.jsonl"
+    export = _run(
+        ["export", "finetune", "--tasks", path, "--city", str(pack), "-o", str(chats), "--json"]
+    )
+    assert export["episodes"] == 2 and export["records"] == len(chats.read_text().splitlines())
 
 
 def test_installed_script_one_line_errors(tmp_path: Path) -> None:
