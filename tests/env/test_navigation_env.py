@@ -11,9 +11,10 @@ from gymnasium.utils.env_checker import check_env
 
 import flaneur.env  # noqa: F401  (registers the ids)
 from flaneur.env import NavigationEnv, toy_city, toy_episodes
-from flaneur.env.registration import TASK_IDS, register_envs
+from flaneur.env.registration import register_envs
 from flaneur.env.schemes.turns import FORWARD, LEFT, TURN_AROUND
 from flaneur.errors import FlaneurError, UnknownNodeError
+from flaneur.tasks import list_tasks
 
 ALL_SENSORS = ["intersection", "landmarks", "nearby", "online_map"]
 
@@ -42,7 +43,7 @@ def test_check_env_with_jumps_terminate_policy_and_render():
 def test_registered_ids_and_make(city):
     ids = register_envs()
     assert "flaneur/toy-v0" in ids
-    assert {f"flaneur/{t}" for t in TASK_IDS} <= set(ids)
+    assert {f"flaneur/{t.id}" for t in list_tasks()} <= set(ids)
     env = gym.make("flaneur/toy-v0", scheme="headings")
     obs, _info = env.reset(seed=3)
     assert env.action_space.n == 1 + 5  # stop + the 5 streets of F5

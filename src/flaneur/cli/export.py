@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from flaneur.cli.output import console, print_json
+from flaneur.cli.task_options import CITY_OPTION, TASKS_HELP
 
 export_app = typer.Typer(help="Export datasets made from task sets.", no_args_is_help=True)
 
@@ -17,7 +18,8 @@ DATA_DIR_HELP = (
 
 @export_app.command("finetune")
 def finetune_command(
-    tasks: str = typer.Option(..., "--tasks", help="Task-set id(s), comma-separated."),
+    tasks: str = typer.Option(..., "--tasks", help=TASKS_HELP),
+    city: str | None = CITY_OPTION,
     out: Path = typer.Option(..., "-o", "--out", help="Output JSONL file."),
     data_dir: Path | None = typer.Option(None, "--data-dir", help=DATA_DIR_HELP),
     limit: int | None = typer.Option(
@@ -50,7 +52,7 @@ def finetune_command(
     ids = [t.strip() for t in tasks.split(",") if t.strip()]
     if not ids:
         raise FlaneurError("--tasks names no task set")
-    loaded = [(task, *load_task(task, data_dir)) for task in ids]
+    loaded = [(task, *load_task(task, data_dir, city=city)) for task in ids]
     stats = export_finetune(
         loaded, out, fmt=fmt, k_shot=k_shot, seed=seed, limit=limit, metadata=metadata
     )

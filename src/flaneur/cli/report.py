@@ -20,6 +20,12 @@ def report_command(
         "--data-dir",
         help="Datasets folder for the maps (default: the run's, or $FLANEUR_DATA).",
     ),
+    registry: list[Path] | None = typer.Option(
+        None,
+        "--registry",
+        metavar="FILE",
+        help="TOML file registering the runs' user task sets (default: the runs'); repeatable.",
+    ),
     max_episodes: int = typer.Option(
         50, "--max-episodes", min=0, help="Episode sections per run, task and agent."
     ),
@@ -38,15 +44,18 @@ def report_command(
         paired_comparisons,
     )
     from flaneur.report.tables import paired_tables, results_tables
-    from flaneur.tasks.registry import load_task
+    from flaneur.tasks.registry import load_spec
+    from flaneur.tasks.resolve import register_registries, spec_of_run
 
     loaded = [load_run(folder) for folder in runs]
     tasks = {}
     for run in loaded:
-        folder = data_dir or (run.summary.get("config") or {}).get("data_dir")
+        config = run.summary.get("config") or {}
+        folder = data_dir or config.get("data_dir")
         for task in {r["task"] for r in run.rows} - tasks.keys():
             try:
-                tasks[task] = load_task(task, folder)
+                register_registries(registry or config.get("registries"))
+                tasks[task] = load_spec(spec_of_run(task, run.summary), folder)
             except FlaneurError as err:  # a report without maps is still a report
                 err_console.print(f"[yellow]no maps for {task}: {err}[/]")
     path = build_report(loaded, out or loaded[0].folder / "report.html", tasks=tasks,

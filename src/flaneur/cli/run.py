@@ -11,6 +11,14 @@ import typer
 from rich.table import Table
 
 from flaneur.cli.output import console, print_json
+from flaneur.cli.task_options import (
+    CITY_OPTION,
+    FORMAT_OPTION,
+    REGISTRY_OPTION,
+    TASKS_HELP,
+    registry_paths,
+    resolve_cli_tasks,
+)
 from flaneur.errors import FlaneurError
 from flaneur.report.tables import format_value
 
@@ -18,7 +26,8 @@ if TYPE_CHECKING:
     from flaneur.evaluate.runner import RunConfig
 
 DATA_DIR_HELP = (
-    "Folder holding the datasets (touchdown/, map2seq/, cityseeker/); default $FLANEUR_DATA."
+    "Folder holding the datasets (touchdown/, map2seq/, cityseeker/); default $FLANEUR_DATA. "
+    "Needed only by task sets that read it (not by task files, nor helsinki-needs-v1)."
 )
 OPTION_HELP = (
     "Agent option AGENT.KEY=VALUE, or KEY=VALUE for every agent of the run; repeatable, "
@@ -39,8 +48,11 @@ def run_command(
     agent: str = typer.Option(
         ..., "--agent", help="Agent name(s), comma-separated (e.g. random,forward,oracle)."
     ),
-    tasks: str = typer.Option(..., "--tasks", help="Task-set id(s), comma-separated."),
+    tasks: str = typer.Option(..., "--tasks", help=TASKS_HELP),
     data_dir: Path | None = typer.Option(None, "--data-dir", help=DATA_DIR_HELP),
+    task_format: str | None = FORMAT_OPTION,
+    city: str | None = CITY_OPTION,
+    registry: list[Path] | None = REGISTRY_OPTION,
     out: Path = typer.Option(..., "--out", help="Run folder (episodes.jsonl, summary.json)."),
     llm: str | None = typer.Option(
         None, "--llm", help="Model for LLM agents, e.g. openai/gpt-4o-mini, vllm/NAME, ollama/NAME."
@@ -59,7 +71,7 @@ def run_command(
     scheme: str | None = typer.Option(
         None,
         "--scheme",
-        help="turns, headings or nodes (default: headings for need tasks, else turns).",
+        help="turns, headings or nodes (default: the scheme each task set declares).",
     ),
     limit: int | None = typer.Option(
         None, "--limit", min=1, help="Only the first N episodes of each task set (not reportable)."
@@ -106,11 +118,9 @@ def run_command(
     --resume to finish it.
     """
     from flaneur.evaluate.runner import RunConfig, run_benchmark
-    from flaneur.tasks.registry import get_task
 
-    task_ids = _split(tasks)
-    for task_id in task_ids:
-        get_task(task_id)
+    specs = resolve_cli_tasks(tasks, fmt=task_format, city=city, registries=registry)
+    task_ids = [spec.id for spec in specs]
     _check_choice("--views", views, ("synthetic", "panorama", "google", "mapillary"))
     _check_choice("--landmarks", landmarks, ("map", "ocr", "clip", "vlm"))
     _check_choice("--cache", cache_mode, ("use", "refresh", "off"))
@@ -123,7 +133,8 @@ def run_command(
         per_agent.setdefault(name, {}).update(values)
     config = RunConfig(
         agents=agents, tasks=tuple(task_ids),
-        data_dir=str(data_dir) if data_dir else None, scheme=scheme, llm=llm,
+        data_dir=str(data_dir) if data_dir else None, task_format=task_format, city=city,
+        registries=registry_paths(registry), scheme=scheme, llm=llm,
         llm_base_url=llm_base_url, views=views, landmarks=landmarks, seed=seed, limit=limit,
         ids=tuple(_split(ids)) if ids else None, concurrency=concurrency,
         token_budget=token_budget, cache_mode=cache_mode, agent_options=shared,
@@ -233,8 +244,11 @@ def _check_choice(option: str, value: str | None, choices: tuple[str, ...]) -> N
 
 @validate_app.command("gold")
 def validate_gold(
-    tasks: str = typer.Option(..., "--tasks", help="Task-set id(s), comma-separated."),
+    tasks: str = typer.Option(..., "--tasks", help=TASKS_HELP),
     data_dir: Path | None = typer.Option(None, "--data-dir", help=DATA_DIR_HELP),
+    task_format: str | None = FORMAT_OPTION,
+    city: str | None = CITY_OPTION,
+    registry: list[Path] | None = REGISTRY_OPTION,
     schemes: str = typer.Option("turns,headings,nodes", "--schemes", help="Schemes to check."),
     limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N episodes."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
@@ -242,25 +256,23 @@ def validate_gold(
     """Replay the teacher on every episode: TC and exact reproduction of the gold paths."""
     import time
 
-    from flaneur.env.registration import load_task_cached
+    from flaneur.env.registration import load_spec_cached
     from flaneur.env.schemes import SCHEMES
     from flaneur.evaluate.simple import replay_gold
-    from flaneur.tasks.registry import get_task, resolve_data_dir
 
-    folder = resolve_data_dir(data_dir)
     scheme_list = _split(schemes)
     for name in scheme_list:
         if name not in SCHEMES:
             raise FlaneurError(f"unknown scheme {name!r}; choose from {', '.join(SCHEMES)}")
+    specs = resolve_cli_tasks(tasks, fmt=task_format, city=city, registries=registry)
     results = []
-    for task_id in _split(tasks):
-        get_task(task_id)
-        city, episodes = load_task_cached(task_id, folder)
+    for spec in specs:
+        the_city, episodes = load_spec_cached(spec, data_dir)
         episodes = episodes[:limit] if limit else episodes
         for name in scheme_list:
             start = time.perf_counter()
-            result = replay_gold(city, episodes, name)
-            result.update(task=task_id, scheme=name, seconds=round(time.perf_counter() - start, 3))
+            result = replay_gold(the_city, episodes, name)
+            result.update(task=spec.id, scheme=name, seconds=round(time.perf_counter() - start, 3))
             results.append(result)
     ok = all(r["exact_paths"] == r["with_reference"] and r["tc"] == 1.0 for r in results)
     if json_out:

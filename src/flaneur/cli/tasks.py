@@ -9,6 +9,13 @@ import typer
 from rich.table import Table
 
 from flaneur.cli.output import console, print_json
+from flaneur.cli.task_options import (
+    CITY_HELP,
+    FORMAT_OPTION,
+    REGISTRY_OPTION,
+    TASKS_HELP,
+    resolve_cli_tasks,
+)
 
 tasks_app = typer.Typer(help="List task sets and check episode files.", no_args_is_help=True)
 
@@ -20,9 +27,10 @@ DATA_DIR_HELP = (
 @tasks_app.command("ls")
 def ls(
     data_dir: Path | None = typer.Option(None, "--data-dir", help=DATA_DIR_HELP),
+    registry: list[Path] | None = REGISTRY_OPTION,
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
-    """List the registered task sets with their episode counts."""
+    """List the registered task sets: episodes, city, scheme, success metric and origin."""
     from flaneur.tasks.registry import (
         DATA_ENV,
         count_episodes,
@@ -30,18 +38,21 @@ def ls(
         missing_files,
         resolve_data_dir,
     )
+    from flaneur.tasks.resolve import register_registries
 
+    register_registries(registry)
     folder = None
     if data_dir is not None or os.environ.get(DATA_ENV):
         folder = resolve_data_dir(data_dir)
     tasks = []
     for spec in list_tasks():
+        where = folder if spec.needs_data_dir else None
         if spec.build is not None:
             status, count = "generated", None
-        elif folder is None:
+        elif spec.needs_data_dir and folder is None:
             status, count = "no data dir", None
         else:
-            count = count_episodes(spec, folder)
+            count = count_episodes(spec, where)
             status = "ok" if count is not None else "missing"
         entry = {
             "id": spec.id,
@@ -49,10 +60,14 @@ def ls(
             "status": status,
             "city": spec.city,
             "split": spec.split,
+            "format": spec.loader,
+            "scheme": spec.scheme,
+            "success_metric": spec.success_metric,
+            "origin": spec.origin,
             "description": spec.description,
         }
-        if folder is not None and status == "missing":
-            entry["missing"] = [str(p) for p in missing_files(spec, folder)]
+        if status == "missing":
+            entry["missing"] = [str(p) for p in missing_files(spec, where)]
         tasks.append(entry)
     if json_out:
         print_json({"data_dir": str(folder) if folder else None, "tasks": tasks})
@@ -60,54 +75,72 @@ def ls(
     table = Table(title=f"task sets (data: {folder or 'not set'})")
     table.add_column("id", no_wrap=True)
     table.add_column("episodes", justify="right", no_wrap=True)
-    table.add_column("city", no_wrap=True)
+    table.add_column("city")
+    table.add_column("scheme / success", no_wrap=True)
+    table.add_column("origin")
     table.add_column("description")
     for t in tasks:
         shown = f"{t['episodes']:,}" if t["episodes"] is not None else t["status"]
-        table.add_row(t["id"], shown, t["city"], t["description"])
+        facts = f"{t['scheme']} / {t['success_metric']}"
+        table.add_row(t["id"], shown, t["city"], facts, t["origin"], t["description"])
     console.print(table)
 
 
 @tasks_app.command("check")
 def check(
-    file: Path = typer.Argument(..., help="An episodes .jsonl file."),
-    city: str = typer.Option(
-        ..., "--city", help="A city pack folder, a built-in city name, or a city source."
+    file: str | None = typer.Argument(
+        None, metavar="FILE|ID", help="A task file or registered id (the same as --tasks)."
     ),
+    tasks: str | None = typer.Option(None, "--tasks", help=TASKS_HELP),
+    city: str | None = typer.Option(None, "--city", metavar="PACK|SOURCE", help=CITY_HELP),
+    task_format: str | None = FORMAT_OPTION,
+    data_dir: Path | None = typer.Option(None, "--data-dir", help=DATA_DIR_HELP),
+    registry: list[Path] | None = REGISTRY_OPTION,
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
-    """Check an episode file: schema, then every node id against a city."""
-    from flaneur.tasks.episode import read_episodes
-    from flaneur.tasks.loaders import check_episodes, reference_walk_problems
-    from flaneur.world.builtin import load_city
+    """Check task sets (files or ids): schema, every node id against the city, gold walks."""
+    from flaneur.errors import FlaneurError
+    from flaneur.tasks.loaders import reference_walk_problems
+    from flaneur.tasks.registry import load_spec
 
-    episodes = read_episodes(file)
-    the_city = load_city(city)
-    check_episodes(episodes, the_city)
-    not_walks = reference_walk_problems(episodes, the_city.graph)
-    categories: dict[str, int] = {}
-    for episode in episodes:
-        categories[episode.category] = categories.get(episode.category, 0) + 1
-    info = {
-        "file": str(file),
-        "city": the_city.name,
-        "episodes": len(episodes),
-        "unknown_nodes": 0,
-        "reference_not_walk": not_walks,
-        "categories": dict(sorted(categories.items())),
-        "ok": not not_walks,
-    }
+    refs = ",".join(r for r in (file, tasks) if r)
+    if not refs:
+        raise FlaneurError("tasks check: give a task file or id (FILE or --tasks ID|FILE)")
+    specs = resolve_cli_tasks(refs, fmt=task_format, city=city, registries=registry)
+    infos = []
+    for spec in specs:
+        the_city, episodes = load_spec(spec, data_dir)
+        not_walks = reference_walk_problems(episodes, the_city.graph)
+        categories: dict[str, int] = {}
+        for episode in episodes:
+            categories[episode.category] = categories.get(episode.category, 0) + 1
+        infos.append({
+            "file": spec.id,
+            "format": spec.loader,
+            "city": the_city.name,
+            "scheme": spec.scheme,
+            "success_metric": spec.success_metric,
+            "episodes": len(episodes),
+            "unknown_nodes": 0,
+            "reference_not_walk": not_walks,
+            "categories": dict(sorted(categories.items())),
+            "ok": not not_walks,
+        })
     if json_out:
-        print_json(info)
+        many = {"ok": all(i["ok"] for i in infos), "tasks": infos}
+        print_json(infos[0] if len(infos) == 1 else many)
         return
-    console.print(
-        f"{file}: {len(episodes):,} episodes, every node id is in [bold]{the_city.name}[/]"
-    )
-    if not_walks:
+    for info in infos:
         console.print(
-            f"[yellow]{len(not_walks)} reference path(s) are not walks along edges:[/] "
-            + ", ".join(not_walks[:10])
+            f"{info['file']} ({info['format']}): {info['episodes']:,} episodes, every node id is "
+            f"in [bold]{info['city']}[/]; scheme {info['scheme']}, success {info['success_metric']}"
         )
+        if info["reference_not_walk"]:
+            not_walks = info["reference_not_walk"]
+            console.print(
+                f"[yellow]{len(not_walks)} reference path(s) are not walks along edges:[/] "
+                + ", ".join(not_walks[:10])
+            )
 
 
 @tasks_app.command("generate")

@@ -1,12 +1,12 @@
 """The navigation environment: action schemes, sensors, verbalizer, teacher, Gymnasium env.
 
 Importing this package registers the Gymnasium ids ``flaneur/toy-v0`` and
-``flaneur/<task-id>`` (see :mod:`flaneur.env.registration`).
+``flaneur/<task-id>`` for every registered task set (see :mod:`flaneur.env.registration`).
 """
 
 from flaneur.env.navigation_env import TERMINATIONS, NavigationEnv
 from flaneur.env.online_map import OnlineMap
-from flaneur.env.registration import TASK_IDS, default_scheme, register_envs
+from flaneur.env.registration import default_scheme, register_envs
 from flaneur.env.schemes import (
     SCHEMES,
     STOP,
@@ -31,7 +31,6 @@ __all__ = [
     "SCHEMES",
     "SENSORS",
     "STOP",
-    "TASK_IDS",
     "TERMINATIONS",
     "TURN_ACTIONS",
     "ActionScheme",

@@ -29,15 +29,6 @@ def row_key(row: dict[str, Any]) -> RowKey:
     return (str(row["task"]), str(row["agent"]), str(row["episode_id"]))
 
 
-def success_metric(episode: Any) -> str:
-    """The metric that says whether an episode succeeded: TCP (stop within 50 m) for tasks
-    whose goal is a place or a need (CitySeeker), TC (stop on or next to the goal) for
-    route-following tasks (VELMA)."""
-    place_goal = episode.goal_categories or episode.goal_place_ids
-    need = episode.metadata.get("need") or str(episode.category).startswith("question")
-    return "tcp" if place_goal or need else "tc"
-
-
 def row_success(row: dict[str, Any]) -> bool:
     """Whether an episode row succeeded, by its ``success_metric`` (else TC, TCP, SR)."""
     metrics = row.get("metrics") or {}

@@ -23,15 +23,15 @@ from typing import Any
 
 from flaneur.agents import Agent, make_agent
 from flaneur.env.navigation_env import NavigationEnv
-from flaneur.env.registration import default_scheme
 from flaneur.errors import FlaneurError
 from flaneur.evaluate.progress import RunProgress
 from flaneur.evaluate.provenance import git_commit, package_versions
 from flaneur.evaluate.resources import RunResources
-from flaneur.evaluate.runlog import FINISHED, RunLog, row_key, row_success, success_metric
+from flaneur.evaluate.runlog import FINISHED, RunLog, row_key, row_success
 from flaneur.evaluate.simple import average_reference_length, run_episode, score_rows
 from flaneur.models.usage import BudgetExceeded
 from flaneur.tasks.episode import Episode
+from flaneur.tasks.spec import TaskSpec
 from flaneur.world.city import City
 
 SUMMARY_VERSION = 1
@@ -48,6 +48,9 @@ class RunConfig:
     agents: tuple[str, ...]
     tasks: tuple[str, ...]
     data_dir: str | None = None
+    task_format: str | None = None
+    city: str | None = None
+    registries: tuple[str, ...] = ()
     scheme: str | None = None
     llm: str | None = None
     llm_base_url: str | None = None
@@ -75,6 +78,8 @@ class RunConfig:
             "landmarks": self.landmarks, "seed": self.seed,
             "agent_options": self.options_for(agent), "scheme_options": self.scheme_options,
         }  # fmt: skip
+        if self.task_format or self.city:  # how a task file is read (absent: hashes unchanged)
+            shaping["task_file"] = {"format": self.task_format, "city": self.city}
         text = json.dumps(shaping, sort_keys=True, default=str)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
@@ -108,6 +113,7 @@ class _Job:
     config_hash: str
     avg_reference_length: float | None
     task_episodes: list[Episode]
+    success_metric: str
 
 
 AgentFactory = Callable[[str], Agent]
@@ -130,7 +136,7 @@ async def _run_job(
             city=job.city, **resources.env_info(job.city),
         )  # fmt: skip
     row["city"] = job.city.name
-    row["success_metric"] = success_metric(job.episode)
+    row["success_metric"] = job.success_metric
     row["config_hash"] = job.config_hash
     row["started_at"] = round(started, 3)
     row["duration_s"] = round(time.time() - started, 4)
@@ -203,26 +209,30 @@ def run_benchmark(
         ``name -> Agent`` (default :func:`flaneur.agents.make_agent` with
         ``config.agent_options``).
     loaded
-        Pre-loaded ``{task_id: (city, episodes)}`` (tests, or callers that built them).
+        Pre-loaded ``{task_id: (city, episodes)}`` (tests, or callers that built them); a
+        registered id keeps its declared facts, another one declares them by its episodes
+        (see :func:`flaneur.tasks.formats.episode_facts`).
 
     Returns
     -------
     dict
         The summary (also written to ``summary.json``).
     """
-    from flaneur.tasks.registry import load_task
+    from flaneur.tasks.resolve import register_registries
 
     folder = Path(out)
     factory = agent_factory or (lambda name: make_agent(name, **config.options_for(name)))
     for name in config.agents:  # fail before running anything on an unknown agent
         factory(name)
+    register_registries(config.registries)
     plans: list[tuple[str, City, list[Episode], str]] = []
     every: dict[str, list[Episode]] = {}
+    specs: dict[str, TaskSpec] = {}
     for task in config.tasks:
-        city, episodes = (loaded or {}).get(task) or load_task(task, config.data_dir)
+        specs[task], city, episodes = _task_set(task, config, loaded)
         every[task] = list(episodes)  # agents may learn from the whole set (k-shot examples)
         chosen = select_episodes(episodes, limit=config.limit, ids=config.ids)
-        scheme = config.scheme or default_scheme(task)
+        scheme = config.scheme or specs[task].scheme
         # a bad scheme or scheme option fails now, before anything runs
         NavigationEnv(
             city, chosen or episodes[:1], scheme=scheme, scheme_options=config.scheme_options
@@ -243,7 +253,10 @@ def run_benchmark(
             for episode in episodes:
                 if not log.done((task, agent, episode.id)):
                     key = hashes[(task, agent)]
-                    jobs.append(_Job(task, agent, scheme, city, episode, key, avg, every[task]))
+                    success = specs[task].success_metric
+                    jobs.append(
+                        _Job(task, agent, scheme, city, episode, key, avg, every[task], success)
+                    )
     started = time.time()
     stopped_by = None
     try:
@@ -258,6 +271,7 @@ def run_benchmark(
         summary = summarize_run(config, rows, plans, wall_s=time.time() - started, ran=len(jobs),
                                 resumed=resume, dropped_errors=log.dropped_errors)  # fmt: skip
         summary["stopped_early"] = stopped_by
+        summary["task_sets"] = {task: spec.facts() for task, spec in specs.items()}
         if resources.usage is not None:
             usage = resources.usage.summary()
             summary["usage"] = {"run": usage["run"], "token_budget": usage["token_budget"]}
@@ -267,6 +281,28 @@ def run_benchmark(
             json.dumps(summary, indent=2, default=str), encoding="utf-8"
         )
     return summary
+
+
+def _task_set(
+    task: str, config: RunConfig, loaded: dict[str, tuple[City, list[Episode]]] | None
+) -> tuple[TaskSpec, City, list[Episode]]:
+    """The declared facts, city and episodes of one ``--tasks`` entry (id or task file)."""
+    from flaneur.tasks.formats import episode_facts
+    from flaneur.tasks.registry import _REGISTRY, load_spec
+    from flaneur.tasks.resolve import resolve_task
+
+    if loaded and task in loaded:
+        city, episodes = loaded[task]
+        spec = _REGISTRY.get(task)
+        if spec is None:
+            scheme, success = episode_facts(list(episodes))
+            spec = TaskSpec(
+                task, "pre-loaded", city=city.name, scheme=scheme, success_metric=success
+            )
+        return spec, city, episodes
+    spec = resolve_task(task, fmt=config.task_format, city=config.city)
+    city, episodes = load_spec(spec, config.data_dir)
+    return spec, city, episodes
 
 
 def summarize_run(

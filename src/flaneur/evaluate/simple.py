@@ -20,7 +20,7 @@ from typing import Any
 
 from flaneur.agents import Agent, env_info_for, make_agent
 from flaneur.env.navigation_env import NavigationEnv
-from flaneur.env.registration import default_scheme, load_task_cached
+from flaneur.env.registration import load_task_cached
 from flaneur.env.schemes.turns import TurnsScheme
 from flaneur.env.teacher import gold_rollout
 from flaneur.errors import FlaneurError
@@ -126,6 +126,18 @@ def score_rows(city: City, episodes: Sequence[Episode], rows: list[dict[str, Any
         rows[i]["metrics"] = m
 
 
+def declared_scheme(task: str, episodes: Sequence[Episode]) -> str:
+    """The scheme a task set declares; a pre-loaded set that is not registered declares it
+    by its episodes (see :func:`flaneur.tasks.formats.episode_facts`)."""
+    from flaneur.tasks.formats import episode_facts
+    from flaneur.tasks.resolve import resolve_task
+
+    try:
+        return resolve_task(task).scheme
+    except FlaneurError:
+        return episode_facts(list(episodes))[0]
+
+
 def run_simple(
     agents: Sequence[str],
     tasks: Sequence[str],
@@ -151,7 +163,7 @@ def run_simple(
         Output folder (created).
     scheme
         Action scheme for all tasks (default: per task, see
-        :func:`~flaneur.env.registration.default_scheme`).
+        :func:`declared_scheme`).
     limit
         Run only the first ``limit`` episodes of each task set.
     seed
@@ -174,7 +186,7 @@ def run_simple(
         city, episodes = (loaded or {}).get(task_id) or load_task_cached(task_id, data_dir)
         avg = average_reference_length(episodes)  # the whole set, as in the runner
         episodes = list(episodes)[:limit] if limit is not None else list(episodes)
-        env = NavigationEnv(city, episodes, scheme=scheme or default_scheme(task_id))
+        env = NavigationEnv(city, episodes, scheme=scheme or declared_scheme(task_id, episodes))
         for name in agents:
             agent = make_agent(name)
             rows = [

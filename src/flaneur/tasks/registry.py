@@ -1,123 +1,41 @@
-"""The task registry: versioned task-set ids, where their files are, and how to load them.
+"""The task registry: versioned task-set ids, their declared facts, and loading them.
 
-A task set is read from a *data directory* (``--data-dir`` or the ``FLANEUR_DATA``
+A built-in task set is read from a *data directory* (``--data-dir`` or the ``FLANEUR_DATA``
 variable) that holds the public datasets in their release layout (see
-``/work/shared/data/README.md`` for the layout used by the built-in sets). The city of a
-task set is built from the same directory once and cached as a city pack under
-``$FLANEUR_CACHE_DIR/cities/<key>-<hash>`` (default ``~/.cache/flaneur``), the hash covering
-the size and modification time of the source files, so later loads read the pack.
+``/work/shared/data/README.md`` for the layout used by the built-in sets). Its city is built
+from the same directory once and cached as a city pack (see :mod:`flaneur.tasks.cities`).
+Generated sets (``helsinki-needs-v1``) and sets whose files and city are given by absolute
+path need no data directory.
 
-Generated task sets register themselves with :func:`register_task`, giving a ``build``
-callable that returns ``(city, episodes)``.
+Task sets come from four places: the built-in list below, :func:`register_task` (Python),
+TOML registry files (``--registry FILE``, ``$FLANEUR_TASKS``) and the ``flaneur.tasks``
+entry points (see :mod:`flaneur.tasks.user_registry`). Any task file can also be used
+directly, without registering it (see :mod:`flaneur.tasks.resolve`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
-import shutil
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from flaneur.errors import DataError, FlaneurError
-from flaneur.paths import cache_dir
-from flaneur.tasks.episode import Episode
-from flaneur.tasks.loaders import (
-    check_episodes,
-    load_cityseeker_questions,
-    load_vln_jsonl,
+from flaneur.tasks.cities import (
+    _CITY_MEMO,  # noqa: F401  (the in-process city memo)
+    CITY_CACHE_VERSION,
+    CITY_SOURCES,
+    CitySource,
+    city_cache_key,
+    load_city_spec,
+    load_task_city,
 )
-from flaneur.world.city import PACK_VERSION, City
+from flaneur.tasks.episode import Episode
+from flaneur.tasks.loaders import check_episodes
+from flaneur.tasks.spec import TaskBuilder, TaskSpec
+from flaneur.world.city import City
 
 DATA_ENV = "FLANEUR_DATA"
 """Environment variable naming the data directory."""
 
-CITY_CACHE_VERSION = 1
-"""Bumped when the way task cities are built changes, so cached packs are rebuilt."""
-
-TaskBuilder = Callable[[Path | None], tuple[City, list[Episode]]]
-
-
-@dataclass(frozen=True)
-class CitySource:
-    """How to build a task city from a data directory.
-
-    Attributes
-    ----------
-    key
-        Short name used for the cache folder (``touchdown-manhattan``).
-    files
-        Source files relative to the data directory (their size and mtime key the cache).
-    build
-        ``build(data_dir) -> City``.
-    """
-
-    key: str
-    files: tuple[str, ...]
-    build: Callable[[Path], City]
-
-
-@dataclass(frozen=True)
-class TaskSpec:
-    """One registered task set.
-
-    Attributes
-    ----------
-    id
-        Versioned id, e.g. ``map2seq-unseen-dev-v1``.
-    description
-        One line for ``flaneur tasks ls``.
-    city
-        Key of the city builder in :data:`CITY_SOURCES` (ignored when ``build`` is given).
-    files
-        Episode files relative to the data directory.
-    split
-        Dataset split (``dev``, ``test``, ``all``).
-    loader
-        ``"map2seq"``, ``"touchdown"`` or ``"cityseeker"`` (ignored when ``build`` is given).
-    category
-        Category written into the episodes (Touchdown / map2seq loaders).
-    build
-        Optional hook for generated sets: ``build(data_dir) -> (city, episodes)``.
-    """
-
-    id: str
-    description: str
-    city: str = ""
-    files: tuple[str, ...] = ()
-    split: str = "dev"
-    loader: str = ""
-    category: str = ""
-    build: TaskBuilder | None = field(default=None, compare=False)
-
-
-def _touchdown_city(data_dir: Path) -> City:
-    from flaneur.world.sources.touchdown import city_from_touchdown
-
-    return city_from_touchdown(
-        data_dir / "touchdown/graph", unseen_polygon=data_dir / "map2seq/unseen/bbox.txt"
-    )
-
-
-def _cityseeker_city(data_dir: Path) -> City:
-    from flaneur.world.sources.cityseeker import city_from_cityseeker
-
-    return city_from_cityseeker(data_dir / "cityseeker/shanghai2")
-
-
-CITY_SOURCES: dict[str, CitySource] = {
-    "touchdown-manhattan": CitySource(
-        "touchdown-manhattan",
-        ("touchdown/graph/nodes.txt", "touchdown/graph/links.txt", "map2seq/unseen/bbox.txt"),
-        _touchdown_city,
-    ),
-    "cityseeker-shanghai2": CitySource(
-        "cityseeker-shanghai2",
-        ("cityseeker/shanghai2/connections.json", "cityseeker/shanghai2/questions.json"),
-        _cityseeker_city,
-    ),
-}
 
 def _helsinki_needs_v1(data_dir: Path | None) -> tuple[City, list[Episode]]:
     from flaneur.tasks.builtin_sets import helsinki_needs_v1
@@ -125,54 +43,120 @@ def _helsinki_needs_v1(data_dir: Path | None) -> tuple[City, list[Episode]]:
     return helsinki_needs_v1(data_dir)
 
 
+VELMA_FACTS = {"scheme": "turns", "success_metric": "tc"}
+"""VELMA's route-following sets: the corrected Touchdown turn rules, task completion (TC)."""
+NEED_FACTS = {"scheme": "headings", "success_metric": "tcp"}
+"""CitySeeker-style place-finding sets: walkable headings, stopping within 50 m (TCP)."""
+
 BUILTIN_TASKS: list[TaskSpec] = [
     TaskSpec(
         id="map2seq-unseen-dev-v1",
         description="map2seq route instructions, unseen Manhattan area, dev split (VELMA)",
-        city="touchdown-manhattan", files=("map2seq/unseen/dev.json",), split="dev",
-        loader="map2seq", category="map2seq-unseen",
+        city="touchdown-manhattan",
+        files=("map2seq/unseen/dev.json",),
+        split="dev",
+        loader="map2seq",
+        category="map2seq-unseen",
+        origin="built-in",
+        **VELMA_FACTS,
     ),
     TaskSpec(
         id="map2seq-seen-dev-v1",
         description="map2seq route instructions, seen Manhattan area, dev split (VELMA)",
-        city="touchdown-manhattan", files=("map2seq/seen/dev.json",), split="dev",
-        loader="map2seq", category="map2seq-seen",
+        city="touchdown-manhattan",
+        files=("map2seq/seen/dev.json",),
+        split="dev",
+        loader="map2seq",
+        category="map2seq-seen",
+        origin="built-in",
+        **VELMA_FACTS,
     ),
     TaskSpec(
         id="touchdown-unseen-dev-v1",
         description="Touchdown navigation instructions, unseen Manhattan area, dev split (VELMA)",
-        city="touchdown-manhattan", files=("touchdown/unseen/dev.json",), split="dev",
-        loader="touchdown", category="touchdown-unseen",
+        city="touchdown-manhattan",
+        files=("touchdown/unseen/dev.json",),
+        split="dev",
+        loader="touchdown",
+        category="touchdown-unseen",
+        origin="built-in",
+        **VELMA_FACTS,
     ),
     TaskSpec(
         id="cityseeker-shanghai2-v1",
         description="CitySeeker implicit-need tasks in Shanghai (shanghai2), all 127 questions",
-        city="cityseeker-shanghai2", files=("cityseeker/shanghai2/questions.json",),
-        split="all", loader="cityseeker",
+        city="cityseeker-shanghai2",
+        files=("cityseeker/shanghai2/questions.json",),
+        split="all",
+        loader="cityseeker",
+        origin="built-in",
+        **NEED_FACTS,
     ),
     TaskSpec(
         id="helsinki-needs-v1",
         description="CitySeeker-style need tasks generated on built-in Helsinki (offline, seed 0)",
-        city="helsinki", split="all", build=_helsinki_needs_v1,
+        city="helsinki",
+        split="all",
+        loader="generated",
+        build=_helsinki_needs_v1,
+        origin="built-in",
+        **NEED_FACTS,
     ),
-]  # fmt: skip
+]
 """The built-in task sets (all v1)."""
 
 _REGISTRY: dict[str, TaskSpec] = {spec.id: spec for spec in BUILTIN_TASKS}
-_CITY_MEMO: dict[str, City] = {}
 
 
 def register_task(spec: TaskSpec, *, replace: bool = False) -> TaskSpec:
-    """Add a task set to the registry (``replace=True`` to overwrite an id)."""
+    """Add a task set to the registry (``replace=True`` to overwrite an id).
+
+    Raises
+    ------
+    FlaneurError
+        A taken or malformed id, a set with neither a ``build`` hook nor a city and files, or an
+        undeclared scheme or success metric.
+    """
+    from flaneur.tasks.formats import FORMATS
+    from flaneur.tasks.spec import ID_PATTERN, SCHEME_NAMES, SUCCESS_METRICS
+
     if spec.id in _REGISTRY and not replace:
         raise FlaneurError(f"task {spec.id!r} is already registered")
-    if spec.build is None and (spec.city not in CITY_SOURCES or not spec.files):
+    if not ID_PATTERN.match(spec.id):
         raise FlaneurError(
-            f"task {spec.id!r} needs a build callable, or a city in {sorted(CITY_SOURCES)} "
-            "and episode files"
+            f"task id {spec.id!r} may hold only letters, digits and _ . : - "
+            "(and starts with a letter or digit)"
+        )
+    if spec.build is None and (not spec.city or not spec.files):
+        raise FlaneurError(
+            f"task {spec.id!r} needs a build callable, or a city (one of {sorted(CITY_SOURCES)} "
+            "or a city spec) and episode files"
+        )
+    if spec.build is None and spec.loader not in FORMATS:
+        raise FlaneurError(
+            f"task {spec.id!r}: loader {spec.loader!r} is not one of {', '.join(FORMATS)}"
+        )
+    if spec.scheme not in SCHEME_NAMES:
+        raise FlaneurError(
+            f"task {spec.id!r}: scheme {spec.scheme!r} is not one of {', '.join(SCHEME_NAMES)}"
+        )
+    if spec.success_metric not in SUCCESS_METRICS:
+        raise FlaneurError(
+            f"task {spec.id!r}: success metric {spec.success_metric!r} is not one of "
+            + ", ".join(SUCCESS_METRICS)
         )
     _REGISTRY[spec.id] = spec
+    _gymnasium_hook(spec)
     return spec
+
+
+def _gymnasium_hook(spec: TaskSpec) -> None:
+    """Give a set registered after :mod:`flaneur.env` was imported its Gymnasium id too."""
+    import sys
+
+    registration = sys.modules.get("flaneur.env.registration")
+    if registration is not None:
+        registration.register_task_env(spec.id)
 
 
 def register_city_source(source: CitySource, *, replace: bool = False) -> CitySource:
@@ -184,12 +168,19 @@ def register_city_source(source: CitySource, *, replace: bool = False) -> CitySo
 
 
 def list_tasks() -> list[TaskSpec]:
-    """All registered task sets, sorted by id."""
+    """All registered task sets, sorted by id (discovering ``$FLANEUR_TASKS`` and entry
+    points on first use)."""
+    from flaneur.tasks.user_registry import discover_task_sets
+
+    discover_task_sets()
     return [_REGISTRY[key] for key in sorted(_REGISTRY)]
 
 
 def get_task(task_id: str) -> TaskSpec:
     """The task set ``task_id``; :class:`FlaneurError` naming the known ids otherwise."""
+    from flaneur.tasks.user_registry import discover_task_sets
+
+    discover_task_sets()
     try:
         return _REGISTRY[task_id]
     except KeyError:
@@ -219,20 +210,22 @@ def resolve_data_dir(data_dir: str | Path | None, *, task: str | None = None) ->
     return path
 
 
-def task_files(spec: TaskSpec, data_dir: Path) -> list[Path]:
-    """Absolute paths of the episode files and city source files of a task set."""
+def task_files(spec: TaskSpec, data_dir: Path | None) -> list[Path]:
+    """Absolute paths of the episode files and data-directory city files of a task set."""
     rel = list(spec.files)
     if spec.build is None and spec.city in CITY_SOURCES:
         rel += list(CITY_SOURCES[spec.city].files)
+    if data_dir is None:
+        return [Path(r) for r in rel if Path(r).is_absolute()]
     return [data_dir / r for r in rel]
 
 
-def missing_files(spec: TaskSpec, data_dir: Path) -> list[Path]:
-    """Files of ``spec`` absent from ``data_dir``."""
+def missing_files(spec: TaskSpec, data_dir: Path | None) -> list[Path]:
+    """Files of ``spec`` that do not exist (relative ones looked up in ``data_dir``)."""
     return [p for p in task_files(spec, data_dir) if not p.is_file()]
 
 
-def _require_files(spec: TaskSpec, data_dir: Path) -> None:
+def _require_files(spec: TaskSpec, data_dir: Path | None) -> None:
     missing = missing_files(spec, data_dir)
     if missing:
         raise DataError(
@@ -241,67 +234,72 @@ def _require_files(spec: TaskSpec, data_dir: Path) -> None:
         )
 
 
-def city_cache_key(source: CitySource, data_dir: Path) -> str:
-    """``<key>-<hash>``; the hash covers the data folder and the files' size and mtime."""
-    parts = [source.key, str(CITY_CACHE_VERSION), str(PACK_VERSION), str(data_dir.resolve())]
-    for rel in source.files:
-        stat = (data_dir / rel).stat()
-        parts.append(f"{rel}:{stat.st_size}:{int(stat.st_mtime)}")
-    return f"{source.key}-{hashlib.sha1('|'.join(parts).encode()).hexdigest()[:12]}"
+def spec_city(spec: TaskSpec, data_dir: Path | None, *, rebuild: bool = False) -> City:
+    """The city of a file-based task set: a data-directory source or a city spec."""
+    if spec.city in CITY_SOURCES:
+        if data_dir is None:
+            raise FlaneurError(f"task {spec.id!r} needs a data directory for its city")
+        return load_task_city(spec.city, data_dir, rebuild=rebuild)
+    return load_city_spec(spec.city, rebuild=rebuild)
 
 
-def load_task_city(key: str, data_dir: Path, *, rebuild: bool = False) -> City:
-    """The city ``key`` built from ``data_dir``, via the pack cache and an in-process memo."""
-    source = CITY_SOURCES[key]
-    cache_key = city_cache_key(source, data_dir)
-    if not rebuild and cache_key in _CITY_MEMO:
-        return _CITY_MEMO[cache_key]
-    pack = cache_dir("cities") / cache_key
-    if (pack / "city.json").is_file() and not rebuild:
-        city = City.load(pack)
-    else:
-        city = source.build(data_dir)
-        tmp = pack.with_name(f"{pack.name}.tmp{os.getpid()}")
-        shutil.rmtree(tmp, ignore_errors=True)
-        city.save(tmp)
-        shutil.rmtree(pack, ignore_errors=True)
-        try:
-            tmp.rename(pack)
-        except OSError:  # another process finished first; its pack is equivalent
-            shutil.rmtree(tmp, ignore_errors=True)
-    _CITY_MEMO[cache_key] = city
-    return city
+def load_episodes(spec: TaskSpec, data_dir: Path | None, city: City) -> list[Episode]:
+    """Read the episodes of a file-based task set into ``city`` (no node check)."""
+    from flaneur.tasks.formats import load_task_file
 
-
-def load_episodes(spec: TaskSpec, data_dir: Path, city: City | None = None) -> list[Episode]:
-    """Read the episodes of a file-based task set (no city check)."""
     episodes: list[Episode] = []
     for rel in spec.files:
-        path = data_dir / rel
-        if spec.loader in ("map2seq", "touchdown"):
-            id_field = "id" if spec.loader == "map2seq" else "route_id"
-            episodes += load_vln_jsonl(path, category=spec.category, id_field=id_field)
-        elif spec.loader == "cityseeker":
-            graph = city.graph if city is not None else None
-            name = city.name if city is not None else None
-            episodes += load_cityseeker_questions(path, city=name, graph=graph)
-        else:
-            raise FlaneurError(f"task {spec.id!r} has unknown loader {spec.loader!r}")
+        path = Path(rel) if data_dir is None else data_dir / rel
+        episodes += load_task_file(path, spec.loader, city, category=spec.category)
     return episodes
 
 
-def load_task(
-    task_id: str, data_dir: str | Path | None = None, *, rebuild_city: bool = False
+def load_spec(
+    spec: TaskSpec, data_dir: str | Path | None = None, *, rebuild_city: bool = False
 ) -> tuple[City, list[Episode]]:
-    """Load a registered task set: its city and its episodes, checked against the city.
+    """Load a task set: its city and its episodes, checked against the city.
+
+    The data directory (``data_dir``, else ``$FLANEUR_DATA``) is required only by sets that
+    read it (:attr:`TaskSpec.needs_data_dir`); generated sets receive it as given (possibly
+    ``None``).
+    """
+    if spec.build is not None:
+        folder = None
+        if data_dir is not None or os.environ.get(DATA_ENV):
+            folder = resolve_data_dir(data_dir, task=spec.id)
+        city, episodes = spec.build(folder)
+        check_episodes(episodes, city)
+        return city, episodes
+    folder = resolve_data_dir(data_dir, task=spec.id) if spec.needs_data_dir else None
+    _require_files(spec, folder)
+    city = spec_city(spec, folder, rebuild=rebuild_city)
+    episodes = load_episodes(spec, folder, city)
+    check_episodes(episodes, city)
+    return city, episodes
+
+
+def load_task(
+    task: str | TaskSpec,
+    data_dir: str | Path | None = None,
+    *,
+    fmt: str | None = None,
+    city: str | None = None,
+    rebuild_city: bool = False,
+) -> tuple[City, list[Episode]]:
+    """Load a task set — a registered id or a task file — with its city, checked.
 
     Parameters
     ----------
-    task_id
-        A registered id (see :func:`list_tasks`).
+    task
+        A registered id (see :func:`list_tasks`), a path to a task file (flaneur episodes,
+        map2seq / Touchdown JSON lines, CitySeeker ``question(s).json``), or a spec.
     data_dir
-        The data directory; default ``$FLANEUR_DATA``. Generated sets with a ``build``
-        hook receive it as given (possibly ``None``).
+        The data directory; default ``$FLANEUR_DATA``. Needed only by sets that read it.
+    fmt
+        Format of a task file (default: detected).
+    city
+        City of a task file (pack folder, built-in name, ``touchdown:DIR``,
+        ``cityseeker:DIR``, ``.osm.pbf``); default: implied by where the file lies.
     rebuild_city
         Rebuild the cached city pack.
 
@@ -312,24 +310,50 @@ def load_task(
     DataError
         Malformed task files (naming file and line) or node ids missing from the city.
     """
-    spec = get_task(task_id)
-    if spec.build is not None:
-        folder = None
-        if data_dir is not None or os.environ.get(DATA_ENV):
-            folder = resolve_data_dir(data_dir, task=task_id)
-        city, episodes = spec.build(folder)
-        check_episodes(episodes, city)
-        return city, episodes
-    folder = resolve_data_dir(data_dir, task=task_id)
-    _require_files(spec, folder)
-    city = load_task_city(spec.city, folder, rebuild=rebuild_city)
-    episodes = load_episodes(spec, folder, city)
-    check_episodes(episodes, city)
-    return city, episodes
+    from flaneur.tasks.resolve import resolve_task
+
+    spec = task if isinstance(task, TaskSpec) else resolve_task(task, fmt=fmt, city=city)
+    return load_spec(spec, data_dir, rebuild_city=rebuild_city)
 
 
 def count_episodes(spec: TaskSpec, data_dir: Path | None) -> int | None:
-    """Number of episodes of a file-based set, or ``None`` if its files are missing."""
-    if spec.build is not None or data_dir is None or missing_files(spec, data_dir):
+    """Number of episodes of a file-based set, or ``None`` if its files or city are missing."""
+    if spec.build is not None or (spec.needs_data_dir and data_dir is None):
         return None
-    return len(load_episodes(spec, data_dir))
+    if missing_files(spec, data_dir if spec.needs_data_dir else None):
+        return None
+    from flaneur.tasks.episode import iter_json_lines
+    from flaneur.tasks.loaders import iter_json_array
+
+    total = 0
+    for rel in spec.files:
+        path = Path(rel) if not spec.needs_data_dir else data_dir / rel
+        if spec.loader == "cityseeker":
+            total += sum(1 for _ in iter_json_array(path.read_text(encoding="utf-8")))
+        else:
+            total += sum(1 for _ in iter_json_lines(path))
+    return total
+
+
+__all__ = [
+    "BUILTIN_TASKS",
+    "CITY_CACHE_VERSION",
+    "CITY_SOURCES",
+    "DATA_ENV",
+    "CitySource",
+    "TaskBuilder",
+    "TaskSpec",
+    "city_cache_key",
+    "count_episodes",
+    "get_task",
+    "list_tasks",
+    "load_episodes",
+    "load_spec",
+    "load_task",
+    "load_task_city",
+    "missing_files",
+    "register_city_source",
+    "register_task",
+    "resolve_data_dir",
+    "task_files",
+]

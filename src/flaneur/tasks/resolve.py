@@ -1,0 +1,162 @@
+"""The one resolver behind every ``--tasks``: a registered id or a task file, to a ``TaskSpec``.
+
+``flaneur run``, ``flaneur validate gold``, ``flaneur tasks check``, ``flaneur report``, the
+Gymnasium ids and :func:`flaneur.tasks.load_task` all go through :func:`resolve_task`:
+
+- a registered id (built-in, from a registry file, ``$FLANEUR_TASKS`` or an entry point) is
+  looked up;
+- otherwise an existing file is a task set of its own: its format is detected (or given with
+  ``--format``), its city given with ``--city`` or implied by where the file lies (see
+  :func:`flaneur.tasks.cities.infer_city`), and its scheme and success metric are the facts
+  its format declares (see :mod:`flaneur.tasks.formats`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from flaneur.errors import DataError, FlaneurError
+from flaneur.tasks.spec import TaskSpec
+
+
+def file_spec(
+    path: str | Path,
+    *,
+    fmt: str | None = None,
+    city: str | None = None,
+    task_id: str | None = None,
+) -> TaskSpec:
+    """A :class:`TaskSpec` for one task file.
+
+    Parameters
+    ----------
+    path
+        The task file.
+    fmt
+        Its format (default: detected from its first row).
+    city
+        A city spec (default: implied by where the file lies, see
+        :func:`~flaneur.tasks.cities.infer_city`).
+    task_id
+        The id of the set (default: ``str(path)`` as given).
+
+    Raises
+    ------
+    DataError
+        A missing file, an undetectable or unknown format, or no city (naming the file).
+    """
+    from flaneur.tasks.cities import absolute_city_spec, infer_city
+    from flaneur.tasks.formats import FORMATS, check_format, detect_format, episode_facts
+
+    shown = Path(path)
+    path = shown.expanduser().resolve()
+    if not path.is_file():
+        raise DataError("task file not found", path=shown)
+    fmt = check_format(fmt) if fmt else detect_format(path)
+    declared = FORMATS[fmt]
+    scheme, success = declared.scheme, declared.success_metric
+    episodes_city = None
+    if scheme is None or success is None:
+        from flaneur.tasks.episode import read_episodes
+
+        episodes = read_episodes(path)
+        scheme, success = episode_facts(episodes)
+        cities = {e.city for e in episodes}
+        episodes_city = cities.pop() if len(cities) == 1 else None
+    city = absolute_city_spec(city, Path.cwd()) if city else infer_city(path, fmt, episodes_city)
+    if not city:
+        raise DataError(
+            f"no city for this {declared.description} file: pass --city PACK|SOURCE (a city "
+            "pack folder, helsinki, touchdown:DIR, cityseeker:DIR or an .osm.pbf)",
+            path=shown,
+        )
+    return TaskSpec(
+        id=task_id or str(shown),
+        description=f"{declared.description} {path.name}",
+        city=city,
+        files=(str(path),),
+        split="all",
+        loader=fmt,
+        scheme=scheme,
+        success_metric=success,
+        origin="file",
+    )
+
+
+def _looks_like_path(ref: str) -> bool:
+    return "/" in ref or "\\" in ref or Path(ref).suffix.lower() in (".json", ".jsonl")
+
+
+def resolve_task(ref: str, *, fmt: str | None = None, city: str | None = None) -> TaskSpec:
+    """The task set ``ref`` names: a registered id, else a task file.
+
+    ``fmt`` and ``city`` apply to task files only (a registered set declares its own).
+
+    Raises
+    ------
+    FlaneurError
+        Neither a registered id nor an existing file: the message lists the registered ids.
+    DataError
+        A task file whose format or city cannot be told (see :func:`file_spec`).
+    """
+    from flaneur.tasks.registry import _REGISTRY, list_tasks
+
+    ref = ref.strip()
+    known = {spec.id for spec in list_tasks()}  # discovers registry files and entry points
+    if ref in known:
+        return _REGISTRY[ref]
+    if Path(ref).expanduser().is_file():
+        return file_spec(ref, fmt=fmt, city=city)
+    if _looks_like_path(ref):
+        raise DataError("task file not found (and not a registered task id)", path=ref)
+    raise FlaneurError(
+        f"unknown task {ref!r}: neither a registered id nor a file; registered tasks: "
+        + ", ".join(sorted(known))
+    )
+
+
+def resolve_tasks(
+    refs: str | Sequence[str], *, fmt: str | None = None, city: str | None = None
+) -> list[TaskSpec]:
+    """Resolve a comma-separated string (or a list) of task ids and files, in order."""
+    items = refs.split(",") if isinstance(refs, str) else list(refs)
+    specs = [resolve_task(r, fmt=fmt, city=city) for r in items if r.strip()]
+    if not specs:
+        raise FlaneurError("no task set given (--tasks ID|FILE[,ID|FILE...])")
+    return specs
+
+
+def register_registries(paths: Sequence[str | Path] | None) -> None:
+    """Register the task sets of ``--registry`` files (none: nothing to do)."""
+    from flaneur.tasks.user_registry import register_registry_file
+
+    for path in paths or ():
+        register_registry_file(path, origin=str(Path(path).expanduser().resolve()))
+
+
+def spec_of_run(task: str, summary: dict) -> TaskSpec:
+    """The task set a run's rows name, for reports: a registered id, else the facts the run
+    recorded (``summary["task_sets"]``: files and city by absolute path), else the run's
+    ``--format`` / ``--city`` applied to ``task`` as a file."""
+    from flaneur.tasks.registry import _REGISTRY, list_tasks
+
+    list_tasks()
+    if task in _REGISTRY:
+        return _REGISTRY[task]
+    facts = (summary.get("task_sets") or {}).get(task)
+    if facts and facts.get("files") and facts.get("loader") not in ("", "generated"):
+        return TaskSpec(
+            id=task,
+            description=f"task file {task}",
+            city=str(facts["city"]),
+            files=tuple(facts["files"]),
+            split=str(facts.get("split") or "all"),
+            loader=str(facts["loader"]),
+            category=str(facts.get("category") or ""),
+            scheme=str(facts.get("scheme") or "turns"),
+            success_metric=str(facts.get("success_metric") or "tc"),
+            origin=str(facts.get("origin") or "file"),
+        )
+    config = summary.get("config") or {}
+    return resolve_task(task, fmt=config.get("task_format"), city=config.get("city"))

@@ -1,0 +1,110 @@
+"""``TaskSpec``: the declared facts of one task set (files, format, city, scheme, success).
+
+A task set declares everything that the rest of flaneur needs to know about it, so that no
+command has to guess from an id's or a category's spelling: where its episodes come from (a
+*loader*, i.e. a task-file format, and files, or a ``build`` callable), in which city they are
+(a data-directory city source such as ``touchdown-manhattan``, or a city spec: a pack folder,
+a built-in city, ``touchdown:DIR``, ``cityseeker:DIR``, an ``.osm.pbf``), the action scheme
+agents use by default, and the metric that says whether an episode succeeded.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from flaneur.tasks.episode import Episode
+    from flaneur.world.city import City
+
+TaskBuilder = Callable[[Path | None], "tuple[City, list[Episode]]"]
+
+SUCCESS_METRICS = ("tc", "tcp", "tce", "tcc", "sr", "osr", "virl_success")
+"""Row metrics (true/false per episode) a task set may declare as its success metric."""
+
+ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
+"""Registered task-set ids: usable as Gymnasium ids (``flaneur/<id>``) and as folder names."""
+
+SCHEME_NAMES = ("turns", "headings", "nodes")
+"""Action schemes a task set may declare as its default (see :mod:`flaneur.env.schemes`)."""
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """One task set and its declared facts.
+
+    Attributes
+    ----------
+    id
+        Versioned id, e.g. ``map2seq-unseen-dev-v1`` (for a task file: the path as given).
+    description
+        One line for ``flaneur tasks ls``.
+    city
+        Either the key of a data-directory city source in
+        :data:`flaneur.tasks.cities.CITY_SOURCES` (built from ``--data-dir``), or a city
+        spec (pack folder, built-in name, ``touchdown:DIR``, ``cityseeker:DIR``, ``.osm.pbf``).
+        For sets with a ``build`` hook it only names the city.
+    files
+        Episode files: relative paths are read from the data directory, absolute ones as is.
+    split
+        Dataset split (``dev``, ``test``, ``all``).
+    loader
+        Task-file format of ``files``: ``episodes`` (flaneur JSONL), ``map2seq``,
+        ``touchdown`` or ``cityseeker`` (see :mod:`flaneur.tasks.formats`); ``generated``
+        for sets with a ``build`` hook.
+    category
+        Category written into the episodes by the Touchdown / map2seq loaders (default: the
+        loader's name).
+    scheme
+        Default action scheme of the set (``turns``, ``headings`` or ``nodes``).
+    success_metric
+        The row metric that says whether an episode succeeded (``tc`` for route following,
+        ``tcp`` for finding a place); one of :data:`SUCCESS_METRICS`.
+    build
+        Optional hook for generated sets: ``build(data_dir) -> (city, episodes)``.
+    origin
+        Where the set was registered: ``built-in``, a registry file, ``$FLANEUR_TASKS``, an
+        entry point, ``file`` (a task file given directly) or ``python``.
+    """
+
+    id: str
+    description: str
+    city: str = ""
+    files: tuple[str, ...] = ()
+    split: str = "dev"
+    loader: str = ""
+    category: str = ""
+    scheme: str = "turns"
+    success_metric: str = "tc"
+    build: TaskBuilder | None = field(default=None, compare=False)
+    origin: str = field(default="python", compare=False)
+
+    @property
+    def needs_data_dir(self) -> bool:
+        """Whether loading the set reads the data directory (``--data-dir`` / ``$FLANEUR_DATA``).
+
+        Generated sets and sets whose files and city are given by absolute path or city spec
+        do not.
+        """
+        from flaneur.tasks.cities import CITY_SOURCES
+
+        if self.build is not None:
+            return False
+        return self.city in CITY_SOURCES or any(not Path(f).is_absolute() for f in self.files)
+
+    def facts(self) -> dict[str, object]:
+        """The declared facts as a JSON-ready dict (recorded in run summaries)."""
+        return {
+            "id": self.id,
+            "loader": self.loader or ("generated" if self.build else ""),
+            "files": list(self.files),
+            "city": self.city,
+            "split": self.split,
+            "category": self.category,
+            "scheme": self.scheme,
+            "success_metric": self.success_metric,
+            "origin": self.origin,
+        }
