@@ -30,7 +30,7 @@ ROW_FIELDS = ("episode_id", "city", "category", "stop_node")
 
 METRIC_FIELDS = (
     "steps", "path_length_m",
-    "tc", "spd_hops", "kpa",
+    "tc", "spd_hops", "kpa", "kpa_prefix",
     "ne_m", "sr", "osr", "spl", "dtw_m", "ndtw", "sdtw",
     "tce", "tcp", "tcc", "spd_m",
     "virl_success", "arrival_ratio", "reaction_accuracy",
@@ -75,7 +75,8 @@ def batch_metrics(
     gold_actions, agent_actions
         Optional per run: ``[(label, node_index), ...]`` in the ``turns`` scheme
         (``FORWARD``/``LEFT``/``RIGHT``/``TURN_AROUND``/``STOP``), the node being where the
-        action was taken. Needed for ``kpa`` (both) and ``reaction_accuracy`` (both).
+        action was taken. Needed for ``kpa_prefix`` (both) and ``reaction_accuracy`` (both);
+        ``kpa`` (VELMA's) needs only the paths and the reference path.
     success_radius_m
         Radius for ``sr``, ``osr``, ``spl``, ``sdtw`` and the nDTW threshold.
     dist_cache
@@ -272,6 +273,8 @@ def _row(
         ordered_cats = fact.ordered and len(masks) > 1
         tcc = cityseeker.completion(cityseeker.category_hits(walk, masks), ordered_cats)
     both = gold is not None and agent is not None
+    tc = velma.task_completion(graph, stop, fact.targets.tolist())
+    kpa = velma.key_point_accuracy(fact.reference, walk, graph.degree, tc) if has_ref else None
     return {
         "episode_id": episode.id,
         "city": episode.city,
@@ -279,9 +282,10 @@ def _row(
         "stop_node": str(graph.ids[stop]),
         "steps": len(walk) - 1,
         "path_length_m": _finite(round(taken_m, 3)),
-        "tc": velma.task_completion(graph, stop, fact.targets.tolist()),
+        "tc": tc,
         "spd_hops": velma.shortest_path_hops(spd_hops),
-        "kpa": velma.key_point_accuracy(gold, agent, graph.degree) if both else None,
+        "kpa": kpa,
+        "kpa_prefix": velma.key_point_accuracy_prefix(gold, agent, graph.degree) if both else None,
         "ne_m": _finite(ne_m),
         "sr": sr,
         "osr": osr,
