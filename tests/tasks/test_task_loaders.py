@@ -143,7 +143,7 @@ def test_cityseeker_question_json_name_is_accepted(tmp_path):
         episodes = load_cityseeker_questions(tmp_path / "city" / asked if asked else
                                              tmp_path / "city")  # fmt: skip
         assert len(episodes) == 4 and episodes[0].metadata["source_file"] == "question.json"
-    with pytest.raises(DataError, match="questions.json or question.json"):
+    with pytest.raises(DataError, match=r"questions\.json or question\.json"):
         load_cityseeker_questions(tmp_path / "nowhere" / "questions.json")
 
 

@@ -1,7 +1,7 @@
 """VELMA / Touchdown metrics: task completion (TC), shortest-path distance (SPD), KPA.
 
-TC, SPD and KPA follow VELMA's released evaluation code; ``kpa_prefix`` is flaneur's stricter
-key-point accuracy on action sequences, kept under its own name.
+TC, SPD and KPA follow VELMA's released evaluation code; ``kpa_prefix`` is flaneur's
+stricter key-point accuracy on action sequences, kept under its own name.
 
 Reference
 ---------
@@ -15,6 +15,7 @@ Actions (for ``kpa_prefix``) are the labels of the ``turns`` action scheme (``FO
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 
 import numpy as np
@@ -87,7 +88,7 @@ def key_points(path: Sequence[int], degree: NDArray[np.int64]) -> list[KeyPoint]
     if len(path) <= 1:
         return []
     points: list[KeyPoint] = [int(path[0]), int(path[1])]
-    for here, after in zip(path[:-1], path[1:], strict=True):
+    for here, after in itertools.pairwise(path):
         if degree[here] > 2:
             points.append((int(here), int(after)))
     return points
