@@ -9,8 +9,9 @@ Schumann et al. (2024), "VELMA: Verbalization Embodiment of LLM Agents for Visio
 Navigation in Street View", AAAI (code: github.com/raphael-sch/VELMA, ``vln/evaluate.py``);
 TC and SPD follow Chen et al. (2019), "Touchdown" and Schumann & Riezler (2022).
 
-Actions (for ``kpa_prefix``) are the labels of the ``turns`` action scheme (``FORWARD``, ``LEFT``, ``RIGHT``,
-``TURN_AROUND``, ``STOP``), each paired with the node index where it was taken.
+Actions (for ``kpa_prefix``) are the labels of the ``turns`` action scheme (``FORWARD``,
+``LEFT``, ``RIGHT``, ``TURN_AROUND``, ``STOP``), each paired with the node index where it was
+taken.
 """
 
 from __future__ import annotations
