@@ -153,15 +153,17 @@ class RandomAgent(_CountingAgent):
 
     ``turns`` (VELMA's random baseline, ``run_baselines.py``): at an intersection just
     reached (or the start, if it is one) ``forward``, ``left`` or ``right`` with equal
-    chance, a rotation being followed by ``forward``; elsewhere ``forward``; ``stop`` at a
-    dead end. The first action depends on ``start``:
+    chance, a rotation being followed by ``forward``; elsewhere ``forward``. At a dead end
+    VELMA's datasets ``stop`` (its ``validate_action``); other task sets ``turn_around``.
+    The first action depends on ``start``:
 
     - ``"velma"`` (default): as VELMA per dataset. map2seq: ``forward`` (VELMA's map2seq
-      agents always begin with it). Touchdown and other task sets: the rule above. VELMA's
-      Touchdown baseline has a branch for a random ``turn_around`` at the start, but it tests
+      agents always begin with it). Touchdown: the rule above. VELMA's Touchdown baseline
+      has a branch for a random ``turn_around`` at the start, but it tests
       ``pano_length == 0`` where ``pano_length`` starts at 1, so it never turns around.
-    - ``"turn"``: ``forward`` or ``turn_around`` with equal chance (what that branch
-      describes; flaneur's rule before 2026-11).
+      Other task sets: ``forward`` or ``turn_around`` with equal chance (flaneur's rule).
+    - ``"turn"``: ``forward`` or ``turn_around`` with equal chance on every task set (what
+      VELMA's unreachable branch describes).
 
     Other schemes: a uniformly random valid move. Stops as :class:`ForwardAgent` does.
 
@@ -203,16 +205,19 @@ class RandomAgent(_CountingAgent):
             if not moves:
                 return self._answer(STOP, "nowhere to go")
             return self._answer(self._pick(moves), "random move")
+        velma = self.dataset is not None
         if self._velma_dead_end(node):
             options = []
-        elif first and self.start == "turn":
+        elif first and (self.start == "turn" or (self.start == "velma" and not velma)):
             options = [a for a in (FORWARD, TURN_AROUND) if mask[a]]
         elif first and self.dataset == "map2seq":
             options = [FORWARD] if mask[FORWARD] else []
-        elif arrived and mask[LEFT]:
+        elif mask[LEFT] and (arrived if velma else self._last_slot not in (LEFT, RIGHT)):
             options = [a for a in (FORWARD, LEFT, RIGHT) if mask[a]]
         else:
             options = [FORWARD] if mask[FORWARD] else []
+            if not options and not velma:
+                options = [TURN_AROUND] if mask[TURN_AROUND] else []  # leave a dead end
         if not options:
             return self._answer(STOP, "dead end")
         return self._answer(self._pick(options), "random")
