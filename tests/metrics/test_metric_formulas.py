@@ -70,7 +70,7 @@ def test_velma_key_points_as_released(grid):
     assert velma.key_points([a, b, c, f, i], deg) == [a, b, (b, c), (f, i)]
     assert velma.key_points([a], deg) == [] and velma.key_points([], deg) == []
     assert velma.key_points([a, d], deg) == [a, d]  # d is the last node: no move leaves it
-    assert velma.dedupe_path([a, a, b, b, a]) == [a, b, a]
+    assert velma.dedupe_path([a, a, b, b, a]).tolist() == [a, b, a]
 
 
 def test_velma_kpa_hand_values(grid):
@@ -93,6 +93,20 @@ def test_velma_kpa_hand_values(grid):
     assert velma.key_point_accuracy(loop, [a, b, e, f, i], deg, True) == pytest.approx(6 / 8)
     assert velma.key_point_accuracy([], gold, deg, True) is None
     assert velma.key_point_accuracy([a], [a], deg, True) == 1.0  # no key points, stop only
+
+
+def test_velma_kpa_batch_equals_one_by_one(grid):
+    rng = np.random.default_rng(3)
+    deg = grid.graph.degree
+    golds = [rng.integers(0, 9, int(rng.integers(0, 9))) for _ in range(60)]
+    agents = [rng.integers(0, 9, int(rng.integers(1, 12))) for _ in range(60)]
+    stops = rng.random(60) < 0.3
+    batch = velma.key_point_accuracy_batch(golds, agents, deg, stops)
+    for g, a, tc, got in zip(golds, agents, stops, batch, strict=True):
+        gp, ap = velma.key_points(velma.dedupe_path(g), deg), velma.key_points(
+            velma.dedupe_path(a), deg)  # fmt: skip
+        want = (len(set(gp) & set(ap)) + tc) / (len(gp) + 1) if len(g) else None
+        assert (np.isnan(got) and want is None) or got == pytest.approx(want)
 
 
 def test_velma_task_completion_counts_neighbours_both_ways(grid):

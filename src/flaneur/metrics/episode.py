@@ -120,13 +120,20 @@ def batch_metrics(
         dtw_all[ref_rows] = r2r.dtw_batch(
             [facts[i].reference_xy for i in ref_rows], [cache.sphere_xy[walks[i]] for i in ref_rows]
         )
+    graph = city.graph
+    tc = [velma.task_completion(graph, int(stops[i]), facts[i].targets.tolist()) for i in range(n)]
+    kpa_all = velma.key_point_accuracy_batch(
+        [f.reference for f in facts], walks, graph.degree, tc
+    )  # NaN without a reference path
     rows = []
     for i, (episode, fact, walk) in enumerate(zip(episodes, facts, walks, strict=True)):
         gold = _actions(gold_actions, i)
         agent = _actions(agent_actions, i)
+        kpa = None if np.isnan(kpa_all[i]) else float(kpa_all[i])
         rows.append(
             _row(cache, episode, fact, walk, straight.per_run(i), float(taken[i]), float(ne[i]),
-                 float(spd[i]), bool(osr[i]), float(dtw_all[i]), gold, agent, success_radius_m)
+                 float(spd[i]), bool(osr[i]), float(dtw_all[i]), gold, agent, success_radius_m,
+                 tc[i], kpa)
         )  # fmt: skip
     return rows
 
@@ -258,6 +265,8 @@ def _row(
     gold: list[velma.Action] | None,
     agent: list[velma.Action] | None,
     radius_m: float,
+    tc: bool,
+    kpa: float | None,
 ) -> dict[str, Value]:
     graph = cache.graph
     stop = int(walk[-1])
@@ -273,8 +282,6 @@ def _row(
         ordered_cats = fact.ordered and len(masks) > 1
         tcc = cityseeker.completion(cityseeker.category_hits(walk, masks), ordered_cats)
     both = gold is not None and agent is not None
-    tc = velma.task_completion(graph, stop, fact.targets.tolist())
-    kpa = velma.key_point_accuracy(fact.reference, walk, graph.degree, tc) if has_ref else None
     return {
         "episode_id": episode.id,
         "city": episode.city,

@@ -16,7 +16,6 @@ taken.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Sequence
 
 import numpy as np
@@ -63,21 +62,21 @@ def normalize_actions(actions: Sequence[Sequence]) -> list[Action]:
     return out
 
 
-def dedupe_path(path: Sequence[int]) -> list[int]:
+def dedupe_path(path: Sequence[int] | NDArray[np.int64]) -> NDArray[np.int64]:
     """The path without consecutive repeats (VELMA's ``pano_path``: rotations add no node)."""
-    out: list[int] = []
-    for node in path:
-        node = int(node)
-        if not out or out[-1] != node:
-            out.append(node)
-    return out
+    nodes = np.asarray(path, dtype=np.int64).ravel()
+    if nodes.size < 2:
+        return nodes
+    return nodes[np.concatenate(([True], nodes[1:] != nodes[:-1]))]
 
 
 KeyPoint = int | tuple[int, int]
 """A VELMA key point: a single node (the path's first two) or a ``(node, next node)`` move."""
 
 
-def key_points(path: Sequence[int], degree: NDArray[np.int64]) -> list[KeyPoint]:
+def key_points(
+    path: Sequence[int] | NDArray[np.int64], degree: NDArray[np.int64]
+) -> list[KeyPoint]:
     """Key points of a node path as VELMA's ``vln/evaluate.py`` lists them.
 
     The first two nodes of the path as single nodes, then for every position ``i`` whose node
@@ -86,18 +85,18 @@ def key_points(path: Sequence[int], degree: NDArray[np.int64]) -> list[KeyPoint]
     repeat a move (a path through the same intersection twice the same way); VELMA divides
     by the list's length, repeats included.
     """
-    if len(path) <= 1:
+    nodes = np.asarray(path, dtype=np.int64).ravel()
+    if nodes.size <= 1:
         return []
-    points: list[KeyPoint] = [int(path[0]), int(path[1])]
-    for here, after in itertools.pairwise(path):
-        if degree[here] > 2:
-            points.append((int(here), int(after)))
-    return points
+    here, after = nodes[:-1], nodes[1:]
+    cross = degree[here] > 2
+    moves = zip(here[cross].tolist(), after[cross].tolist(), strict=True)
+    return [int(nodes[0]), int(nodes[1]), *moves]
 
 
 def key_point_accuracy(
-    gold_path: Sequence[int],
-    agent_path: Sequence[int],
+    gold_path: Sequence[int] | NDArray[np.int64],
+    agent_path: Sequence[int] | NDArray[np.int64],
     degree: NDArray[np.int64],
     stopped_at_goal: bool,
 ) -> float | None:
@@ -110,15 +109,60 @@ def key_point_accuracy(
     path and later takes a gold move at an intersection still scores it. The path's first
     two nodes count as single nodes (a quirk of that code: the start always matches, the
     second node matches when the first move went the gold way). Returns ``None`` for an
-    empty gold path.
+    empty gold path. :func:`key_point_accuracy_batch` scores many runs at once.
     """
-    gold = dedupe_path(gold_path)
-    if not gold:
-        return None
-    gold_points = key_points(gold, degree)
-    agent_points = key_points(dedupe_path(agent_path), degree)
-    correct = len(set(gold_points) & set(agent_points)) + int(bool(stopped_at_goal))
-    return correct / (len(gold_points) + 1)
+    value = key_point_accuracy_batch([gold_path], [agent_path], degree, [stopped_at_goal])[0]
+    return None if np.isnan(value) else float(value)
+
+
+def key_point_accuracy_batch(
+    gold_paths: Sequence[Sequence[int] | NDArray[np.int64]],
+    agent_paths: Sequence[Sequence[int] | NDArray[np.int64]],
+    degree: NDArray[np.int64],
+    stopped_at_goal: Sequence[bool] | NDArray[np.bool_],
+) -> NDArray[np.float64]:
+    """:func:`key_point_accuracy` of many runs in a few numpy operations (NaN: empty gold).
+
+    Key points become integers (a node ``v`` is ``v``, a move ``(u, v)`` is
+    ``(u + 1) * n + v`` for ``n`` nodes, so the kinds never collide), tagged with their run;
+    the set intersection per run is the intersection of the tagged unique codes.
+    """
+    runs = len(gold_paths)
+    gold, gold_run = _key_codes(gold_paths, degree)
+    agent, agent_run = _key_codes(agent_paths, degree)
+    span = np.int64(degree.size) * (degree.size + 1) + degree.size + 1  # every code is below
+    gold_keys = np.unique(gold_run * span + gold)
+    agent_keys = np.unique(agent_run * span + agent)
+    shared = np.intersect1d(gold_keys, agent_keys, assume_unique=True)
+    hits = np.bincount(shared // span, minlength=runs)
+    points = np.bincount(gold_run, minlength=runs)  # the list's length, repeats included
+    bonus = np.asarray(stopped_at_goal, dtype=np.float64).reshape(runs)
+    out = (hits + bonus) / (points + 1)
+    lengths = np.asarray([np.asarray(p).size for p in gold_paths])
+    out[lengths == 0] = np.nan
+    return out
+
+
+def _key_codes(
+    paths: Sequence[Sequence[int] | NDArray[np.int64]], degree: NDArray[np.int64]
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Key points of every path (after :func:`dedupe_path`) as integer codes, and their run."""
+    if not paths:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    arrays = [np.asarray(p, dtype=np.int64).ravel() for p in paths]
+    flat = np.concatenate(arrays)
+    run = np.repeat(np.arange(len(arrays)), [a.size for a in arrays])
+    keep = np.ones(flat.size, dtype=bool)
+    keep[1:] = (flat[1:] != flat[:-1]) | (run[1:] != run[:-1])
+    flat, run = flat[keep], run[keep]
+    count = np.bincount(run, minlength=len(arrays))
+    position = np.arange(flat.size) - (np.cumsum(count) - count)[run]
+    single = (position < 2) & (count[run] >= 2)
+    move = np.zeros(flat.size, dtype=bool)
+    move[:-1] = (run[:-1] == run[1:]) & (degree[flat[:-1]] > 2)
+    at = np.flatnonzero(move)
+    codes = np.concatenate((flat[single], (flat[at] + 1) * degree.size + flat[at + 1]))
+    return codes, np.concatenate((run[single], run[at]))
 
 
 def key_point_indices(gold: Sequence[Action], degree: NDArray[np.int64]) -> list[int]:
