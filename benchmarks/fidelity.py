@@ -3,6 +3,7 @@
 Usage::
 
     python benchmarks/fidelity.py --data-dir ../shared/data --json [--check] [--limit N]
+        [--cityseeker-heading north|route]
 
 Runs the ``random`` and ``forward`` baselines with flaneur's runner on the dev task sets
 (map2seq-unseen-dev-v1, touchdown-unseen-dev-v1, cityseeker-shanghai2-v1), scores them with
@@ -49,12 +50,14 @@ from scipy.sparse import csgraph
 
 from flaneur.env.registration import load_task_cached
 from flaneur.evaluate.simple import run_simple
+from flaneur.tasks.cityseeker_questions import START_HEADINGS, with_start_heading
 
 TASKS = {
     "map2seq-unseen-dev-v1": ("velma", "map2seq/unseen/dev.json", "id"),
     "touchdown-unseen-dev-v1": ("velma", "touchdown/unseen/dev.json", "route_id"),
     "cityseeker-shanghai2-v1": ("cityseeker", "cityseeker/shanghai2", None),
 }
+CITYSEEKER = "cityseeker-shanghai2-v1"
 AGENTS = ("random", "forward")
 D_TH_M = 25.0  # flaneur's default success radius, the nDTW threshold
 TCP_M = 50.0
@@ -340,6 +343,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="exit 1 when a difference has no known explanation")  # fmt: skip
     parser.add_argument("--limit", type=int, default=None,
                         help="only the first N episodes of each task set (default all)")
+    parser.add_argument("--cityseeker-heading", choices=START_HEADINGS, default="north",
+                        help="start heading of the CitySeeker episodes (default north, as "
+                        "CitySeeker; route: along the first gold edge)")  # fmt: skip
     args = parser.parse_args(argv)
     data_dir = args.data_dir.resolve()
     needed = [data_dir / "touchdown/graph/nodes.txt", data_dir / "touchdown/graph/links.txt",
@@ -349,12 +355,17 @@ def main(argv: list[str] | None = None) -> int:
         parser.exit(2, f"fidelity.py: missing data: {', '.join(missing)}\n")
     start = time.perf_counter()
     diffs = Diffs()
-    result: dict = {"agents": list(AGENTS), "limit": args.limit, "tasks": {}}
+    result: dict = {"agents": list(AGENTS), "limit": args.limit,
+                    "cityseeker_heading": args.cityseeker_heading, "tasks": {}}  # fmt: skip
     touchdown = VelmaGraph(data_dir / "touchdown/graph")
     graphs = {"map2seq": (VelmaGraph(data_dir / "touchdown/graph", MAP2SEQ_MISSING_LINKS),
                           touchdown), "touchdown": (touchdown,)}  # fmt: skip
+    loaded = {}
+    if args.cityseeker_heading != "north":
+        city, episodes = load_task_cached(CITYSEEKER, data_dir)
+        loaded[CITYSEEKER] = (city, with_start_heading(episodes, args.cityseeker_heading))
     with tempfile.TemporaryDirectory() as tmp:
-        run_simple(AGENTS, list(TASKS), data_dir, tmp, limit=args.limit)
+        run_simple(AGENTS, list(TASKS), data_dir, tmp, limit=args.limit, loaded=loaded)
         lines = Path(tmp, "episodes.jsonl").read_text(encoding="utf-8").splitlines()
     rows = [json.loads(line) for line in lines]
     for task, spec in TASKS.items():
