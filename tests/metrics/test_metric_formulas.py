@@ -54,16 +54,70 @@ def test_ndtw_sdtw_spl_formulas():
     assert r2r.oracle_success([9.0, 2.0, 8.0], 3.0) and not r2r.oracle_success([], 3.0)
 
 
-def test_velma_key_points(grid):
+def test_velma_kpa_prefix(grid):
     a, b, c, f, i = ids(grid, "abcfi")
     gold = [("FORWARD", a), ("FORWARD", b), ("LEFT", c), ("FORWARD", f), ("STOP", i)]
     assert velma.key_point_indices(gold, grid.graph.degree) == [0, 1, 3, 4]
-    assert velma.key_point_accuracy(gold, gold[:2], grid.graph.degree) == pytest.approx(0.5)
-    assert velma.key_point_accuracy([], gold, grid.graph.degree) is None
-    assert velma.task_completion(grid.graph, f, [i]) and not velma.task_completion(
-        grid.graph, a, [i]
-    )
+    assert velma.key_point_accuracy_prefix(gold, gold[:2], grid.graph.degree) == 0.5
+    assert velma.key_point_accuracy_prefix([], gold, grid.graph.degree) is None
     assert velma.shortest_path_hops(np.inf) is None and velma.shortest_path_hops(2.0) == 2.0
+
+
+def test_velma_key_points_as_released(grid):
+    a, b, c, d, f, i = ids(grid, "abcdfi")
+    deg = grid.graph.degree  # corners 2, sides 3, centre 4
+    # first two nodes as single nodes; moves leaving b (3 links) and f (3 links)
+    assert velma.key_points([a, b, c, f, i], deg) == [a, b, (b, c), (f, i)]
+    assert velma.key_points([a], deg) == [] and velma.key_points([], deg) == []
+    assert velma.key_points([a, d], deg) == [a, d]  # d is the last node: no move leaves it
+    assert velma.dedupe_path([a, a, b, b, a]).tolist() == [a, b, a]
+
+
+def test_velma_kpa_hand_values(grid):
+    a, b, c, d, e, f, i = ids(grid, "abcdefi")
+    deg, gold = grid.graph.degree, [a, b, c, f, i]  # 4 key points -> denominator 5
+    assert velma.key_point_accuracy(gold, gold, deg, True) == 1.0
+    assert velma.key_point_accuracy(gold, [a, b, c], deg, False) == pytest.approx(3 / 5)
+    # a d e f i: only a and the move f->i are gold key points, plus the stop on the goal
+    assert velma.key_point_accuracy(gold, [a, d, e, f, i], deg, True) == pytest.approx(3 / 5)
+    # leaves the gold path and rejoins: the later gold moves b->c and f->i still count
+    assert velma.key_point_accuracy(gold, [a, d, e, b, c, f, i], deg, True) == pytest.approx(
+        4 / 5
+    )
+    # rotations repeat a node in the path; they change nothing
+    assert velma.key_point_accuracy(gold, [a, a, b, c, c, f, i], deg, True) == 1.0
+    # a gold path through e->f twice: the list counts it twice (denominator 7 + 1 = 8),
+    # the set intersection once: a, b, b->e, e->f, f->i + the stop = 6
+    loop = [a, b, e, f, e, f, i]
+    assert velma.key_points(loop, deg) == [a, b, (b, e), (e, f), (f, e), (e, f), (f, i)]
+    assert velma.key_point_accuracy(loop, [a, b, e, f, i], deg, True) == pytest.approx(6 / 8)
+    assert velma.key_point_accuracy([], gold, deg, True) is None
+    assert velma.key_point_accuracy([a], [a], deg, True) == 1.0  # no key points, stop only
+
+
+def test_velma_kpa_batch_equals_one_by_one(grid):
+    rng = np.random.default_rng(3)
+    deg = grid.graph.degree
+    golds = [rng.integers(0, 9, int(rng.integers(0, 9))) for _ in range(60)]
+    agents = [rng.integers(0, 9, int(rng.integers(1, 12))) for _ in range(60)]
+    stops = rng.random(60) < 0.3
+    batch = velma.key_point_accuracy_batch(golds, agents, deg, stops)
+    for g, a, tc, got in zip(golds, agents, stops, batch, strict=True):
+        gp, ap = velma.key_points(velma.dedupe_path(g), deg), velma.key_points(
+            velma.dedupe_path(a), deg)  # fmt: skip
+        want = (len(set(gp) & set(ap)) + tc) / (len(gp) + 1) if len(g) else None
+        assert (np.isnan(got) and want is None) or got == pytest.approx(want)
+
+
+def test_velma_task_completion_counts_neighbours_both_ways(grid):
+    a, f, i = ids(grid, "afi")
+    assert velma.task_completion(grid.graph, f, [i]) and velma.task_completion(grid.graph, i, [i])
+    assert not velma.task_completion(grid.graph, a, [i])
+    # one-way street x -> y: stopping at x counts for goal y and stopping at y for goal x
+    one_way = StreetGraph.from_edges(["x", "y", "z"], [0.0, 0.0, 0.0], [0.0, 0.0004, 0.0008],
+                                     [0, 1], [1, 2])  # fmt: skip
+    assert velma.task_completion(one_way, 0, [1]) and velma.task_completion(one_way, 1, [0])
+    assert not velma.task_completion(one_way, 0, [2])
 
 
 def test_virl_key_positions(grid):

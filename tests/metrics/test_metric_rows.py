@@ -23,7 +23,8 @@ def test_gold_path_scores_perfectly(grid):
     assert row["dtw_m"] == pytest.approx(0.0, abs=1e-9)
     assert row["ndtw"] == pytest.approx(1.0) and row["sdtw"] == pytest.approx(1.0)
     assert row["arrival_ratio"] == 1.0
-    assert row["kpa"] is None and row["reaction_accuracy"] is None  # no actions given
+    assert row["kpa"] == 1.0  # VELMA's KPA needs only the paths
+    assert row["kpa_prefix"] is None and row["reaction_accuracy"] is None  # no actions given
     assert row["tcc"] is None  # no goal category
 
 
@@ -76,24 +77,28 @@ def test_far_stop(grid):
 def test_kpa_and_reaction_accuracy(grid):
     a, b, c, f, i = ids(grid, "abcfi")
     gold = [("FORWARD", a), ("FORWARD", b), ("LEFT", c), ("FORWARD", f), ("STOP", i)]
-    # key points: first step, b and f (3 out-links), the stop -> 4 key points
+    # VELMA's key points of a b c f i: a, b, b->c, f->i -> denominator 5 (with the stop)
+    # kpa_prefix: first step, b and f (3 out-links), the stop -> 4 key points
     same = episode_metrics(grid, make_episode(), [a, b, c, f, i], gold_actions=gold,
                            agent_actions=gold)  # fmt: skip
-    assert same["kpa"] == 1.0 and same["reaction_accuracy"] == 1.0
+    assert same["kpa"] == 1.0 and same["kpa_prefix"] == 1.0
+    assert same["reaction_accuracy"] == 1.0
     wrong_turn = [("forward", a), ("forward", b), ("forward", c), ("stop", c)]
     row = episode_metrics(grid, make_episode(), [a, b, c], gold_actions=gold,
                           agent_actions=wrong_turn)  # fmt: skip
-    assert row["kpa"] == pytest.approx(2 / 4)  # right at a and b, then off the gold path
+    assert row["kpa"] == pytest.approx(3 / 5)  # a, b, b->c; c is not next to the goal
+    assert row["kpa_prefix"] == pytest.approx(2 / 4)  # right at a and b, then off the path
     assert row["reaction_accuracy"] == 0.0  # FORWARD at c (gold LEFT), never at i
     late_stop = [*gold[:4], ("FORWARD", i), ("STOP", f)]
     row = episode_metrics(grid, make_episode(), [a, b, c, f, i, f], gold_actions=gold,
                           agent_actions=late_stop)  # fmt: skip
-    assert row["kpa"] == pytest.approx(3 / 4)  # misses only the stop decision
+    assert row["kpa"] == 1.0  # every gold key point, and f is a neighbour of the goal
+    assert row["kpa_prefix"] == pytest.approx(3 / 4)  # misses only the stop decision
     assert row["reaction_accuracy"] == pytest.approx(1 / 2)  # c right, i wrong
     first_wrong = [("LEFT", a), *gold[1:]]
     row = episode_metrics(grid, make_episode(), [a, b, c, f, i], gold_actions=gold,
                           agent_actions=first_wrong)  # fmt: skip
-    assert row["kpa"] == 0.0
+    assert row["kpa_prefix"] == 0.0 and row["kpa"] == 1.0  # same path, other actions
 
 
 def test_ordered_goals(grid):

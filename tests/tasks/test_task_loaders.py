@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from task_fixtures import FILES, questions, vln_row, write_jsonl, write_questions
+from task_fixtures import FILES, question, questions, vln_row, write_jsonl, write_questions
 
 from flaneur.errors import DataError
 from flaneur.geo import bearing
@@ -17,6 +17,7 @@ from flaneur.tasks import (
     read_episodes,
     write_episodes,
 )
+from flaneur.tasks.cityseeker_questions import CITYSEEKER_CATEGORY_TABLE, with_start_heading
 from flaneur.tasks.loaders import iter_json_array, vln_max_steps
 from flaneur.world import StreetGraph
 
@@ -30,6 +31,7 @@ def test_map2seq_rows(tmp_path):
     assert episode.start_heading == 22.0 and episode.instruction == "Go east and stop."
     assert episode.category == "map2seq-unseen" and episode.max_steps == 55
     assert episode.metadata["source_line"] == 1 and episode.metadata["id"] == 6918
+    assert episode.metadata["dataset"] == "map2seq"
 
 
 def test_touchdown_rows_use_route_id_and_long_routes_get_more_steps(tmp_path):
@@ -38,6 +40,7 @@ def test_touchdown_rows_use_route_id_and_long_routes_get_more_steps(tmp_path):
     path = write_jsonl(tmp_path / "dev.json", [row])
     (episode,) = load_vln_jsonl(path, category="touchdown-unseen", id_field="route_id")
     assert episode.id == "4754" and episode.metadata["end_heading"] == 111.7
+    assert episode.metadata["dataset"] == "touchdown"
     assert episode.max_steps == vln_max_steps(40) == 90
 
 
@@ -97,7 +100,11 @@ def test_cityseeker_questions(tmp_path):
     assert basic.metadata["category_name"] == "basic POI" and basic.category == "question1"
     assert basic.metadata["difficulty"] == "easy" and basic.metadata["total_steps"] == 2
     (_, la1, ln1), (_, la2, ln2) = FILES[:2]
-    assert basic.start_heading == pytest.approx(bearing(la1, ln1, la2, ln2))
+    assert basic.start_heading == 0.0  # CitySeeker's agents start facing north
+    assert basic.metadata["route_heading"] == pytest.approx(bearing(la1, ln1, la2, ln2))
+    assert basic.metadata["success_metric"] == "tcp" and basic.metadata["place_type"] == (
+        "convenience store"
+    )
     assert brand.goal_categories == () and brand.metadata["brand"] == "KFC or McDonald's"
     assert brand.metadata["brands"] == ["KFC", "McDonald's"]
     assert need.goal_categories == () and need.metadata["need"] == "I am thirsty"
@@ -120,8 +127,66 @@ def test_cityseeker_heading_from_graph(tmp_path):
     ids = [f for f, _, _ in FILES]
     graph = StreetGraph.from_edges(ids, [x[1] for x in FILES], [x[2] for x in FILES],
                                    [0, 1, 2], [1, 2, 3], headings=[7.0, 8.0, 9.0])  # fmt: skip
-    basic = load_cityseeker_questions(path, graph=graph)[0]
+    basic = load_cityseeker_questions(path, graph=graph, start_heading="route")[0]
     assert basic.start_heading == 7.0
+    north = load_cityseeker_questions(path, graph=graph)[0]
+    assert north.start_heading == 0.0 and north.metadata["route_heading"] == 7.0
+    assert with_start_heading([north], "route")[0].start_heading == 7.0
+    assert with_start_heading([basic], "north")[0].start_heading == 0.0
+    with pytest.raises(ValueError, match="start_heading must be one of north, route"):
+        load_cityseeker_questions(path, start_heading="south")
+
+
+def test_cityseeker_question_json_name_is_accepted(tmp_path):
+    """CitySeeker's repository names the file question.json; flaneur's data questions.json."""
+    write_questions(tmp_path / "city" / "question.json")
+    for asked in ("questions.json", "question.json", ""):
+        episodes = load_cityseeker_questions(tmp_path / "city" / asked if asked else
+                                             tmp_path / "city")  # fmt: skip
+        assert len(episodes) == 4 and episodes[0].metadata["source_file"] == "question.json"
+    with pytest.raises(DataError, match=r"questions\.json or question\.json"):
+        load_cityseeker_questions(tmp_path / "nowhere" / "questions.json")
+
+
+@pytest.mark.parametrize(
+    ("code", "folder", "name", "place", "categories", "attribute"),
+    [
+        ("question8", "bank with an accessible entrance", "inclusive infrastructure", "bank",
+         ("bank",), "with an accessible entrance"),
+        ("question8", "office building with an accessible entrance", "inclusive infrastructure",
+         "office building", (), "with an accessible entrance"),
+        ("question9", "romantic restaurant", "semantic preference", "restaurant",
+         ("restaurant",), "romantic"),
+        ("question9", "group or family-friendly restaurant", "semantic preference",
+         "restaurant", ("restaurant",), "group or family-friendly"),
+        ("question9", "restaurant with outdoor seating", "semantic preference", "restaurant",
+         ("restaurant",), "with outdoor seating"),
+        ("question1", "primary and secondary school", "basic POI",
+         "primary and secondary school", (), None),
+    ],
+)  # fmt: skip
+def test_cityseeker_categories_name_targets_without_brands(
+    tmp_path, code, folder, name, place, categories, attribute
+):
+    a, b = (f for f, _, _ in FILES[:2])
+    rows = [question(0, code, folder, [a, b])]
+    (episode,) = load_cityseeker_questions(write_questions(tmp_path / "q.json", rows))
+    assert episode.metadata["category_name"] == name and episode.category == code
+    assert episode.metadata["place_type"] == place
+    assert episode.metadata.get("attribute") == attribute
+    assert episode.goal_categories == categories
+    assert "brand" not in episode.metadata and "brands" not in episode.metadata
+    assert episode.metadata["success_metric"] == "tcp"
+
+
+def test_every_public_cityseeker_category_has_a_name_and_metric():
+    from flaneur.tasks import loaders  # the names that lived there still resolve
+
+    assert loaders.load_cityseeker_questions is load_cityseeker_questions
+    assert loaders.CITYSEEKER_CATEGORY_TABLE is CITYSEEKER_CATEGORY_TABLE
+    codes = {f"question{k}" for k in (1, 2, 4, 5, 6, 7, 8, 9)}
+    assert set(CITYSEEKER_CATEGORY_TABLE) == codes
+    assert all(c.name and c.success_metric == "tcp" for c in CITYSEEKER_CATEGORY_TABLE.values())
 
 
 def test_cityseeker_broken_question_names_line(tmp_path):

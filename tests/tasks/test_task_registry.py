@@ -68,8 +68,18 @@ def test_load_cityseeker(data_dir):
     city, episodes = load_task("cityseeker-shanghai2-v1", data_dir)
     assert city.name == "shanghai2" and len(episodes) == 4
     assert episodes[0].id == "shanghai2-0" and episodes[0].city == "shanghai2"
-    assert episodes[0].start_heading == pytest.approx(0.0)  # the graph edge's azimuth
+    assert episodes[0].start_heading == 0.0  # facing north, as CitySeeker's agents start
+    assert episodes[1].metadata["route_heading"] == pytest.approx(0.0)  # the edge's azimuth
     assert episodes[2].metadata["ordered"] is True
+
+
+def test_load_cityseeker_from_question_json(data_dir):
+    """A city folder as CitySeeker's repository names it (question.json) loads the same."""
+    folder = data_dir / "cityseeker" / "shanghai2"
+    (folder / "questions.json").rename(folder / "question.json")
+    city, episodes = load_task("cityseeker-shanghai2-v1", data_dir)
+    assert len(episodes) == 4 and episodes[0].metadata["source_file"] == "question.json"
+    assert episodes[0].start_node in city.graph
 
 
 def test_data_dir_errors(data_dir, tmp_path, monkeypatch):

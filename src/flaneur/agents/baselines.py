@@ -1,10 +1,13 @@
 """Baseline agents: random, forward-only and the oracle (the teacher).
 
-The forward and random baselines stop once they have stood on as many nodes as the task
-set's average reference path (``env_info["avg_reference_length"]``, as VELMA's baselines
-stop after 40 panoramas on map2seq), otherwise they run until the step limit. The forward
-and oracle agents read the environment through ``env_info["env"]`` (privileged access to
-the map, not to the goal for the forward agent).
+On VELMA's datasets (episodes whose ``metadata["dataset"]`` is ``"map2seq"`` or
+``"touchdown"``) the forward and random baselines behave as VELMA's released
+``run_baselines.py``: they stop once they have stood on 40 panoramas (:data:`VELMA_NODES`)
+or taken 56 actions (:data:`VELMA_ACTIONS`, its ``--max_steps 55`` loop), and stop at a
+dead end. On other task sets they stop once they have stood on as many nodes as the task
+set's average reference path (``env_info["avg_reference_length"]``), otherwise they run
+until the step limit. The forward and oracle agents read the environment through
+``env_info["env"]`` (privileged access to the map, not to the goal for the forward agent).
 """
 
 from __future__ import annotations
@@ -27,15 +30,38 @@ def episode_seed(seed: int, episode_id: str) -> list[int]:
     return [int(seed) & 0xFFFFFFFF, zlib.crc32(episode_id.encode("utf-8"))]
 
 
+VELMA_DATASETS = frozenset({"map2seq", "touchdown"})
+"""``Episode.metadata["dataset"]`` values of VELMA's datasets (set by the VLN loader)."""
+
+VELMA_NODES = 40
+"""VELMA's baselines stop after 40 panoramas (``run_baselines.py``: ``pano_length == 40``)."""
+
+VELMA_ACTIONS = 56
+"""Most actions a VELMA agent takes: its loop runs while ``len(actions) <= 55`` (``--max_steps
+55``, ``init`` included), so 56 actions after ``init`` (map2seq's first ``forward`` included)."""
+
+
+def velma_dataset(episode: Episode) -> str | None:
+    """``"map2seq"`` or ``"touchdown"`` for episodes of VELMA's datasets, else ``None``."""
+    dataset = episode.metadata.get("dataset")
+    return dataset if dataset in VELMA_DATASETS else None
+
+
 class _CountingAgent(Agent):
-    """Counts the nodes stood on and knows when to stop (the average reference length)."""
+    """Counts the nodes stood on and knows when to stop (VELMA's 40 panoramas on its
+    datasets, else the average reference length)."""
 
     def reset(self, episode: Episode, env_info: Mapping[str, Any]) -> None:
         super().reset(episode, env_info)
+        self.dataset = velma_dataset(episode)
         avg = env_info.get("avg_reference_length")
         self.stop_after = round(float(avg)) if avg else None
+        self.action_limit: int | None = None
+        if self.dataset is not None:
+            self.stop_after, self.action_limit = VELMA_NODES, VELMA_ACTIONS
         self._last_node: int | None = None
         self.nodes_seen = 0
+        self.actions_taken = 0
         self._last_slot = -1
 
     def _see(self, observation: Mapping[str, Any]) -> None:
@@ -44,11 +70,22 @@ class _CountingAgent(Agent):
             self.nodes_seen += 1
             self._last_node = node
 
+    def _velma_dead_end(self, node: int) -> bool:
+        """VELMA turns ``forward``/``left``/``right`` at a node with at most one link into
+        ``stop`` (``validate_action``), even facing that link; other task sets move on."""
+        env = self.env_info.get("env")
+        if self.dataset is None or env is None:
+            return False
+        return bool(env.city.graph.degree[node] <= 1)
+
     def _done(self) -> bool:
+        if self.action_limit is not None and self.actions_taken >= self.action_limit:
+            return True
         return self.stop_after is not None and self.nodes_seen >= self.stop_after
 
     def _answer(self, slot: int, why: str) -> Action:
         self._last_slot = slot
+        self.actions_taken += 1
         scheme = self.env_info.get("scheme")
         name = TURN_ACTIONS[slot] if scheme == "turns" else str(slot)
         return Action(slot, name, step_record(parsed_action=name, thoughts=why))
@@ -59,7 +96,9 @@ class ForwardAgent(_CountingAgent):
 
     ``turns``: ``forward`` while it is possible, ``stop`` at a dead end (as VELMA). Other
     schemes: the street closest to the current heading unless it leads back (more than
-    157.5 degrees off), else stop.
+    157.5 degrees off), else stop; the first move takes the street closest to the start
+    heading whatever its angle (there is no "back" before the first move; CitySeeker's
+    start heading is north, see ``docs/episodes.md``).
     """
 
     name: ClassVar[str] = "forward"
@@ -70,15 +109,15 @@ class ForwardAgent(_CountingAgent):
             return self._answer(STOP, "reached the average reference length")
         mask = observation["action_mask"]
         if self.env_info["scheme"] == "turns":
-            if mask[FORWARD]:
+            if mask[FORWARD] and not self._velma_dead_end(int(observation["node"])):
                 return self._answer(FORWARD, "forward")
             return self._answer(STOP, "dead end")
-        slot = self._straightest(mask)
+        slot = self._straightest(mask, 180.0 if self.actions_taken == 0 else 157.5)
         if slot < 0:
             return self._answer(STOP, "no street ahead")
         return self._answer(slot, "straightest street")
 
-    def _straightest(self, mask: Any) -> int:
+    def _straightest(self, mask: Any, limit: float) -> int:
         env = self.env_info["env"]
         state = env.state
         targets_of, headings_of = env.city.graph.adjacency
@@ -91,7 +130,7 @@ class ForwardAgent(_CountingAgent):
                 continue
             heading = headings_of[state.node][targets_of[state.node].index(target)]
             off = angular_distance(heading, state.heading)
-            if off <= 157.5 and (best < 0 or off < best_off):
+            if off <= limit and (best < 0 or off < best_off):
                 best, best_off = slot, off
         return best
 
@@ -105,54 +144,82 @@ def _slot_target(env: Any, state: Any, slot: int) -> int | None:
     return cands[slot - 1] if slot - 1 < len(cands) else None
 
 
+START_RULES = ("velma", "turn")
+"""Values of the random agent's ``start`` option."""
+
+
 class RandomAgent(_CountingAgent):
     """A seeded random walker (seeded per episode from ``(seed, episode id)``).
 
-    ``turns`` (VELMA's random baseline): at the start ``forward`` or ``turn_around``; at an
-    intersection ``forward``, ``left`` or ``right`` (a rotation is followed by ``forward``);
-    elsewhere ``forward`` (``turn_around`` at a dead end). Other schemes: a uniformly random
-    valid move. Stops at the average reference length.
+    ``turns`` (VELMA's random baseline, ``run_baselines.py``): at an intersection just
+    reached (or the start, if it is one) ``forward``, ``left`` or ``right`` with equal
+    chance, a rotation being followed by ``forward``; elsewhere ``forward``. At a dead end
+    VELMA's datasets ``stop`` (its ``validate_action``); other task sets ``turn_around``.
+    The first action depends on ``start``:
+
+    - ``"velma"`` (default): as VELMA per dataset. map2seq: ``forward`` (VELMA's map2seq
+      agents always begin with it). Touchdown: the rule above. VELMA's Touchdown baseline
+      has a branch for a random ``turn_around`` at the start, but it tests
+      ``pano_length == 0`` where ``pano_length`` starts at 1, so it never turns around.
+      Other task sets: ``forward`` or ``turn_around`` with equal chance (flaneur's rule).
+    - ``"turn"``: ``forward`` or ``turn_around`` with equal chance on every task set (what
+      VELMA's unreachable branch describes).
+
+    Other schemes: a uniformly random valid move. Stops as :class:`ForwardAgent` does.
 
     Parameters
     ----------
     seed
         Base seed; the run seed from ``env_info["seed"]`` is used when this is ``None``.
+    start
+        ``"velma"`` or ``"turn"``, see above.
     """
 
     name: ClassVar[str] = "random"
 
-    def __init__(self, seed: int | None = None) -> None:
+    def __init__(self, seed: int | None = None, start: str = "velma") -> None:
+        if start not in START_RULES:
+            raise ValueError(f"random agent: start must be one of {', '.join(START_RULES)}, "
+                             f"got {start!r}")  # fmt: skip
         self.seed = seed
+        self.start = start
 
     def reset(self, episode: Episode, env_info: Mapping[str, Any]) -> None:
         super().reset(episode, env_info)
         base = self.seed if self.seed is not None else int(env_info.get("seed", 0))
         self.rng = np.random.default_rng(episode_seed(base, episode.id))
-        self._started = False
 
     def _pick(self, options: list[int]) -> int:
         return options[int(self.rng.integers(len(options)))]
 
     async def act(self, observation: Mapping[str, Any]) -> Action:
+        node = int(observation["node"])
+        arrived = node != self._last_node  # a new node (or the start): may decide here
         self._see(observation)
         if self._done():
             return self._answer(STOP, "reached the average reference length")
         mask = observation["action_mask"]
-        first = not self._started
-        self._started = True
+        first = self.actions_taken == 0
         if self.env_info["scheme"] != "turns":
             moves = [s for s in range(1, len(mask)) if mask[s]]
             if not moves:
                 return self._answer(STOP, "nowhere to go")
             return self._answer(self._pick(moves), "random move")
-        if first:
+        velma = self.dataset is not None
+        if self._velma_dead_end(node):
+            options = []
+        elif first and (self.start == "turn" or (self.start == "velma" and not velma)):
             options = [a for a in (FORWARD, TURN_AROUND) if mask[a]]
-        elif mask[LEFT] and self._last_slot not in (LEFT, RIGHT):
+        elif first and self.dataset == "map2seq":
+            options = [FORWARD] if mask[FORWARD] else []
+        elif mask[LEFT] and (arrived if velma else self._last_slot not in (LEFT, RIGHT)):
             options = [a for a in (FORWARD, LEFT, RIGHT) if mask[a]]
         else:
-            options = [a for a in (FORWARD,) if mask[a]] or [a for a in (TURN_AROUND,) if mask[a]]
+            options = [FORWARD] if mask[FORWARD] else []
+            if not options and not velma:
+                options = [TURN_AROUND] if mask[TURN_AROUND] else []  # leave a dead end
         if not options:
-            return self._answer(STOP, "no move possible")
+            return self._answer(STOP, "dead end")
         return self._answer(self._pick(options), "random")
 
 
@@ -172,4 +239,4 @@ class OracleAgent(Agent):
         return Action(slot, name, step_record(parsed_action=name, thoughts="teacher"))
 
 
-__all__ = ["ForwardAgent", "OracleAgent", "RandomAgent", "episode_seed"]
+__all__ = ["ForwardAgent", "OracleAgent", "RandomAgent", "episode_seed", "velma_dataset"]

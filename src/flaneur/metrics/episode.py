@@ -30,7 +30,7 @@ ROW_FIELDS = ("episode_id", "city", "category", "stop_node")
 
 METRIC_FIELDS = (
     "steps", "path_length_m",
-    "tc", "spd_hops", "kpa",
+    "tc", "spd_hops", "kpa", "kpa_prefix",
     "ne_m", "sr", "osr", "spl", "dtw_m", "ndtw", "sdtw",
     "tce", "tcp", "tcc", "spd_m",
     "virl_success", "arrival_ratio", "reaction_accuracy",
@@ -75,7 +75,8 @@ def batch_metrics(
     gold_actions, agent_actions
         Optional per run: ``[(label, node_index), ...]`` in the ``turns`` scheme
         (``FORWARD``/``LEFT``/``RIGHT``/``TURN_AROUND``/``STOP``), the node being where the
-        action was taken. Needed for ``kpa`` (both) and ``reaction_accuracy`` (both).
+        action was taken. Needed for ``kpa_prefix`` (both) and ``reaction_accuracy`` (both);
+        ``kpa`` (VELMA's) needs only the paths and the reference path.
     success_radius_m
         Radius for ``sr``, ``osr``, ``spl``, ``sdtw`` and the nDTW threshold.
     dist_cache
@@ -119,13 +120,20 @@ def batch_metrics(
         dtw_all[ref_rows] = r2r.dtw_batch(
             [facts[i].reference_xy for i in ref_rows], [cache.sphere_xy[walks[i]] for i in ref_rows]
         )
+    graph = city.graph
+    tc = [velma.task_completion(graph, int(stops[i]), facts[i].targets.tolist()) for i in range(n)]
+    kpa_all = velma.key_point_accuracy_batch(
+        [f.reference for f in facts], walks, graph.degree, tc
+    )  # NaN without a reference path
     rows = []
     for i, (episode, fact, walk) in enumerate(zip(episodes, facts, walks, strict=True)):
         gold = _actions(gold_actions, i)
         agent = _actions(agent_actions, i)
+        kpa = None if np.isnan(kpa_all[i]) else float(kpa_all[i])
         rows.append(
             _row(cache, episode, fact, walk, straight.per_run(i), float(taken[i]), float(ne[i]),
-                 float(spd[i]), bool(osr[i]), float(dtw_all[i]), gold, agent, success_radius_m)
+                 float(spd[i]), bool(osr[i]), float(dtw_all[i]), gold, agent, success_radius_m,
+                 tc[i], kpa)
         )  # fmt: skip
     return rows
 
@@ -257,6 +265,8 @@ def _row(
     gold: list[velma.Action] | None,
     agent: list[velma.Action] | None,
     radius_m: float,
+    tc: bool,
+    kpa: float | None,
 ) -> dict[str, Value]:
     graph = cache.graph
     stop = int(walk[-1])
@@ -279,9 +289,10 @@ def _row(
         "stop_node": str(graph.ids[stop]),
         "steps": len(walk) - 1,
         "path_length_m": _finite(round(taken_m, 3)),
-        "tc": velma.task_completion(graph, stop, fact.targets.tolist()),
+        "tc": tc,
         "spd_hops": velma.shortest_path_hops(spd_hops),
-        "kpa": velma.key_point_accuracy(gold, agent, graph.degree) if both else None,
+        "kpa": kpa,
+        "kpa_prefix": velma.key_point_accuracy_prefix(gold, agent, graph.degree) if both else None,
         "ne_m": _finite(ne_m),
         "sr": sr,
         "osr": osr,

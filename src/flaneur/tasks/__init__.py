@@ -1,12 +1,9 @@
 """Episodes, dataset loaders, task generators and the task registry."""
 
+from flaneur.tasks.cityseeker_questions import load_cityseeker_questions
 from flaneur.tasks.episode import Episode, read_episodes, write_episodes
 from flaneur.tasks.formats import FORMATS, detect_format
-from flaneur.tasks.loaders import (
-    check_episodes,
-    load_cityseeker_questions,
-    load_vln_jsonl,
-)
+from flaneur.tasks.loaders import check_episodes, load_vln_jsonl
 from flaneur.tasks.registry import (
     TaskSpec,
     get_task,

@@ -20,6 +20,7 @@ from pathlib import Path
 from flaneur.errors import DataError
 from flaneur.paths import cache_dir
 from flaneur.world.city import PACK_VERSION, City
+from flaneur.world.sources.cityseeker import cityseeker_questions_path
 
 CITY_CACHE_VERSION = 1
 """Bumped when the way task cities are built changes, so cached packs are rebuilt."""
@@ -80,7 +81,7 @@ def city_cache_key(source: CitySource, data_dir: Path) -> str:
     """``<key>-<hash>``; the hash covers the data folder and the files' size and mtime."""
     parts = [source.key, str(CITY_CACHE_VERSION), str(PACK_VERSION), str(data_dir.resolve())]
     for rel in source.files:
-        stat = (data_dir / rel).stat()
+        stat = cityseeker_questions_path(data_dir / rel).stat()  # question.json is accepted
         parts.append(f"{rel}:{stat.st_size}:{int(stat.st_mtime)}")
     return f"{source.key}-{hashlib.sha1('|'.join(parts).encode()).hexdigest()[:12]}"
 

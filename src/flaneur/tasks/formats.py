@@ -159,12 +159,13 @@ def load_task_file(path: str | Path, fmt: str, city: City, *, category: str = ""
         One of :data:`FORMATS`.
     city
         The city of the episodes (its name is written into VLN and CitySeeker episodes;
-        CitySeeker start headings come from its graph).
+        CitySeeker route headings come from its graph; episodes start facing north).
     category
         Category of map2seq / Touchdown episodes (default: the format's name).
     """
+    from flaneur.tasks.cityseeker_questions import load_cityseeker_questions
     from flaneur.tasks.episode import read_episodes
-    from flaneur.tasks.loaders import load_cityseeker_questions, load_vln_jsonl
+    from flaneur.tasks.loaders import load_vln_jsonl
 
     check_format(fmt)
     if fmt == "episodes":

@@ -1,12 +1,9 @@
-"""Read Touchdown, map2seq and CitySeeker task files into :class:`Episode` lists.
+"""Read Touchdown and map2seq task files into :class:`Episode` lists (CitySeeker: see
+:mod:`flaneur.tasks.cityseeker_questions`, whose names are re-exported here).
 
 - Touchdown / map2seq: JSON lines with ``route_panoids`` (gold path, first = start, last =
   goal), ``start_heading`` (degrees) and ``navigation_text``; map2seq rows are named by ``id``,
   Touchdown rows by ``route_id``.
-- CitySeeker: ``questions.json``, a JSON list of questions with ``from``, ``to``,
-  ``complete_route`` and, for ordered two-goal questions (``question2``), ``stage1_route``
-  whose ``to`` is the first goal.
-
 Every error names the file and the line of the offending row. :func:`check_episodes` checks
 node ids against a city.
 """
@@ -19,28 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from flaneur.errors import DataError
-from flaneur.geo import bearing
 from flaneur.tasks.episode import Episode, iter_json_lines, iter_unknown_nodes
 from flaneur.world.city import City
 from flaneur.world.graph import StreetGraph
-from flaneur.world.taxonomy import normalize_category, split_targets
 
 VELMA_MAX_STEPS = 55
 """VELMA's step limit (``--max_steps 55``)."""
-
-CITYSEEKER_MAX_STEPS = 35
-"""CitySeeker's step limit (``main.py --step 35``)."""
-
-CITYSEEKER_CATEGORIES = {
-    "question1": "basic POI",
-    "question2": "ordered multi-goal",
-    "question4": "brand",
-    "question5": "transit hub",
-    "question6": "latent POI",
-    "question7": "abstract need",
-}
-"""CitySeeker's names for its question categories."""
-
 
 def vln_max_steps(route_nodes: int) -> int:
     """Step limit of a Touchdown/map2seq episode: ``max(55, 2 * len(route) + 10)``.
@@ -95,7 +76,9 @@ def load_vln_jsonl(
     -------
     list of Episode
         ``start_node = route_panoids[0]``, ``goal_nodes = (route_panoids[-1],)``,
-        ``reference_path = route_panoids``, ``max_steps`` from :func:`vln_max_steps`.
+        ``reference_path = route_panoids``, ``max_steps`` from :func:`vln_max_steps`,
+        ``metadata["dataset"]``: ``"map2seq"`` (rows named by ``id``) or ``"touchdown"``
+        (rows named by ``route_id``); the baselines follow VELMA's per-dataset rules.
 
     Raises
     ------
@@ -133,7 +116,10 @@ def _vln_episode(
         raise DataError(
             f"'start_heading' must be a number, got {heading!r}", path=path, line=line
         ) from None
-    metadata: dict[str, Any] = {"source_file": path.name, "source_line": line, key: row_id}
+    metadata: dict[str, Any] = {
+        "source_file": path.name, "source_line": line, key: row_id,
+        "dataset": "map2seq" if key == "id" else "touchdown",
+    }  # fmt: skip
     for extra in ("instructions_id", "end_heading"):
         if extra in row:
             metadata[extra] = row[extra]
@@ -180,134 +166,6 @@ def _skip_space(text: str, pos: int) -> int:
     return pos
 
 
-def load_cityseeker_questions(
-    path: str | Path, *, city: str | None = None, graph: StreetGraph | None = None
-) -> list[Episode]:
-    """Read a CitySeeker ``questions.json``.
-
-    Parameters
-    ----------
-    path
-        The file (e.g. ``cityseeker/shanghai2/questions.json``).
-    city
-        City name for the episodes; default: each row's ``city``, else the folder name.
-    graph
-        The city's street graph, if loaded: the start heading is then the heading of the
-        graph edge from the start to the second route node (CitySeeker's ``edge_azimuth``);
-        without it, the bearing between the two nodes' coordinates in the file.
-
-    Returns
-    -------
-    list of Episode
-        See ``docs/episodes.md`` for the field mapping (ids ``<city>-<question_idx>``).
-    """
-    path = Path(path)
-    if not path.is_file():
-        raise DataError("task file not found", path=path)
-    text = path.read_text(encoding="utf-8")
-    episodes: list[Episode] = []
-    lines: list[int] = []
-    try:
-        for index, (row, line) in enumerate(iter_json_array(text)):
-            episodes.append(_cityseeker_episode(row, index, path, line, city, graph))
-            lines.append(line)
-    except json.JSONDecodeError as err:
-        raise DataError(f"invalid JSON ({err.msg})", path=path, line=err.lineno) from None
-    _check_unique(episodes, lines, path)
-    return episodes
-
-
-def _route_ids(route: Any, key: str, where: str, path: Path, line: int) -> list[dict]:
-    if not isinstance(route, list) or not route:
-        raise DataError(f"{where}: {key!r} must be a non-empty list", path=path, line=line)
-    if not all(isinstance(step, dict) and "filename" in step for step in route):
-        raise DataError(f"{where}: every {key!r} entry needs a 'filename'", path=path, line=line)
-    return route
-
-
-def _first_heading(route: list[dict], graph: StreetGraph | None) -> float:
-    if len(route) < 2:
-        return 0.0
-    a, b = str(route[0]["filename"]), str(route[1]["filename"])
-    if graph is not None and a in graph and b in graph:
-        edge = graph.edge_index(graph.index(a), graph.index(b))
-        if edge >= 0:
-            return float(graph.headings[edge]) % 360.0
-    try:
-        lat1, lng1 = float(route[0]["latitude"]), float(route[0]["longitude"])
-        lat2, lng2 = float(route[1]["latitude"]), float(route[1]["longitude"])
-    except (KeyError, TypeError, ValueError):
-        return 0.0
-    return float(bearing(lat1, lng1, lat2, lng2)) % 360.0
-
-
-def _cityseeker_episode(
-    row: Any, index: int, path: Path, line: int, city: str | None, graph: StreetGraph | None
-) -> Episode:
-    where = f"question #{index}"
-    if not isinstance(row, dict):
-        raise DataError(f"{where}: expected a JSON object", path=path, line=line)
-    qidx = _field(row, "question_idx", path, line)
-    name = city or str(row.get("city") or path.parent.name)
-    start, goal = str(_field(row, "from", path, line)), str(_field(row, "to", path, line))
-    route = _route_ids(
-        _field(row, "complete_route", path, line), "complete_route", where, path, line
-    )
-    reference = tuple(str(step["filename"]) for step in route)
-    if reference[0] != start or reference[-1] != goal:
-        raise DataError(
-            f"{where}: complete_route must run from 'from' ({start}) to 'to' ({goal})",
-            path=path,
-            line=line,
-        )
-    category = str(_field(row, "category", path, line))
-    folder = str(_field(row, "folder", path, line))
-    metadata: dict[str, Any] = {
-        "source_file": path.name, "source_line": line, "question_idx": qidx,
-        "idx": row.get("idx"), "category_name": CITYSEEKER_CATEGORIES.get(category, category),
-        "difficulty": row.get("difficulty"), "total_weight": row.get("total_weight"),
-        "total_steps": row.get("total_steps"), "target": folder,
-    }  # fmt: skip
-    goals: tuple[str, ...] = (goal,)
-    categories: tuple[str, ...] = ()
-    if "stage1_route" in row:
-        stage1 = row["stage1_route"]
-        first = stage1.get("to") if isinstance(stage1, dict) else None
-        if first is None or str(first) not in reference:
-            raise DataError(
-                f"{where}: stage1_route.to must be a node of complete_route", path=path, line=line
-            )
-        goals = (str(first), goal)
-        names = split_targets(folder)
-        cats = [normalize_category(n) for n in names]
-        categories = tuple(c for c in cats if c) if all(cats) else ()
-        stage2 = row.get("stage2_route") if isinstance(row.get("stage2_route"), dict) else {}
-        metadata.update(ordered=True, targets=list(names),
-                        services=[stage1.get("service"), stage2.get("service")])  # fmt: skip
-    else:
-        cat = normalize_category(folder)
-        if cat is not None:
-            categories = (cat,)
-        elif category == "question7":
-            metadata["need"] = folder
-        else:
-            metadata["brand"] = folder
-            metadata["brands"] = list(split_targets(folder))
-    return Episode(
-        id=f"{name}-{qidx}",
-        city=name,
-        instruction=str(_field(row, "question", path, line)).strip(),
-        start_node=start,
-        start_heading=_first_heading(route, graph),
-        goal_nodes=goals,
-        goal_categories=categories,
-        reference_path=reference,
-        category=category,
-        max_steps=CITYSEEKER_MAX_STEPS,
-        metadata=metadata,
-    )
-
-
 def check_episodes(episodes: Sequence[Episode], city: City | StreetGraph, *, show: int = 5) -> None:
     """Check that every node id of every episode exists in the city.
 
@@ -347,3 +205,19 @@ def reference_walk_problems(episodes: Sequence[Episode], graph: StreetGraph) -> 
         if episode.reference_path and not graph.path_is_walk(graph.indices(episode.reference_path)):
             bad.append(episode.id)
     return bad
+
+
+_CITYSEEKER_NAMES = frozenset({
+    "CITYSEEKER_CATEGORIES", "CITYSEEKER_CATEGORY_TABLE", "CITYSEEKER_MAX_STEPS",
+    "START_HEADINGS", "CitySeekerCategory", "load_cityseeker_questions", "with_start_heading",
+})  # fmt: skip
+
+
+def __getattr__(name: str) -> Any:
+    """The CitySeeker loader's names, which lived here before (imported on first use)."""
+    if name in _CITYSEEKER_NAMES:
+        from flaneur.tasks import cityseeker_questions
+
+        return getattr(cityseeker_questions, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+

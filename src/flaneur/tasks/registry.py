@@ -32,6 +32,7 @@ from flaneur.tasks.episode import Episode
 from flaneur.tasks.loaders import check_episodes
 from flaneur.tasks.spec import TaskBuilder, TaskSpec
 from flaneur.world.city import City
+from flaneur.world.sources.cityseeker import cityseeker_questions_path
 
 DATA_ENV = "FLANEUR_DATA"
 """Environment variable naming the data directory."""
@@ -217,7 +218,7 @@ def task_files(spec: TaskSpec, data_dir: Path | None) -> list[Path]:
         rel += list(CITY_SOURCES[spec.city].files)
     if data_dir is None:
         return [Path(r) for r in rel if Path(r).is_absolute()]
-    return [data_dir / r for r in rel]
+    return [cityseeker_questions_path(data_dir / r) for r in rel]  # question.json is accepted
 
 
 def missing_files(spec: TaskSpec, data_dir: Path | None) -> list[Path]:

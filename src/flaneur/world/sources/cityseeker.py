@@ -42,6 +42,27 @@ def _read_json(path: Path, what: str) -> Any:
         raise DataError(f"invalid JSON ({err.msg})", path=path, line=err.lineno) from None
 
 
+CITYSEEKER_QUESTION_FILES = ("questions.json", "question.json")
+"""Names of a CitySeeker city's question file: flaneur's data uses ``questions.json``,
+CitySeeker's repository ``question.json``; either is accepted."""
+
+def cityseeker_questions_path(path: str | Path) -> Path:
+    """The question file at ``path``, trying the other accepted name when it is absent.
+
+    ``path`` may be a city folder or a file named ``questions.json`` / ``question.json``;
+    the first existing name of :data:`CITYSEEKER_QUESTION_FILES` in its folder is returned
+    (``path`` unchanged when none exists, so that errors name what was asked for).
+    """
+    path = Path(path)
+    folder = path if path.is_dir() else path.parent
+    if path.is_file() or (not path.is_dir() and path.name not in CITYSEEKER_QUESTION_FILES):
+        return path
+    for name in CITYSEEKER_QUESTION_FILES:
+        if (folder / name).is_file():
+            return folder / name
+    return path if not path.is_dir() else folder / CITYSEEKER_QUESTION_FILES[0]
+
+
 def read_route_coordinates(questions_path: str | Path) -> dict[str, tuple[float, float]]:
     """``{filename: (lat, lng)}`` from the routes of a CitySeeker ``questions.json``."""
     path = Path(questions_path)
@@ -101,7 +122,7 @@ def graph_from_cityseeker(folder: str | Path) -> tuple[StreetGraph, dict[str, An
     Parameters
     ----------
     folder
-        Folder holding ``connections.json`` and ``questions.json``.
+        Folder holding ``connections.json`` and ``questions.json`` (or ``question.json``).
 
     Returns
     -------
@@ -117,7 +138,7 @@ def graph_from_cityseeker(folder: str | Path) -> tuple[StreetGraph, dict[str, An
     edges = _read_json(conn_path, "a list of CitySeeker edges")
     if not isinstance(edges, list) or not edges:
         raise DataError("expected a non-empty JSON list of edges", path=conn_path)
-    coords = read_route_coordinates(folder / "questions.json")
+    coords = read_route_coordinates(cityseeker_questions_path(folder))
     index: dict[str, int] = {}
     src_l: list[int] = []
     dst_l: list[int] = []
