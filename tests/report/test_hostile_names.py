@@ -58,7 +58,7 @@ def hostile_city() -> City:
     ]
     places = Places.from_records(
         [{"id": pid, "name": name, "lat": _at(*rc)[0], "lng": _at(*rc)[1], "categories": cats}
-         for pid, name, rc, cats in records]  # fmt: skip
+         for pid, name, rc, cats in records]
     )
     return City(name="toy", graph=graph, places=places, source="builtin:toy")
 

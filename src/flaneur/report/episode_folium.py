@@ -73,7 +73,7 @@ def episode_map(
     fmap = offline_map(points[0] if points else [0.0, 0.0], zoom_start=17, tiles=tiles)
     streets = _streets_around(city, [*reference, *path, *goals], margin_m)
     if streets:
-        folium.PolyLine(streets, color=COLOURS["street"], weight=3, opacity=0.9).add_to(fmap)
+        folium.PolyLine(streets, color="#b4b4b4", weight=3, opacity=0.9).add_to(fmap)
     if len(reference) > 1:
         line = folium.PolyLine(latlng(reference), color=COLOURS["reference"], weight=6)
         line.add_child(TextTooltip("reference")).add_to(fmap)

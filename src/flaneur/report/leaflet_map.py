@@ -73,6 +73,9 @@ def offline_map(location: Sequence[float], *, zoom_start: int = 15, tiles: bool 
         folium.TileLayer("OpenStreetMap", name="OpenStreetMap tiles", attr=OSM_ATTRIBUTION).add_to(
             fmap
         )
+    else:  # streets drawn on a light background instead of tiles
+        style = "<style>.leaflet-container{background:#fbfbf8}</style>"
+        fmap.get_root().header.add_child(Element(style), name="offline_background")
     return fmap
 
 

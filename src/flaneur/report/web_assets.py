@@ -57,6 +57,7 @@ def _read(name: str) -> bytes:
 def leaflet_js() -> str:
     """The minified Leaflet script, safe to place inside ``<script>...</script>``."""
     code = _read("leaflet.js").decode("utf-8")
+    code = re.sub(r"\n//# sourceMappingURL=\S+\s*$", "\n", code)  # the map is not shipped
     return re.sub(r"</(script)", r"<\\/\1", code, flags=re.IGNORECASE).replace("<!--", "<\\!--")
 
 
