@@ -182,3 +182,17 @@ def test_report_command_with_hostile_names_through_the_console_script(hostile_ru
     assert "Traceback" not in done.stderr
     assert json.loads(done.stdout)["runs"][0]["model"] == HOSTILE
     assert "<script" not in (tmp_path / "r.html").read_text(encoding="utf-8")
+
+
+def test_city_map_command_on_a_hostile_pack_through_the_console_script(tmp_path):
+    import subprocess
+    import sys
+
+    pack = hostile_city().save(tmp_path / "pack")
+    flaneur = Path(sys.executable).with_name("flaneur")
+    done = subprocess.run([str(flaneur), "city", "map", str(pack), "-o", str(tmp_path / "m.html"),
+                           "--json"], capture_output=True, text=True, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    page = Path(json.loads(done.stdout)["map"]).read_text(encoding="utf-8")
+    shown = {html.unescape(t) for t in assert_map_page_safe(page)}
+    assert f"{HOSTILE} (cafe)" in shown
