@@ -60,7 +60,7 @@ def report_command(
     for run in loaded:
         config = run.summary.get("config") or {}
         folder = data_dir or config.get("data_dir")
-        for task in {r["task"] for r in run.rows} - tasks.keys():
+        for task in {str(r["task"]) for r in run.rows} - tasks.keys():
             try:
                 register_registries(registry or config.get("registries"))
                 tasks[task] = load_spec(spec_of_run(task, run.summary), folder)

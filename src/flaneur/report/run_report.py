@@ -123,6 +123,13 @@ def _paired_table(comparisons: list[dict[str, Any]]) -> str:
     return "".join(html)
 
 
+def _number(value: Any) -> str:
+    """A metric cell: three decimals for numbers, anything else escaped as it is."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return f"{value:.3f}"
+    return escape(value)
+
+
 def _metrics_table(summary: dict[str, Any]) -> str:
     html = []
     for task in dict.fromkeys(r.get("task") for r in summary["runs"]):
@@ -134,7 +141,7 @@ def _metrics_table(summary: dict[str, Any]) -> str:
                     f"<table><tr><th>agent</th><th>n</th>{head}<th>ended</th></tr>")  # fmt: skip
         for run, mean in zip(runs, means, strict=True):
             cells = "".join(
-                "<td>-</td>" if mean[k] is None else f"<td>{mean[k]:.3f}</td>" for k in shown
+                "<td>-</td>" if mean[k] is None else f"<td>{_number(mean[k])}</td>" for k in shown
             )
             terms = run.get("by_termination")
             ended = ", ".join(f"{k} {v}" for k, v in sorted(terms.items())) if isinstance(terms, dict) else ""
