@@ -81,14 +81,23 @@ def info(
 def map_(
     pack: str = typer.Argument(..., help="A city pack folder, or a built-in city name."),
     out: Path = typer.Option(Path("map.html"), "-o", "--out", help="HTML file to write."),
+    tiles: bool = typer.Option(
+        False,
+        "--tiles",
+        help="Add OpenStreetMap tiles under the streets (the browser fetches them when online).",
+    ),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
-    """Draw a city on an interactive map: streets, viewpoints, places coloured by category."""
+    """Draw a city on an interactive map: streets, viewpoints, places coloured by category.
+
+    The page works offline: Leaflet is inside it and the streets are drawn from the city
+    graph; map tiles only with --tiles.
+    """
     from flaneur.report.city_map import save_city_map
     from flaneur.world.builtin import load_city
 
     city = load_city(pack)
-    path = save_city_map(city, out)
+    path = save_city_map(city, out, tiles=tiles)
     if json_out:
         print_json({"map": str(path), "nodes": city.graph.n_nodes, "places": len(city.places)})
     else:

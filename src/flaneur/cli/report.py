@@ -29,6 +29,9 @@ def report_command(
     max_episodes: int = typer.Option(
         50, "--max-episodes", min=0, help="Episode sections per run, task and agent."
     ),
+    tiles: bool = typer.Option(
+        False, "--tiles", help="Add OpenStreetMap tiles to the interactive maps (online only)."
+    ),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Print metric tables of runs and write an HTML report (maps, step logs, wins/losses).
@@ -36,6 +39,8 @@ def report_command(
     Each run also gets, per task with two or more agents, a paired comparison of its agents on
     the episodes both ran (``paired`` in the ``--json`` output).
     """
+    from rich.markup import escape as markup_escape
+
     from flaneur.errors import FlaneurError
     from flaneur.report.run_report import (
         build_report,
@@ -48,24 +53,29 @@ def report_command(
     from flaneur.tasks.resolve import register_registries, spec_of_run
 
     loaded = [load_run(folder) for folder in runs]
+    for run in loaded:  # problems of the run folders (cut or changed logs) are said, not hidden
+        for warning in run.warnings:
+            err_console.print(f"warning: {warning}", markup=False, highlight=False, soft_wrap=True)
     tasks = {}
     for run in loaded:
         config = run.summary.get("config") or {}
         folder = data_dir or config.get("data_dir")
-        for task in {r["task"] for r in run.rows} - tasks.keys():
+        for task in {str(r["task"]) for r in run.rows} - tasks.keys():
             try:
                 register_registries(registry or config.get("registries"))
                 tasks[task] = load_spec(spec_of_run(task, run.summary), folder)
             except FlaneurError as err:  # a report without maps is still a report
-                err_console.print(f"[yellow]no maps for {task}: {err}[/]")
+                err_console.print(f"[yellow]no maps for {markup_escape(task)}: "
+                                  f"{markup_escape(str(err))}[/]")
     path = build_report(loaded, out or loaded[0].folder / "report.html", tasks=tasks,
-                        max_episodes=max_episodes)  # fmt: skip
+                        max_episodes=max_episodes, tiles=tiles)  # fmt: skip
     comparisons = [
         c for a, b in itertools.pairwise(loaded) for c in compare_runs(a, b)
     ]
     paired = [paired_comparisons(run) for run in loaded]
     if json_out:
         print_json({"report": str(path), "runs": [r.summary for r in loaded],
+                    "warnings": [w for r in loaded for w in r.warnings],
                     "comparisons": comparisons,
                     "paired": [c for pairs in paired for c in pairs]})  # fmt: skip
         return

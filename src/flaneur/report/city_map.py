@@ -1,4 +1,8 @@
-"""An interactive map of a city (folium / Leaflet): streets, viewpoints, places by category."""
+"""An interactive map of a city (folium / Leaflet): streets, viewpoints, places by category.
+
+The page works offline (Leaflet is inside it; tiles only with ``tiles=True``) and shows place
+names and node ids literally (see :mod:`flaneur.report.leaflet_map`).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ from pathlib import Path
 import folium
 import numpy as np
 
+from flaneur.report.leaflet_map import TextTooltip, layer, offline_map, save_map
 from flaneur.world.city import City
 from flaneur.world.taxonomy import CATEGORIES, GROUPS
 
@@ -34,7 +39,7 @@ def place_colour(categories: tuple[str, ...]) -> str:
 
 
 def city_map(
-    city: City, *, max_viewpoints: int = 20_000, show_viewpoints: bool = True
+    city: City, *, max_viewpoints: int = 20_000, show_viewpoints: bool = True, tiles: bool = False
 ) -> folium.Map:
     """Build a folium map of ``city``.
 
@@ -46,6 +51,8 @@ def city_map(
         Viewpoint markers beyond this count are left out (streets are always drawn).
     show_viewpoints
         Draw a small dot per viewpoint.
+    tiles
+        Add OpenStreetMap tiles under the streets (the browser fetches them when online).
 
     Returns
     -------
@@ -54,9 +61,8 @@ def city_map(
     """
     graph = city.graph
     west, south, east, north = city.bbox
-    fmap = folium.Map(location=[(south + north) / 2, (west + east) / 2], zoom_start=15, tiles=None)
-    folium.TileLayer("OpenStreetMap", name="OpenStreetMap").add_to(fmap)
-    streets = folium.FeatureGroup(name="streets")
+    fmap = offline_map([(south + north) / 2, (west + east) / 2], zoom_start=15, tiles=tiles)
+    streets = layer("streets")
     src, dst = graph.edge_sources, graph.targets.astype(np.int64)
     once = (src < dst) & graph.located[src] & graph.located[dst]
     lines = [
@@ -67,13 +73,14 @@ def city_map(
         folium.PolyLine(lines, color="#3388ff", weight=2, opacity=0.7).add_to(streets)
     streets.add_to(fmap)
     if show_viewpoints:
-        points = folium.FeatureGroup(name="viewpoints", show=graph.n_nodes <= 5000)
+        points = layer("viewpoints", show=graph.n_nodes <= 5000)
         located = np.flatnonzero(graph.located)[:max_viewpoints]
         for i in located.tolist():
-            folium.CircleMarker(
+            marker = folium.CircleMarker(
                 [graph.lat[i], graph.lng[i]], radius=1.5, color="#222", weight=1,
-                fill=True, fill_opacity=0.8, tooltip=str(graph.ids[i]),
+                fill=True, fill_opacity=0.8,
             ).add_to(points)  # fmt: skip
+            marker.add_child(TextTooltip(graph.ids[i]))
         points.add_to(fmap)
     groups: dict[str, folium.FeatureGroup] = {}
     places = city.places
@@ -81,22 +88,20 @@ def city_map(
         cats = places.categories[i]
         info = CATEGORIES.get(cats[0]) if cats else None
         group = info.group if info else "uncategorized"
-        layer = groups.setdefault(group, folium.FeatureGroup(name=f"places: {group}"))
+        group_layer = groups.setdefault(group, layer(f"places: {group}"))
         label = places.names[i] or (cats[0] if cats else "place")
-        folium.CircleMarker(
+        marker = folium.CircleMarker(
             [places.lat[i], places.lng[i]], radius=4, color=place_colour(cats), fill=True,
-            fill_opacity=0.9, tooltip=f"{label} ({', '.join(cats) or 'no category'})",
-        ).add_to(layer)  # fmt: skip
-    for layer in groups.values():
-        layer.add_to(fmap)
+            fill_opacity=0.9,
+        ).add_to(group_layer)  # fmt: skip
+        marker.add_child(TextTooltip(f"{label} ({', '.join(cats) or 'no category'})"))
+    for group_layer in groups.values():
+        group_layer.add_to(fmap)
     folium.LayerControl(collapsed=False).add_to(fmap)
     fmap.fit_bounds([[south, west], [north, east]])
     return fmap
 
 
 def save_city_map(city: City, path: str | Path, **kwargs) -> Path:
-    """Write :func:`city_map` to an HTML file and return its path."""
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    city_map(city, **kwargs).save(str(out))
-    return out
+    """Write :func:`city_map` to a self-contained HTML file and return its path."""
+    return save_map(city_map(city, **kwargs), path)

@@ -1,4 +1,8 @@
-"""Interactive per-episode maps (folium / Leaflet; tiles and scripts need the network)."""
+"""Interactive per-episode maps (folium / Leaflet), offline: streets from the city graph.
+
+Leaflet is inlined into the page or linked from the copy next to it (see
+:mod:`flaneur.report.leaflet_map`); map tiles are drawn only with ``tiles=True``.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +10,29 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import folium
+import numpy as np
 
+from flaneur.report.leaflet_map import TextTooltip, offline_map, save_map
 from flaneur.report.svg_map import COLOURS
 from flaneur.world.city import City
+
+
+def _streets_around(city: City, nodes: Sequence[int], margin_m: float) -> list[list[list[float]]]:
+    """Street segments (``[[lat, lng], [lat, lng]]``) within ``margin_m`` of the nodes' box."""
+    graph = city.graph
+    located = [n for n in nodes if graph.located[n]]
+    if not located:
+        return []
+    xy = graph.xy
+    pts = xy[np.asarray(located)]
+    lo, hi = pts.min(axis=0) - margin_m, pts.max(axis=0) + margin_m
+    inside = np.all((xy >= lo) & (xy <= hi), axis=1) & graph.located
+    src, dst = graph.edge_sources, graph.targets.astype(np.int64)
+    keep = (src < dst) & inside[src] & inside[dst]
+    lat = np.round(graph.lat, 6).tolist()  # 0.1 m: shorter pages
+    lng = np.round(graph.lng, 6).tolist()
+    return [[[lat[a], lng[a]], [lat[b], lng[b]]]
+            for a, b in zip(src[keep].tolist(), dst[keep].tolist(), strict=True)]  # fmt: skip
 
 
 def episode_map(
@@ -19,8 +43,10 @@ def episode_map(
     goals: Sequence[int] = (),
     goal_places: Sequence[int] = (),
     near_radius_m: float = 50.0,
+    margin_m: float = 150.0,
+    tiles: bool = False,
 ) -> folium.Map:
-    """A folium map of one episode: reference and agent paths, start, goals, places in view.
+    """A folium map of one episode: streets, reference and agent paths, start, goals, places.
 
     Parameters
     ----------
@@ -32,48 +58,50 @@ def episode_map(
         Goal node indices and target place rows.
     near_radius_m
         Named places within this radius of the agent's last node are marked.
+    margin_m
+        Streets of the city graph are drawn this far around the episode.
+    tiles
+        Add OpenStreetMap tiles under the streets (the browser fetches them when online).
     """
     graph = city.graph
+    places = city.places
 
     def latlng(nodes: Sequence[int]) -> list[list[float]]:
         return [[float(graph.lat[n]), float(graph.lng[n])] for n in nodes if graph.located[n]]
 
     points = latlng([*reference, *path, *goals])
-    fmap = folium.Map(location=points[0] if points else [0, 0], zoom_start=17)
+    points += [[float(places.lat[r]), float(places.lng[r])] for r in goal_places]
+    fmap = offline_map(points[0] if points else [0.0, 0.0], zoom_start=17, tiles=tiles)
+    streets = _streets_around(city, [*reference, *path, *goals], margin_m)
+    if streets:
+        folium.PolyLine(streets, color="#b4b4b4", weight=3, opacity=0.9).add_to(fmap)
     if len(reference) > 1:
-        folium.PolyLine(
-            latlng(reference), color=COLOURS["reference"], weight=6, tooltip="reference"
-        ).add_to(fmap)
+        line = folium.PolyLine(latlng(reference), color=COLOURS["reference"], weight=6)
+        line.add_child(TextTooltip("reference")).add_to(fmap)
     if len(path) > 1:
-        folium.PolyLine(
-            latlng(path), color=COLOURS["agent"], weight=3, dash_array="6,4", tooltip="agent"
-        ).add_to(fmap)
+        line = folium.PolyLine(latlng(path), color=COLOURS["agent"], weight=3, dash_array="6,4")
+        line.add_child(TextTooltip("agent")).add_to(fmap)
     start = reference[0] if reference else (path[0] if path else None)
-    if start is not None:
-        folium.CircleMarker(
-            latlng([start])[0], radius=7, color=COLOURS["start"], fill=True, tooltip="start"
-        ).add_to(fmap)
+    if start is not None and graph.located[start]:
+        marker = folium.CircleMarker(latlng([start])[0], radius=7, color=COLOURS["start"], fill=True)
+        marker.add_child(TextTooltip(f"start ({graph.ids[start]})")).add_to(fmap)
     for n in goals:
-        folium.CircleMarker(latlng([n])[0], radius=8, color=COLOURS["goal"], tooltip="goal").add_to(
-            fmap
-        )
-    places = city.places
+        if graph.located[n]:
+            marker = folium.CircleMarker(latlng([n])[0], radius=8, color=COLOURS["goal"])
+            marker.add_child(TextTooltip(f"goal ({graph.ids[n]})")).add_to(fmap)
     for r in goal_places:
-        folium.Marker(
-            [places.lat[r], places.lng[r]],
-            tooltip=f"target: {places.names[r] or places[r].label}",
-            icon=folium.Icon(color="purple"),
-        ).add_to(fmap)
+        marker = folium.CircleMarker([places.lat[r], places.lng[r]], radius=6, fill=True,
+                                     color=COLOURS["place"], fill_opacity=0.9)  # fmt: skip
+        marker.add_child(TextTooltip(f"target: {places.names[r] or places[r].label}")).add_to(fmap)
     if path and graph.located[path[-1]]:
         rows, dist = places.within(graph.xy[path[-1]], near_radius_m)
         for r, d in zip(rows.tolist(), dist.tolist(), strict=True):
             if places.names[r]:
-                folium.CircleMarker(
-                    [places.lat[r], places.lng[r]],
-                    radius=3,
-                    color=COLOURS["near"],
-                    tooltip=f"{places.names[r]} ({d:.0f} m from the stop)",
-                ).add_to(fmap)
+                marker = folium.CircleMarker(
+                    [places.lat[r], places.lng[r]], radius=3, color=COLOURS["near"]
+                )
+                text = f"{places.names[r]} ({d:.0f} m from the stop)"
+                marker.add_child(TextTooltip(text)).add_to(fmap)
     if points:
         fmap.fit_bounds(
             [
@@ -84,9 +112,16 @@ def episode_map(
     return fmap
 
 
-def save_episode_map(city: City, out: str | Path, *args, **kwargs) -> Path:
-    """Write :func:`episode_map` to an HTML file."""
-    path = Path(out)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    episode_map(city, *args, **kwargs).save(str(path))
-    return path
+def save_episode_map(
+    city: City,
+    out: str | Path,
+    *args,
+    assets_dir: str | Path | None = None,
+    **kwargs,
+) -> Path:
+    """Write :func:`episode_map` to an HTML file that works offline.
+
+    ``assets_dir`` (the folder of ``out``) holds one shared copy of Leaflet that the page
+    links; by default Leaflet is inlined into the page.
+    """
+    return save_map(episode_map(city, *args, **kwargs), out, assets_dir=assets_dir)

@@ -4,23 +4,27 @@ The report is one self-contained HTML file that works offline: metric tables per
 (agents side by side), paired comparisons of the agents of each run (difference of success
 rates with its interval, McNemar test), a per-category success chart, wins and losses between
 two runs, and for each episode an SVG map (reference path, agent path, start, goals, places near the stop)
-with the step log.
+with the step log. Interactive episode maps (Leaflet) go into ``<report>_maps/`` with one shared
+copy of Leaflet: they work offline too.
+
+Every string from data (names, instructions, ids, model output, run and agent names) is escaped
+for where it goes (:mod:`flaneur.report.escaping`); problems found reading a run folder
+(:mod:`flaneur.report.run_folder`) are shown at the top of its section.
 """
 
 from __future__ import annotations
 
 import itertools
-import json
 from collections import defaultdict
-from dataclasses import dataclass
-from html import escape
 from pathlib import Path
 from typing import Any
 
-from flaneur.errors import DataError
-from flaneur.evaluate.runlog import read_rows, row_success
+from flaneur.evaluate.runlog import row_success
 from flaneur.metrics.paired import compare_agents
 from flaneur.report.episode_folium import save_episode_map
+from flaneur.report.escaping import href, safe_filename
+from flaneur.report.escaping import html_text as escape
+from flaneur.report.run_folder import RunData, load_run
 from flaneur.report.svg_map import COLOURS, bar_chart_svg, episode_svg
 from flaneur.report.tables import (
     METRIC_LABELS,
@@ -32,40 +36,15 @@ from flaneur.report.tables import (
 from flaneur.tasks.episode import Episode
 from flaneur.world.city import City
 
+__all__ = ["RunData", "build_report", "compare_runs", "load_run", "paired_comparisons"]
+
 CSS = """body{font-family:system-ui,sans-serif;margin:24px;color:#1a202c;max-width:1100px}
 table{border-collapse:collapse;margin:8px 0 16px}td,th{border:1px solid #ddd;padding:3px 8px;
 font-size:13px;text-align:right}th{background:#f2f4f7}td:first-child,th:first-child{text-align:left}
 details{border:1px solid #e2e8f0;border-radius:6px;margin:6px 0;padding:4px 10px}
 summary{cursor:pointer}.ok{color:#2f855a}.bad{color:#c53030}.muted{color:#718096;font-size:12px}
+.warn{background:#fffbeb;border:1px solid #f6ad55;padding:4px 8px}
 .ep{display:flex;gap:16px;align-items:flex-start;flex-wrap:wrap}.log td{font-size:12px}"""
-
-
-@dataclass
-class RunData:
-    """A run folder: its summary and its episode rows."""
-
-    folder: Path
-    summary: dict[str, Any]
-    rows: list[dict[str, Any]]
-
-    @property
-    def name(self) -> str:
-        """The folder name."""
-        return self.folder.name
-
-
-def load_run(folder: str | Path) -> RunData:
-    """Read ``summary.json`` and ``episodes.jsonl`` of a run folder."""
-    folder = Path(folder)
-    summary_path = folder / "summary.json"
-    if not summary_path.is_file():
-        raise DataError("not a run folder (no summary.json; made by `flaneur run`)", path=folder)
-    try:
-        summary = json.loads(summary_path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise DataError(f"invalid JSON ({err.msg})", path=summary_path, line=err.lineno) from None
-    rows, _ = read_rows(folder / "episodes.jsonl")
-    return RunData(folder, summary, rows)
 
 
 def compare_runs(a: RunData, b: RunData, *, listed: int = 50) -> list[dict[str, Any]]:
@@ -74,15 +53,15 @@ def compare_runs(a: RunData, b: RunData, *, listed: int = 50) -> list[dict[str, 
     Rows are paired by task and episode id, for the same agent name, or for the only agent of
     each run when both ran one agent.
     """
-    agents_a = sorted({r["agent"] for r in a.rows})
-    agents_b = sorted({r["agent"] for r in b.rows})
+    agents_a = sorted({str(r["agent"]) for r in a.rows})
+    agents_b = sorted({str(r["agent"]) for r in b.rows})
     pairs = [(x, x) for x in agents_a if x in agents_b]
     if not pairs and len(agents_a) == 1 and len(agents_b) == 1:
         pairs = [(agents_a[0], agents_b[0])]
     out = []
     for agent_a, agent_b in pairs:
-        left = {(r["task"], r["episode_id"]): r for r in a.rows if r["agent"] == agent_a}
-        right = {(r["task"], r["episode_id"]): r for r in b.rows if r["agent"] == agent_b}
+        left = {(str(r["task"]), str(r["episode_id"])): r for r in a.rows if str(r["agent"]) == agent_a}
+        right = {(str(r["task"]), str(r["episode_id"])): r for r in b.rows if str(r["agent"]) == agent_b}
         wins, losses, both, neither = [], [], 0, 0
         for key in sorted(left.keys() & right.keys()):
             sa, sb = row_success(left[key]), row_success(right[key])
@@ -144,21 +123,29 @@ def _paired_table(comparisons: list[dict[str, Any]]) -> str:
     return "".join(html)
 
 
+def _number(value: Any) -> str:
+    """A metric cell: three decimals for numbers, anything else escaped as it is."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return f"{value:.3f}"
+    return escape(value)
+
+
 def _metrics_table(summary: dict[str, Any]) -> str:
     html = []
-    for task in dict.fromkeys(r["task"] for r in summary["runs"]):
-        runs = [r for r in summary["runs"] if r["task"] == task]
+    for task in dict.fromkeys(r.get("task") for r in summary["runs"]):
+        runs = [r for r in summary["runs"] if r.get("task") == task]
         means = [{k: (metrics_of(r).get(k) or {}).get("mean") for k in METRIC_LABELS} for r in runs]
         shown = [k for k in METRIC_LABELS if any(m[k] is not None for m in means)]
         head = "".join(f"<th>{METRIC_LABELS[k]}</th>" for k in shown)
-        html.append(f"<h3>{escape(task)} <span class=muted>({escape(runs[0]['scheme'])} scheme)</span></h3>"
+        html.append(f"<h3>{escape(task)} <span class=muted>({escape(runs[0].get('scheme'))} scheme)</span></h3>"
                     f"<table><tr><th>agent</th><th>n</th>{head}<th>ended</th></tr>")  # fmt: skip
         for run, mean in zip(runs, means, strict=True):
             cells = "".join(
-                "<td>-</td>" if mean[k] is None else f"<td>{mean[k]:.3f}</td>" for k in shown
+                "<td>-</td>" if mean[k] is None else f"<td>{_number(mean[k])}</td>" for k in shown
             )
-            ended = ", ".join(f"{k} {v}" for k, v in sorted(run["by_termination"].items()))
-            html.append(f"<tr><td>{escape(run['agent'])}</td><td>{run['rows']}</td>{cells}"
+            terms = run.get("by_termination")
+            ended = ", ".join(f"{k} {v}" for k, v in sorted(terms.items())) if isinstance(terms, dict) else ""
+            html.append(f"<tr><td>{escape(run.get('agent'))}</td><td>{escape(run.get('rows'))}</td>{cells}"
                         f"<td>{escape(ended)}</td></tr>")  # fmt: skip
         html.append("</table>")
     return "".join(html)
@@ -168,8 +155,8 @@ def _category_chart(run: RunData) -> str:
     charts = []
     for task in dict.fromkeys(r["task"] for r in run.rows):
         rows = [r for r in run.rows if r["task"] == task and r.get("metrics")]
-        categories = sorted({r.get("category") or "-" for r in rows})
-        agents = sorted({r["agent"] for r in rows})
+        categories = sorted({str(r.get("category") or "-") for r in rows})
+        agents = sorted({str(r["agent"]) for r in rows})
         series: dict[str, list[float | None]] = {}
         for agent in agents:
             values: list[float | None] = []
@@ -177,7 +164,7 @@ def _category_chart(run: RunData) -> str:
                 mine = [
                     row_success(r)
                     for r in rows
-                    if r["agent"] == agent and (r.get("category") or "-") == cat
+                    if str(r["agent"]) == agent and str(r.get("category") or "-") == cat
                 ]
                 values.append(sum(mine) / len(mine) if mine else None)
             series[agent] = values
@@ -193,11 +180,12 @@ def _step_log(row: dict[str, Any]) -> str:
     ]
     trajectory = row.get("trajectory") or []
     for i, action in enumerate(row.get("actions") or []):
-        node, heading = trajectory[i] if i < len(trajectory) else ("", "")
-        record = records[i] if i < len(records) else {}
-        raw = str(record.get("raw_output") or "")[:160]
-        lines.append(f"<tr><td>{i + 1}</td><td>{escape(str(node))[:24]}</td><td>{heading}</td>"
-                     f"<td>{escape(str(action))}</td><td>{escape(raw)}</td></tr>")  # fmt: skip
+        step = trajectory[i] if i < len(trajectory) and isinstance(trajectory[i], list) else []
+        node, heading = [*step, "", ""][:2]
+        record = records[i] if i < len(records) and isinstance(records[i], dict) else {}
+        raw = record.get("raw_output") or ""
+        lines.append(f"<tr><td>{i + 1}</td><td>{escape(node, 24)}</td><td>{escape(heading)}</td>"
+                     f"<td>{escape(action)}</td><td>{escape(raw, 160)}</td></tr>")  # fmt: skip
     lines.append("</table>")
     return "".join(lines)
 
@@ -208,33 +196,31 @@ def _episode_html(
     episode: Episode | None,
     maps_dir: Path | None = None,
     run_name: str = "run",
+    tiles: bool = False,
 ) -> str:
     ok = row_success(row)
     mark = "<span class=ok>✓</span>" if ok else "<span class=bad>✗</span>"
-    instruction = escape((episode.instruction if episode else "")[:140])
+    instruction = escape(episode.instruction if episode else "", 140)
     head = (f"<summary>{mark} {escape(row['episode_id'])} · {escape(row['agent'])} · "
-            f"{escape(row.get('termination', ''))} · {instruction}</summary>")  # fmt: skip
+            f"{escape(row.get('termination'))} · {instruction}</summary>")  # fmt: skip
     body = []
     if city is not None and episode is not None and row.get("path"):
         graph = city.graph
-        known = [n for n in row["path"] if n in graph]
+        known = [n for n in row["path"] if isinstance(n, str | int) and n in graph]
         goals = [graph.index(g) for g in episode.goal_nodes if g in graph]
         places = [city.places.index(p) for p in episode.goal_place_ids if p in city.places]
         reference = graph.indices(episode.reference_path).tolist()
         walked = graph.indices(known).tolist()
         body.append(episode_svg(city, reference, walked, goals=goals, goal_places=places))
         if maps_dir is not None:
-            name = f"{run_name}-{row['agent']}-{row['episode_id']}.html".replace("/", "_")
-            save_episode_map(
-                city, maps_dir / name, reference, walked, goals=goals, goal_places=places
-            )
-            body.append(
-                f'<p><a href="{escape(maps_dir.name)}/{escape(name)}">interactive map</a> '
-                "<span class=muted>(Leaflet; needs network)</span></p>"
-            )
+            name = safe_filename(f"{run_name}-{row['agent']}-{row['episode_id']}") + ".html"
+            save_episode_map(city, maps_dir / name, reference, walked, goals=goals,
+                             goal_places=places, assets_dir=maps_dir, tiles=tiles)  # fmt: skip
+            body.append(f'<p><a href="{href(maps_dir.name, name)}">interactive map</a> '
+                        f"<span class=muted>(Leaflet, offline{'; tiles online' if tiles else ''})</span></p>")  # fmt: skip
     metrics = row.get("metrics") or {}
     cells = "".join(f"<tr><td>{escape(k)}</td><td>{v:.3f}</td></tr>" if isinstance(v, float)
-                    else f"<tr><td>{escape(k)}</td><td>{escape(str(v))}</td></tr>"
+                    else f"<tr><td>{escape(k)}</td><td>{escape(v)}</td></tr>"
                     for k, v in metrics.items() if v is not None and k not in ("episode_id", "city"))  # fmt: skip
     body.append(f"<table>{cells}</table>")
     if row.get("error"):
@@ -249,6 +235,7 @@ def build_report(
     tasks: dict[str, tuple[City, list[Episode]]] | None = None,
     max_episodes: int = 50,
     interactive_maps: bool = True,
+    tiles: bool = False,
 ) -> Path:
     """Write the HTML report of ``runs`` to ``out``.
 
@@ -263,7 +250,10 @@ def build_report(
     max_episodes
         Episode sections per (run, task, agent); the rest are counted, not drawn.
     interactive_maps
-        Also write a folium map per drawn episode into ``<report name>_maps/`` and link it.
+        Also write a folium map per drawn episode into ``<report name>_maps/`` and link it
+        (offline: Leaflet is written once into that folder; streets come from the city graph).
+    tiles
+        Add OpenStreetMap tiles to the interactive maps (fetched by the browser when online).
     """
     tasks = tasks or {}
     path = Path(out)
@@ -276,9 +266,10 @@ def build_report(
     for run in runs:
         s = run.summary
         flag = "" if s.get("reportable", True) else " · <b>not reportable</b> (--limit/--ids)"
-        parts.append(f"<h2>run {escape(run.name)}</h2><p class=muted>{escape(str(run.folder))} · "
-                     f"seed {s.get('seed')} · model {escape(str(s.get('model')))} · commit "
-                     f"{escape(str(s.get('git_commit')))}{flag}</p>")  # fmt: skip
+        parts.append(f"<h2>run {escape(run.name)}</h2><p class=muted>{escape(run.folder)} · "
+                     f"seed {escape(s.get('seed'))} · model {escape(s.get('model'))} · commit "
+                     f"{escape(s.get('git_commit'))}{flag}</p>")  # fmt: skip
+        parts.extend(f"<p class=warn>warning: {escape(w)}</p>" for w in run.warnings)
         parts.append(_metrics_table(s))
         parts.append(_paired_table(paired_comparisons(run)))
         parts.append(_category_chart(run))
@@ -287,24 +278,24 @@ def build_report(
                      "<th>B wins</th><th>both succeed</th><th>both fail</th></tr>")  # fmt: skip
         for a, b in itertools.pairwise(runs):
             for c in compare_runs(a, b):
-                parts.append(f"<tr><td>{escape(c['a'])}</td><td>{escape(c['b'])}</td><td>{c['paired']}</td>"
-                             f"<td title='{escape(' '.join(c['win_ids']))}'>{c['wins']}</td>"
-                             f"<td title='{escape(' '.join(c['loss_ids']))}'>{c['losses']}</td>"
+                parts.append(f"<tr><td>{escape(c['a'])}</td><td>{escape(c['b'])}</td><td>{escape(c['paired'])}</td>"
+                             f"<td title='{escape(' '.join(map(str, c['win_ids'])))}'>{c['wins']}</td>"
+                             f"<td title='{escape(' '.join(map(str, c['loss_ids'])))}'>{c['losses']}</td>"
                              f"<td>{c['both_succeed']}</td><td>{c['both_fail']}</td></tr>")  # fmt: skip
         parts.append("</table>")
     parts.append(f"<h2>episodes</h2><p class=muted>{legend}</p>")
     for run in runs:
         groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
         for row in run.rows:
-            groups[(row["task"], row["agent"])].append(row)
+            groups[(str(row["task"]), str(row["agent"]))].append(row)
         for (task, agent), rows in groups.items():
             city, episodes = tasks.get(task, (None, []))
             by_id = {e.id: e for e in episodes}
-            shown = sorted(rows, key=lambda r: r["episode_id"])[:max_episodes]
+            shown = sorted(rows, key=lambda r: str(r["episode_id"]))[:max_episodes]
             parts.append(f"<h3>{escape(run.name)} · {escape(task)} · {escape(agent)} "
                          f"<span class=muted>({len(shown)} of {len(rows)} shown)</span></h3>")  # fmt: skip
             parts.extend(
-                _episode_html(r, city, by_id.get(r["episode_id"]), maps_dir, run.name)
+                _episode_html(r, city, by_id.get(str(r["episode_id"])), maps_dir, run.name, tiles)
                 for r in shown
             )
     parts.append("</body></html>")

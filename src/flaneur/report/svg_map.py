@@ -7,10 +7,10 @@ the start, the goals, the target places and the named places near where the agen
 from __future__ import annotations
 
 from collections.abc import Sequence
-from html import escape
 
 import numpy as np
 
+from flaneur.report.escaping import html_text as escape
 from flaneur.world.city import City
 
 COLOURS = {"street": "#c8c8c8", "reference": "#2b6cb0", "agent": "#dd6b20", "start": "#2f855a",
@@ -94,13 +94,13 @@ def episode_svg(
         for r in rows[:12].tolist():
             if city.places.names[r]:
                 ((x, y),) = to_px(city.places.xy[r])
-                label = escape(str(city.places.names[r]))[:28]
+                label = escape(city.places.names[r], 28)
                 parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="2.5" fill="{COLOURS["near"]}"/>'
                              f'<text x="{x + 4:.1f}" y="{y - 3:.1f}" font-size="9" fill="#4a5568">{label}</text>')  # fmt: skip
     for r in goal_places:
         ((x, y),) = to_px(city.places.xy[r])
         parts.append(f'<rect x="{x - 5:.1f}" y="{y - 5:.1f}" width="10" height="10" fill="{COLOURS["place"]}">'
-                     f"<title>{escape(str(city.places.names[r]) or 'target')}</title></rect>")  # fmt: skip
+                     f"<title>{escape(city.places.names[r] or 'target')}</title></rect>")  # fmt: skip
     for n in goals:
         ((x, y),) = to_px(xy[n])
         parts.append(
