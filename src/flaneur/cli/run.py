@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import sys
 from collections.abc import Sequence
@@ -184,6 +185,13 @@ def report_interrupted(stopped: RunInterrupted, again: str) -> int:
         f"(summary.json marked partial); to finish, run {command}",
         highlight=False, soft_wrap=True,
     )  # fmt: skip
+    if Path(sys.argv[0]).name == "flaneur":
+        # The `flaneur` process itself (not a caller of main()): end now. Rows are written and
+        # fsynced, the summary is written, the model cache commits every write; tearing down
+        # a large city's millions of objects would take seconds on a busy machine.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(INTERRUPTED_EXIT_CODE)
     return INTERRUPTED_EXIT_CODE
 
 
