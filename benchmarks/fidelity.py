@@ -49,7 +49,7 @@ from scipy import sparse
 from scipy.sparse import csgraph
 
 from flaneur.env.registration import load_task_cached
-from flaneur.evaluate.simple import run_simple
+from flaneur.evaluate.runner import RunConfig, run_benchmark
 from flaneur.tasks.cityseeker_questions import START_HEADINGS, with_start_heading
 
 TASKS = {
@@ -365,8 +365,10 @@ def main(argv: list[str] | None = None) -> int:
         city, episodes = load_task_cached(CITYSEEKER, data_dir)
         loaded[CITYSEEKER] = (city, with_start_heading(episodes, args.cityseeker_heading))
     with tempfile.TemporaryDirectory() as tmp:
-        run_simple(AGENTS, list(TASKS), data_dir, tmp, limit=args.limit, loaded=loaded)
-        lines = Path(tmp, "episodes.jsonl").read_text(encoding="utf-8").splitlines()
+        config = RunConfig(agents=AGENTS, tasks=tuple(TASKS), data_dir=str(data_dir),
+                           limit=args.limit)  # fmt: skip
+        run_benchmark(config, Path(tmp) / "run", progress="none", loaded=loaded)
+        lines = Path(tmp, "run", "episodes.jsonl").read_text(encoding="utf-8").splitlines()
     rows = [json.loads(line) for line in lines]
     for task, spec in TASKS.items():
         result["tasks"][task] = {}

@@ -1,8 +1,9 @@
-"""Benchmark the evaluation runner against a slow model server, and resume after a kill.
+"""Benchmark the evaluation runner: cheap agents at the speed of the environment, a slow
+model server, and resume after a kill.
 
 Usage::
 
-    python benchmarks/runner.py --json [--quick]
+    python benchmarks/runner.py --json [--quick] [--data-dir ../shared/data]
 
 * ``concurrency_ratio``: 100 episodes whose agent asks a fake OpenAI-compatible server (on
   127.0.0.1, 100 ms per reply) for every action, at concurrency 16; wall time over the ideal
@@ -10,9 +11,18 @@ Usage::
 * ``resume_identical``: the same run in a child process, killed with SIGKILL halfway and
   resumed with the same response cache, gives one row per episode and the same metrics and
   paths as an uninterrupted run.
+* ``baselines_1600_s`` (with the map2seq dev files under ``--data-dir`` or
+  ``$FLANEUR_DATA``): random and forward on the 1,600 map2seq dev episodes (3,200 runs),
+  wall time of loading the two task sets (city pack cached) and running them, median of the
+  repeats; ``baselines_1600_cpu_s`` is the process's CPU time over the same span (the wall
+  time on an idle machine), ``load_s`` the loading part. ``runner_step_overhead_ms`` is the
+  runner's own time per agent step: the run's wall time minus the time spent inside the
+  agents' ``act``, over the number of steps (environment, scoring, writing rows). Without
+  the data these fields are ``null``.
 
-The agent here is a measurement harness, not one of flaneur's agents: it sends the
-instruction and the valid actions and maps the reply (a turns action word) to a slot.
+The agent of the concurrency test is a measurement harness, not one of flaneur's agents: it
+sends the instruction and the valid actions and maps the reply (a turns action word) to a
+slot.
 """
 
 from __future__ import annotations
@@ -140,6 +150,100 @@ def rows_by_key(folder: Path) -> dict:
     return {r["episode_id"]: r for r in rows}
 
 
+BASELINE_TASKS = ("map2seq-unseen-dev-v1", "map2seq-seen-dev-v1")
+
+
+def timed_factory(config, spent: list[float]):
+    """The runner's agent factory, with each agent's ``act`` timed into ``spent``
+    (``[seconds, steps]``)."""
+    try:
+        from flaneur.evaluate.runner import default_agent_factory
+
+        make = default_agent_factory(config)
+    except ImportError:  # a runner from before the factory existed (for before/after figures)
+        from flaneur.agents import make_agent
+
+        def make(name):
+            return make_agent(name, **config.options_for(name))
+
+    def factory(name):
+        agent = make(name)
+        act = agent.act
+
+        async def timed(observation):
+            start = time.perf_counter()
+            action = await act(observation)
+            spent[0] += time.perf_counter() - start
+            spent[1] += 1
+            return action
+
+        agent.act = timed
+        return agent
+
+    return factory
+
+
+BASELINE_CHILD = """
+import json, sys
+sys.path.insert(0, {bench!r})
+from runner import baselines_once
+print(json.dumps(baselines_once(sys.argv[1], None if sys.argv[2] == "all" else int(sys.argv[2]))))
+"""
+
+
+def baselines_once(data_dir: str, limit: int | None) -> dict:
+    """One run of random + forward on the map2seq dev sets in this (fresh) process."""
+    from flaneur.evaluate.runner import RunConfig, run_benchmark
+    from flaneur.tasks.registry import load_task
+
+    config = RunConfig(agents=("random", "forward"), tasks=BASELINE_TASKS, limit=limit,
+                       data_dir=data_dir)  # fmt: skip
+    spent = [0.0, 0]
+    with tempfile.TemporaryDirectory() as tmp:
+        wall0, cpu0 = time.perf_counter(), time.process_time()
+        loaded = {task: load_task(task, data_dir) for task in BASELINE_TASKS}
+        load = time.perf_counter() - wall0
+        run0 = time.perf_counter()
+        factory = timed_factory(config, spent)
+        summary = run_benchmark(config, Path(tmp) / "run", progress="none",
+                                agent_factory=factory, loaded=loaded)  # fmt: skip
+        run_wall = time.perf_counter() - run0
+        wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+    overhead_ms = (run_wall - spent[0]) / max(1, spent[1]) * 1000
+    return {"wall": wall, "cpu": cpu, "load": load, "episodes": summary["episodes"],
+            "steps": spent[1], "overhead_ms": overhead_ms}  # fmt: skip
+
+
+def baselines(data_dir: str, repeats: int, limit: int | None = None) -> dict:
+    """random + forward on the map2seq dev sets, each repeat in a fresh process (so nothing
+    is warm but the city pack on disk, as for ``flaneur run``); medians."""
+    from flaneur.tasks.registry import load_task
+
+    for task in BASELINE_TASKS:  # build the city pack outside the timing (a first use)
+        load_task(task, data_dir)
+    script = BASELINE_CHILD.format(bench=str(Path(__file__).resolve().parent))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    runs = []
+    for _ in range(repeats):
+        out = subprocess.run([sys.executable, "-c", script, data_dir, str(limit or "all")],
+                             env=env, capture_output=True, text=True, check=True)  # fmt: skip
+        runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
+
+    def median(key: str) -> float:
+        return sorted(r[key] for r in runs)[len(runs) // 2]
+
+    episodes = runs[0]["episodes"]
+    return {
+        "baselines_1600_s": round(median("wall"), 3),
+        "baselines_1600_cpu_s": round(median("cpu"), 3),
+        "baselines_episodes": episodes,
+        "baselines_steps": runs[0]["steps"],
+        "baselines_per_episode_ms": round(median("wall") / max(1, episodes) * 1000, 3),
+        "load_s": round(median("load"), 3),
+        "runner_step_overhead_ms": round(median("overhead_ms"), 4),
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -147,9 +251,28 @@ def main() -> int:
     parser.add_argument(
         "--repeats", type=int, default=3, help="runs of the concurrency test (median)"
     )
+    parser.add_argument(
+        "--data-dir",
+        default=os.environ.get("FLANEUR_DATA"),
+        help="folder holding map2seq/ and touchdown/ (default $FLANEUR_DATA); without it the "
+        "baselines figures are null",
+    )
+    parser.add_argument(
+        "--limit",
+        type=int,
+        default=None,
+        help="baselines on the first N episodes of each map2seq set only (for slow runners)",
+    )
     args = parser.parse_args()
     result: dict = {"latency_s": 0.1, "concurrency": 16, "episodes": 100, "server": "subprocess"}
     repeats = 1 if args.quick else args.repeats
+    data = Path(args.data_dir) if args.data_dir else None
+    if data is not None and all((data / "map2seq" / s / "dev.json").is_file()
+                                for s in ("seen", "unseen")):  # fmt: skip
+        result.update(baselines(str(data), repeats, args.limit))
+    else:
+        result.update(baselines_1600_s=None, baselines_1600_cpu_s=None,
+                      runner_step_overhead_ms=None)  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         ratios, walls = [], []
@@ -211,6 +334,10 @@ def main() -> int:
         "concurrency_ratio<=1.3": result["concurrency_ratio"] <= 1.3,
         "resume_identical": result["resume_identical"],
     }
+    if result["baselines_1600_s"] is not None:
+        result["goals_met"]["baselines_1600_s<=10"] = result["baselines_1600_s"] <= 10
+        result["goals_met"]["baselines_1600_cpu_s<=10"] = result["baselines_1600_cpu_s"] <= 10
+        result["goals_met"]["runner_step_overhead_ms<=1"] = result["runner_step_overhead_ms"] <= 1
     print(json.dumps(result) if args.json else result)
     return 0
 

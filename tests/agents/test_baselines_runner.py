@@ -1,4 +1,4 @@
-"""Baseline agents, the simple runner and the ``flaneur run`` / ``validate gold`` commands."""
+"""Baseline agents, episodes through the runner and the ``flaneur run`` / ``validate gold`` commands."""
 
 from __future__ import annotations
 
@@ -12,7 +12,9 @@ from flaneur.agents import AGENTS, Action, Agent, ForwardAgent, RandomAgent, mak
 from flaneur.cli import main
 from flaneur.env import NavigationEnv, toy_city, toy_episodes
 from flaneur.errors import DataError, FlaneurError
-from flaneur.evaluate.simple import replay_gold, run_episode, run_simple
+from flaneur.evaluate.episode import run_episode
+from flaneur.evaluate.gold import replay_gold
+from flaneur.evaluate.runner import RunConfig, run_benchmark
 from flaneur.tasks.registry import TaskSpec, register_task
 
 TOY_TASK = "toy-baselines-v1"
@@ -93,8 +95,8 @@ def test_runner_records_errors_and_goes_on(city, tmp_path):
     assert row["termination"] == "task_error" and "nowhere" in row["error"]
     row = run(env, Broken(), toy_episodes()[0])
     assert row["termination"] == "agent_error" and "model exploded" in row["error"]
-    summary = run_simple(
-        ["forward"], ["toy"], tmp_path, tmp_path / "out",
+    summary = run_benchmark(
+        RunConfig(agents=("forward",), tasks=("toy",)), tmp_path / "out", progress="none",
         loaded={"toy": (city, [bad, *toy_episodes()])},
     )  # fmt: skip
     assert summary["by_termination"] == {"task_error": 1, "stopped": 5}
@@ -102,13 +104,19 @@ def test_runner_records_errors_and_goes_on(city, tmp_path):
     assert "metrics" not in rows[0] and rows[1]["metrics"]["tc"] is True
 
 
-def test_run_simple_files_metrics_and_determinism(city, tmp_path):
-    kw = {"loaded": {TOY_TASK: (city, toy_episodes())}, "seed": 5}
-    first = run_simple(["random", "oracle"], [TOY_TASK], tmp_path, tmp_path / "a", **kw)
-    run_simple(["random", "oracle"], [TOY_TASK], tmp_path, tmp_path / "b", **kw)
+def _without_timing(text):
+    rows = [json.loads(x) for x in text.splitlines()]
+    return [{k: v for k, v in r.items() if k not in ("started_at", "duration_s")} for r in rows]
+
+
+def test_runner_files_metrics_and_determinism(city, tmp_path):
+    config = RunConfig(agents=("random", "oracle"), tasks=(TOY_TASK,), seed=5)
+    kw = {"loaded": {TOY_TASK: (city, toy_episodes())}, "progress": "none"}
+    first = run_benchmark(config, tmp_path / "a", **kw)
+    run_benchmark(config, tmp_path / "b", **kw)
     a = (tmp_path / "a/episodes.jsonl").read_text()
-    assert a == (tmp_path / "b/episodes.jsonl").read_text()
-    rows = [json.loads(x) for x in a.splitlines()]
+    rows = _without_timing(a)
+    assert rows == _without_timing((tmp_path / "b/episodes.jsonl").read_text())
     assert len(rows) == 10 and {r["agent"] for r in rows} == {"random", "oracle"}
     keys = {"task", "episode_id", "agent", "scheme", "termination", "trajectory", "actions",
             "metrics", "path", "invalid_actions", "records"}  # fmt: skip

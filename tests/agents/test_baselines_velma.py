@@ -11,7 +11,7 @@ import pytest
 from flaneur.agents import ForwardAgent, RandomAgent
 from flaneur.agents.base import env_info_for
 from flaneur.env import NavigationEnv, toy_city, toy_episodes
-from flaneur.evaluate.simple import run_episode
+from flaneur.evaluate.episode import run_episode
 
 
 def as_dataset(episode, dataset):

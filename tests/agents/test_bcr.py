@@ -12,7 +12,7 @@ from flaneur.agents.cityseeker.memory import resolve_memory_path
 from flaneur.agents.cityseeker.testing import hinted_option, option_headings, prompt_kind, reply
 from flaneur.env import NavigationEnv, toy_city, toy_episodes
 from flaneur.env.state import angular_distance
-from flaneur.evaluate.simple import run_episode
+from flaneur.evaluate.episode import run_episode
 from flaneur.models import make_model
 from flaneur.tasks.episode import Episode
 from flaneur.testing import FakeOpenAIServer

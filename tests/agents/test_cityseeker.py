@@ -25,9 +25,9 @@ from flaneur.agents.cityseeker.testing import (
 )
 from flaneur.env import NavigationEnv, toy_city, toy_episodes
 from flaneur.errors import FlaneurError
+from flaneur.evaluate.episode import run_episode
 from flaneur.evaluate.runlog import read_rows
 from flaneur.evaluate.runner import RunConfig, run_benchmark
-from flaneur.evaluate.simple import run_episode
 from flaneur.models import make_model
 from flaneur.tasks.episode import Episode
 from flaneur.testing import FakeOpenAIServer

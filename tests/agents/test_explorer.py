@@ -24,7 +24,7 @@ from flaneur.agents.explorer.glossary import gloss
 from flaneur.agents.explorer.memory import Memory, nearest_node
 from flaneur.env import NavigationEnv, toy_city
 from flaneur.errors import FlaneurError
-from flaneur.evaluate.simple import run_episode
+from flaneur.evaluate.episode import run_episode
 from flaneur.perception.ocr import TextBox
 from flaneur.tasks.episode import Episode
 

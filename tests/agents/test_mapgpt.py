@@ -23,9 +23,9 @@ from flaneur.agents.prompts import list_prompts, load_prompt
 from flaneur.env import NavigationEnv, toy_city, toy_episodes
 from flaneur.env.online_map import OnlineMap
 from flaneur.errors import FlaneurError
+from flaneur.evaluate.episode import run_episode
 from flaneur.evaluate.runlog import read_rows
 from flaneur.evaluate.runner import RunConfig, run_benchmark
-from flaneur.evaluate.simple import run_episode
 from flaneur.models import make_model
 from flaneur.testing import FakeOpenAIServer
 from flaneur.testing.oracle_policies_mapgpt import MapGPTOraclePolicy, read_prompt

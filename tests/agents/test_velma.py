@@ -27,9 +27,9 @@ from flaneur.cli import main
 from flaneur.env import NavigationEnv, toy_city, toy_episodes
 from flaneur.env.schemes.turns import TurnsScheme
 from flaneur.errors import FlaneurError
+from flaneur.evaluate.episode import run_episode
 from flaneur.evaluate.runlog import read_rows
 from flaneur.evaluate.runner import RunConfig, run_benchmark
-from flaneur.evaluate.simple import run_episode
 from flaneur.models import make_model
 from flaneur.tasks.registry import TaskSpec, register_task
 from flaneur.testing import FakeOpenAIServer, FakeReply

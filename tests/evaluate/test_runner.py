@@ -14,9 +14,9 @@ import pytest
 
 from flaneur.env.toy import toy_city, toy_episodes
 from flaneur.errors import FlaneurError
+from flaneur.evaluate.episode import average_reference_length
 from flaneur.evaluate.runlog import read_rows
 from flaneur.evaluate.runner import RunConfig, run_benchmark, select_episodes
-from flaneur.evaluate.simple import average_reference_length
 
 SCRIPT = """
 import asyncio, sys

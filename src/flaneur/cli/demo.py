@@ -40,7 +40,8 @@ def demo_command(
     finished episodes are cached, so a second run only re-prints the results.
     """
     from flaneur.agents import AGENTS
-    from flaneur.evaluate.runner import RunConfig, run_benchmark
+    from flaneur.cli.run import report_interrupted
+    from flaneur.evaluate.runner import RunConfig, RunInterrupted, run_benchmark
     from flaneur.report.run_report import build_report, load_run, paired_comparisons
     from flaneur.report.tables import paired_tables, results_tables
     from flaneur.tasks.registry import load_task
@@ -66,10 +67,13 @@ def demo_command(
             llm_base_url=llm_base_url if group else None,
         )  # fmt: skip
         folder = out / group if group else out
-        summaries[group or "offline"] = run_benchmark(
-            config, folder, resume=True, progress="none" if json_out else progress,
-            loaded=loaded,
-        )  # fmt: skip
+        try:
+            summaries[group or "offline"] = run_benchmark(
+                config, folder, resume=True, progress="none" if json_out else progress,
+                loaded=loaded,
+            )  # fmt: skip
+        except RunInterrupted as stopped:
+            raise typer.Exit(report_interrupted(stopped, "flaneur demo again")) from None
         folders.append(folder)
     summary = next(iter(summaries.values()))
     runs = [load_run(f) for f in folders]

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import shlex
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -10,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 from rich.table import Table
 
-from flaneur.cli.output import console, print_json
+from flaneur.cli.output import console, err_console, print_json
 from flaneur.cli.task_options import (
     CITY_OPTION,
     FORMAT_OPTION,
@@ -23,7 +26,7 @@ from flaneur.errors import FlaneurError
 from flaneur.report.tables import format_value
 
 if TYPE_CHECKING:
-    from flaneur.evaluate.runner import RunConfig
+    from flaneur.evaluate.runner import RunConfig, RunInterrupted
 
 DATA_DIR_HELP = (
     "Folder holding the datasets (touchdown/, map2seq/, cityseeker/); default $FLANEUR_DATA. "
@@ -114,10 +117,12 @@ def run_command(
 ) -> None:
     """Run agents on task sets concurrently; append one JSONL row per episode, write a summary.
 
-    An interrupted run (Ctrl-C, kill) keeps every finished row; run the same command with
-    --resume to finish it.
+    An interrupted run keeps every finished row: Ctrl-C stops it within a second, writes
+    the summary marked partial and exits with code 130 (a second Ctrl-C quits at once); a
+    killed run keeps the rows finished before the kill. Run the same command with --resume
+    to finish it.
     """
-    from flaneur.evaluate.runner import RunConfig, run_benchmark
+    from flaneur.evaluate.runner import RunConfig, RunInterrupted, run_benchmark
 
     specs = resolve_cli_tasks(tasks, fmt=task_format, city=city, registries=registry)
     task_ids = [spec.id for spec in specs]
@@ -142,7 +147,12 @@ def run_command(
         scheme_options={"allow_jumps": True} if allow_jumps else {},
     )  # fmt: skip
     _build_agents_once(config)
-    summary = run_benchmark(config, out, resume=resume, progress="none" if json_out else progress)
+    try:
+        summary = run_benchmark(
+            config, out, resume=resume, progress="none" if json_out else progress
+        )
+    except RunInterrupted as stopped:
+        raise typer.Exit(report_interrupted(stopped, "the same command with --resume")) from None
     if json_out:
         print_json(summary)
         return
@@ -153,6 +163,36 @@ def run_command(
     console.print(f"rows: {out / 'episodes.jsonl'}, summary: {out / 'summary.json'}")
     if not summary["reportable"]:
         console.print("[yellow]--limit/--ids run: not reportable[/]")
+
+
+def report_interrupted(stopped: RunInterrupted, again: str) -> int:
+    """Tell the user what an interrupted run kept and how to finish it; the exit code.
+
+    ``again`` says what to run to continue (the ``flaneur`` command line is shown with
+    ``--resume`` added when this process was started as ``flaneur``).
+    """
+    from flaneur.evaluate.interrupt import INTERRUPTED_EXIT_CODE
+
+    summary = stopped.summary
+    expected = sum(run.get("episodes", 0) for run in summary.get("runs") or [])
+    rows = stopped.folder / "episodes.jsonl"
+    command = again
+    if Path(sys.argv[0]).name == "flaneur" and again.endswith("--resume"):
+        words = ["flaneur", *sys.argv[1:]]
+        command = shlex.join(words if "--resume" in words else [*words, "--resume"])
+    err_console.print(
+        f"interrupted: {summary.get('episodes', 0)} of {expected} episode rows kept in {rows} "
+        f"(summary.json marked partial); to finish, run {command}",
+        highlight=False, soft_wrap=True,
+    )  # fmt: skip
+    if Path(sys.argv[0]).name == "flaneur":
+        # The `flaneur` process itself (not a caller of main()): end now. Rows are written and
+        # fsynced, the summary is written, the model cache commits every write; tearing down
+        # a large city's millions of objects would take seconds on a busy machine.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(INTERRUPTED_EXIT_CODE)
+    return INTERRUPTED_EXIT_CODE
 
 
 def parse_agent_options(
@@ -258,7 +298,7 @@ def validate_gold(
 
     from flaneur.env.registration import load_spec_cached
     from flaneur.env.schemes import SCHEMES
-    from flaneur.evaluate.simple import replay_gold
+    from flaneur.evaluate.gold import replay_gold
 
     scheme_list = _split(schemes)
     for name in scheme_list:
@@ -291,4 +331,10 @@ def validate_gold(
         raise FlaneurError(f"gold validation failed: {bad} episode(s) not reproduced")
 
 
-__all__ = ["parse_agent_options", "run_command", "validate_app", "validate_gold"]
+__all__ = [
+    "parse_agent_options",
+    "report_interrupted",
+    "run_command",
+    "validate_app",
+    "validate_gold",
+]

@@ -1,16 +1,19 @@
 """The append-only run log ``DIR/episodes.jsonl`` and what resuming a run reads from it.
 
-Every finished episode is one JSON line, written with a single ``write`` and flushed and
-fsynced at once, so a run killed at any moment loses at most the episodes in flight. A line
-cut short by a kill during the write is the only way a row can be partial: reading drops it
-(and resuming truncates the file back to the last complete row). Rows are keyed by
-``(task, agent, episode_id)``.
+Every finished episode is one JSON line, written with a single ``write`` and flushed to the
+operating system at once (by the thread that finished it, whatever the agent), so a process
+killed at any moment (SIGKILL included) loses at most the episodes in flight. The file is
+also fsynced at most every :data:`SYNC_EVERY_S` seconds by a background thread and on
+close, so a machine crash loses at most that much. A line cut short by a kill during the
+write is the only way a row can be partial: reading drops it (and resuming truncates the
+file back to the last complete row). Rows are keyed by ``(task, agent, episode_id)``.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -22,6 +25,10 @@ FINISHED = frozenset({"stopped", "step_limit", "invalid_action"})
 budget exhausted) are run again by ``--resume``."""
 
 RowKey = tuple[str, str, str]
+
+SYNC_EVERY_S = 1.0
+"""Longest time a written row waits for its fsync (a flushed row survives a killed process
+at once; the fsync guards against a crash of the machine)."""
 
 
 def row_key(row: dict[str, Any]) -> RowKey:
@@ -68,7 +75,9 @@ class RunLog:
         so that nothing written is lost.
     config_hashes
         ``{(task, agent): config hash}`` of this run; on resume, rows written under another
-        configuration are refused with a clear message.
+        configuration, or of a (task, agent) pair this run does not name, are refused with a
+        clear message (a summary that left them out would disagree with the reports, which
+        read every row).
     """
 
     def __init__(
@@ -82,6 +91,18 @@ class RunLog:
             raise FlaneurError(
                 f"{self.path} already holds {len(rows)} episode row(s); pass --resume to "
                 "continue that run, or choose another --out"
+            )
+        held = {(str(r.get("task")), str(r.get("agent"))) for r in rows}
+        left_out = sorted(held - set(config_hashes))
+        if left_out:
+            tasks = sorted({t for t, _ in config_hashes} | {t for t, _ in held})
+            agents = sorted({a for _, a in config_hashes} | {a for _, a in held})
+            named = ", ".join(f"{a!r} on {t!r}" for t, a in left_out[:3])
+            raise FlaneurError(
+                f"{self.path} holds rows of {named} that this run does not name; a resumed "
+                "run must keep every agent and task set of its folder and may add others "
+                f"(agents {','.join(agents)}; task sets {','.join(tasks)}), "
+                "or write to another folder"
             )
         for row in rows:
             expected = config_hashes.get((str(row.get("task")), str(row.get("agent"))))
@@ -97,6 +118,11 @@ class RunLog:
             self._rewrite(kept)
         self.rows: dict[RowKey, dict[str, Any]] = {row_key(r): r for r in kept}
         self._handle = self.path.open("a", encoding="utf-8")
+        self._lock = threading.Lock()
+        self._dirty = False
+        self._closed = threading.Event()
+        self._syncer = threading.Thread(target=self._sync_loop, name="runlog-fsync", daemon=True)
+        self._syncer.start()
 
     def _rewrite(self, rows: Iterable[dict[str, Any]]) -> None:
         tmp = self.path.with_suffix(".jsonl.tmp")
@@ -112,12 +138,29 @@ class RunLog:
         return key in self.rows
 
     def append(self, row: dict[str, Any]) -> None:
-        """Write one row durably (single write, flush, fsync)."""
-        self._handle.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
-        self._handle.flush()
-        os.fsync(self._handle.fileno())
+        """Write one row at once (single write, flushed to the OS; fsynced within a second)."""
+        line = json.dumps(row, ensure_ascii=False, default=str) + "\n"
+        with self._lock:
+            self._handle.write(line)
+            self._handle.flush()
+            self._dirty = True
         self.rows[row_key(row)] = row
 
+    def sync(self) -> None:
+        """fsync the rows written so far (the background thread does this every second)."""
+        with self._lock:
+            if self._dirty and not self._handle.closed:
+                os.fsync(self._handle.fileno())
+                self._dirty = False
+
+    def _sync_loop(self) -> None:
+        while not self._closed.wait(SYNC_EVERY_S):
+            self.sync()
+
     def close(self) -> None:
-        """Close the file."""
-        self._handle.close()
+        """fsync and close the file (and stop the fsync thread)."""
+        self._closed.set()
+        self._syncer.join()
+        self.sync()
+        with self._lock:
+            self._handle.close()

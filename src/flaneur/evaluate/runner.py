@@ -1,40 +1,43 @@
-"""The evaluation runner behind ``flaneur run``: concurrent, resumable, logged.
+"""The evaluation runner behind ``flaneur run``: one runner, concurrent, resumable, logged.
 
-Episodes of every (task set, agent) pair run concurrently on one asyncio event loop, each in
-its own :class:`~flaneur.env.navigation_env.NavigationEnv` with its own agent instance, at
-most ``concurrency`` at a time (model calls are further bounded by the model layer). Each
-finished episode is scored at once and appended to ``DIR/episodes.jsonl`` (see
-:mod:`flaneur.evaluate.runlog`); ``DIR/summary.json`` is rewritten at the end from every row
-of the log, so a resumed run summarises the whole run.
+A run is a list of jobs, one per (task set, agent, episode), handed to an executor
+(:mod:`flaneur.evaluate.executors`; :class:`~flaneur.evaluate.executors.LocalExecutor`
+runs at most ``concurrency`` episodes at a time on one asyncio event loop). Each job borrows
+an environment from a pool built once per (city, task set, scheme) and reset for the episode
+(:mod:`flaneur.evaluate.envpool`), gets a fresh agent instance, runs the episode
+(:func:`~flaneur.evaluate.episode.run_episode`) and scores its row at once. The single
+writer, :class:`~flaneur.evaluate.runlog.RunLog`, appends every finished row to
+``DIR/episodes.jsonl`` as it arrives; ``DIR/summary.json`` is rebuilt at the end from every
+row of the log (:mod:`flaneur.evaluate.summary`), so a resumed run summarises the whole run.
+Ctrl-C stops scheduling, writes the summary marked partial and raises
+:class:`~flaneur.evaluate.interrupt.RunInterrupted` (:mod:`flaneur.evaluate.interrupt`).
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import hashlib
 import json
 import time
-from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from flaneur.agents import Agent, make_agent
-from flaneur.env.navigation_env import NavigationEnv
 from flaneur.errors import FlaneurError
+from flaneur.evaluate.envpool import EnvPool, env_pool
+from flaneur.evaluate.episode import average_reference_length, run_episode, score_rows
+from flaneur.evaluate.executors import Executor, LocalExecutor, RunStop
+from flaneur.evaluate.interrupt import InterruptHandler, RunInterrupted
 from flaneur.evaluate.progress import RunProgress
-from flaneur.evaluate.provenance import git_commit, package_versions
 from flaneur.evaluate.resources import RunResources
-from flaneur.evaluate.runlog import FINISHED, RunLog, row_key, row_success
-from flaneur.evaluate.simple import average_reference_length, run_episode, score_rows
+from flaneur.evaluate.runlog import FINISHED, RunLog, row_success
+from flaneur.evaluate.summary import SUMMARY_VERSION, Plan, summarize_run, write_summary
 from flaneur.models.usage import BudgetExceeded
 from flaneur.tasks.episode import Episode
 from flaneur.tasks.spec import TaskSpec
 from flaneur.world.city import City
-
-SUMMARY_VERSION = 1
 
 
 @dataclass(frozen=True)
@@ -103,85 +106,97 @@ def select_episodes(
     return chosen[:limit] if limit is not None else chosen
 
 
-@dataclass
-class _Job:
+@dataclass(frozen=True)
+class EpisodeJob:
+    """One unit of work: an agent on one episode of a task set."""
+
     task: str
     agent: str
     scheme: str
-    city: City
     episode: Episode
     config_hash: str
-    avg_reference_length: float | None
+    context: TaskContext
+
+
+@dataclass(frozen=True)
+class TaskContext:
+    """What the jobs of one task set share: its city, whole episode list, statistics and
+    environment pool."""
+
+    city: City
     task_episodes: list[Episode]
+    avg_reference_length: float | None
+    pool: EnvPool
     success_metric: str
 
 
 AgentFactory = Callable[[str], Agent]
 
 
-async def _run_job(
-    job: _Job, factory: AgentFactory, config: RunConfig, resources: RunResources
+def agent_env_info(job: EpisodeJob, resources: RunResources) -> dict[str, Any]:
+    """The run-level ``env_info`` keys an agent receives besides the environment's own (see
+    :func:`flaneur.agents.env_info_for`); the one place the runner assembles them."""
+    ctx = job.context
+    return {
+        "avg_reference_length": ctx.avg_reference_length,
+        "task_episodes": ctx.task_episodes,
+        "city": ctx.city,
+        **resources.env_info(ctx.city),
+    }
+
+
+def default_agent_factory(config: RunConfig) -> AgentFactory:
+    """``name -> Agent`` with the run's options for that agent: the first instance of each
+    agent goes through :func:`~flaneur.agents.make_agent` (which checks the name and the
+    options), later ones are made from the class it returned with the same options (the
+    check costs more than a cheap agent's whole episode)."""
+    checked: dict[str, type[Agent]] = {}
+
+    def factory(name: str) -> Agent:
+        options = config.options_for(name)
+        cls = checked.get(name)
+        if cls is None:
+            agent = make_agent(name, **options)
+            checked[name] = type(agent)
+            return agent
+        return cls(**options)
+
+    return factory
+
+
+async def run_job(
+    job: EpisodeJob, factory: AgentFactory, config: RunConfig, resources: RunResources
 ) -> dict[str, Any]:
-    env = NavigationEnv(
-        job.city, [job.episode], scheme=job.scheme, scheme_options=config.scheme_options
-    )
+    """Run one job and return its row, not yet scored (raises ``BudgetExceeded`` to stop
+    the run); :func:`score_jobs` adds the metrics."""
     agent = factory(job.agent)
     started = time.time()
     usage_key = f"{job.task}/{job.agent}/{job.episode.id}"
     context = resources.usage.episode(usage_key) if resources.usage else contextlib.nullcontext()
-    with context as counters:
+    with context as counters, job.context.pool.borrow() as env:
         row = await run_episode(
             env, agent, job.episode, seed=config.seed, task_id=job.task,
-            avg_reference_length=job.avg_reference_length, task_episodes=job.task_episodes,
-            city=job.city, **resources.env_info(job.city),
+            **agent_env_info(job, resources),
         )  # fmt: skip
-    row["city"] = job.city.name
-    row["success_metric"] = job.success_metric
+    row["city"] = job.context.city.name
+    row["success_metric"] = job.context.success_metric
     row["config_hash"] = job.config_hash
     row["started_at"] = round(started, 3)
     row["duration_s"] = round(time.time() - started, 4)
     row["usage"] = counters.to_dict() if counters is not None else {"calls": 0}
-    if row.get("path"):
-        score_rows(job.city, [job.episode], [row])
     return row
 
 
-async def _run_all(
-    jobs: list[_Job],
-    log: RunLog,
-    factory: AgentFactory,
-    config: RunConfig,
-    progress: RunProgress,
-    resources: RunResources,
-) -> str | None:
-    gate = asyncio.Semaphore(max(1, config.concurrency))
-
-    stop: list[str] = []
-    write_lock = asyncio.Lock()
-
-    async def one(job: _Job) -> None:
-        async with gate:
-            if stop:
-                return  # the token budget is spent: leave the rest for --resume
-            try:
-                row = await _run_job(job, factory, config, resources)
-            except BudgetExceeded as err:
-                stop.append(str(err))
-                return
-        async with write_lock:  # fsync off the event loop, rows still one at a time
-            await asyncio.to_thread(log.append, row)
-        tokens = int((row.get("usage") or {}).get("total_tokens", 0))
-        progress.update(
-            success=row_success(row), error=row["termination"] not in FINISHED, tokens=tokens
-        )
-
-    try:
-        await asyncio.gather(*(one(job) for job in jobs))
-    finally:
-        await resources.aclose()
-    if stop:
-        progress.note(f"stopped early: {stop[0]}")
-    return stop[0] if stop else None
+def score_jobs(done: list[tuple[EpisodeJob, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Add the metrics to the rows of finished jobs, a city at a time; returns the rows."""
+    by_city: dict[int, list[tuple[EpisodeJob, dict[str, Any]]]] = {}
+    for job, row in done:
+        if row.get("path"):
+            by_city.setdefault(id(job.context.city), []).append((job, row))
+    for group in by_city.values():
+        city = group[0][0].context.city
+        score_rows(city, [job.episode for job, _ in group], [row for _, row in group])
+    return [row for _, row in done]
 
 
 def run_benchmark(
@@ -192,6 +207,7 @@ def run_benchmark(
     progress: str = "rich",
     agent_factory: AgentFactory | None = None,
     loaded: dict[str, tuple[City, list[Episode]]] | None = None,
+    executor: Executor | None = None,
 ) -> dict[str, Any]:
     """Run agents on task sets; append episode rows to ``out`` and write its summary.
 
@@ -203,83 +219,110 @@ def run_benchmark(
         Run folder: ``episodes.jsonl`` and ``summary.json``.
     resume
         Continue a run in ``out``: finished episodes are skipped, errored ones run again.
+        The run must name every agent and task set the folder holds rows of (it may add
+        others).
     progress
         ``rich``, ``plain`` or ``none``.
     agent_factory
-        ``name -> Agent`` (default :func:`flaneur.agents.make_agent` with
-        ``config.agent_options``).
+        ``name -> Agent`` (default :func:`default_agent_factory`: the registered agents
+        with the run's options).
     loaded
         Pre-loaded ``{task_id: (city, episodes)}`` (tests, or callers that built them); a
         registered id keeps its declared facts, another one declares them by its episodes
         (see :func:`flaneur.tasks.formats.episode_facts`).
+    executor
+        Where episodes run (default :class:`~flaneur.evaluate.executors.LocalExecutor`
+        with ``config.concurrency``).
 
     Returns
     -------
     dict
         The summary (also written to ``summary.json``).
+
+    Raises
+    ------
+    RunInterrupted
+        After Ctrl-C, once the finished rows and the partial summary are written.
     """
     from flaneur.tasks.resolve import register_registries
 
     folder = Path(out)
-    factory = agent_factory or (lambda name: make_agent(name, **config.options_for(name)))
+    factory = agent_factory or default_agent_factory(config)
     for name in config.agents:  # fail before running anything on an unknown agent
         factory(name)
     register_registries(config.registries)
-    plans: list[tuple[str, City, list[Episode], str]] = []
-    every: dict[str, list[Episode]] = {}
+    plans: list[Plan] = []
+    contexts: dict[str, TaskContext] = {}
     specs: dict[str, TaskSpec] = {}
     for task in config.tasks:
         specs[task], city, episodes = _task_set(task, config, loaded)
-        every[task] = list(episodes)  # agents may learn from the whole set (k-shot examples)
+        episodes = list(episodes)  # agents may learn from the whole set (k-shot examples)
         chosen = select_episodes(episodes, limit=config.limit, ids=config.ids)
         scheme = config.scheme or specs[task].scheme
-        # a bad scheme or scheme option fails now, before anything runs
-        NavigationEnv(
-            city, chosen or episodes[:1], scheme=scheme, scheme_options=config.scheme_options
-        )
+        pool = env_pool(city, episodes, scheme, config.scheme_options)
+        pool.check()  # a bad scheme or scheme option fails now, before anything runs
+        # over the whole task set, so that --limit/--ids rows equal the full run's rows
+        avg = average_reference_length(episodes)
+        contexts[task] = TaskContext(city, episodes, avg, pool, specs[task].success_metric)
         plans.append((task, city, chosen, scheme))
     hashes = {(task, agent): config.config_hash(task, agent, scheme)
               for task, _, _, scheme in plans for agent in config.agents}  # fmt: skip
-    log = RunLog(folder, resume=resume, config_hashes=hashes)
     resources = RunResources(
         llm=config.llm, llm_base_url=config.llm_base_url, views_spec=config.views,
         landmarks=config.landmarks, cache_mode=config.cache_mode, token_budget=config.token_budget,
     )  # fmt: skip
-    jobs: list[_Job] = []
-    for task, city, episodes, scheme in plans:
-        # over the whole task set, so that --limit/--ids rows equal the full run's rows
-        avg = average_reference_length(every[task])
-        for agent in config.agents:
-            for episode in episodes:
-                if not log.done((task, agent, episode.id)):
-                    key = hashes[(task, agent)]
-                    success = specs[task].success_metric
-                    jobs.append(
-                        _Job(task, agent, scheme, city, episode, key, avg, every[task], success)
-                    )
+    log = RunLog(folder, resume=resume, config_hashes=hashes)
+    jobs = [
+        EpisodeJob(task, agent, scheme, episode, hashes[(task, agent)], contexts[task])
+        for task, _, episodes, scheme in plans
+        for agent in config.agents
+        for episode in episodes
+        if not log.done((task, agent, episode.id))
+    ]
+    stop = RunStop()
     started = time.time()
-    stopped_by = None
     try:
         with RunProgress(len(jobs), mode=progress) as bar:
-            stopped_by = asyncio.run(_run_all(jobs, log, factory, config, bar, resources))
+
+            async def work(job: EpisodeJob) -> tuple[EpisodeJob, dict[str, Any]] | None:
+                if stop:
+                    return None
+                try:
+                    return job, await run_job(job, factory, config, resources)
+                except BudgetExceeded as err:
+                    stop.request(str(err))
+                    return None
+
+            def deliver(row: dict[str, Any]) -> None:
+                log.append(row)
+                tokens = int((row.get("usage") or {}).get("total_tokens", 0))
+                bar.update(
+                    success=row_success(row), error=row["termination"] not in FINISHED,
+                    tokens=tokens,
+                )  # fmt: skip
+
+            with InterruptHandler(stop, note=bar.note, log_path=log.path):
+                (executor or LocalExecutor(config.concurrency)).run(
+                    jobs, work, score_jobs, deliver, stop, cleanup=resources.aclose
+                )
+            if stop and not stop.interrupted:
+                bar.note(f"stopped early: {stop.reason}")
     finally:
         log.close()
-        wanted = {
-            (task, agent, e.id) for task, _, eps, _ in plans for agent in config.agents for e in eps
-        }
-        rows = [r for r in log.rows.values() if row_key(r) in wanted]
-        summary = summarize_run(config, rows, plans, wall_s=time.time() - started, ran=len(jobs),
-                                resumed=resume, dropped_errors=log.dropped_errors)  # fmt: skip
-        summary["stopped_early"] = stopped_by
+        summary = summarize_run(
+            config, list(log.rows.values()), plans, wall_s=time.time() - started,
+            ran=len(jobs), resumed=resume, dropped_errors=log.dropped_errors,
+            stopped_early=stop.reason, interrupted=stop.interrupted,
+        )  # fmt: skip
         summary["task_sets"] = {task: spec.facts() for task, spec in specs.items()}
         if resources.usage is not None:
             usage = resources.usage.summary()
             summary["usage"] = {"run": usage["run"], "token_budget": usage["token_budget"]}
         else:
             summary["usage"] = None
-        (folder / "summary.json").write_text(
-            json.dumps(summary, indent=2, default=str), encoding="utf-8"
-        )
+        write_summary(folder, summary)
+    if stop.interrupted:
+        raise RunInterrupted(summary, folder)
     return summary
 
 
@@ -305,49 +348,16 @@ def _task_set(
     return spec, city, episodes
 
 
-def summarize_run(
-    config: RunConfig,
-    rows: list[dict[str, Any]],
-    plans: Sequence[tuple[str, City, list[Episode], str]],
-    *,
-    wall_s: float,
-    ran: int,
-    resumed: bool,
-    dropped_errors: int,
-) -> dict[str, Any]:
-    """The ``summary.json`` of a run from its rows (see the module docstring)."""
-    from flaneur.metrics import summarize
-
-    runs = []
-    for task, city, episodes, scheme in plans:
-        for agent in config.agents:
-            mine = [r for r in rows if r["task"] == task and r["agent"] == agent]
-            scored = [r["metrics"] for r in mine if r.get("metrics")]
-            usage = Counter()
-            for r in mine:
-                usage.update(
-                    {k: v for k, v in (r.get("usage") or {}).items() if isinstance(v, int | float)}
-                )
-            runs.append({
-                "task": task, "agent": agent, "scheme": scheme, "city": city.name,
-                "episodes": len(episodes), "rows": len(mine),
-                "by_termination": dict(Counter(r["termination"] for r in mine)),
-                "usage": dict(usage),
-                "summary": summarize(scored) if scored else None,
-            })  # fmt: skip
-    return {
-        "summary_version": SUMMARY_VERSION,
-        "config": asdict(config),
-        "reportable": config.reportable,
-        "git_commit": git_commit(),
-        "versions": package_versions(),
-        "model": config.llm,
-        "seed": config.seed,
-        "episodes": len(rows),
-        "by_termination": dict(Counter(r["termination"] for r in rows)),
-        "ran_this_invocation": ran,
-        "resumed": resumed,
-        "errored_rows_rerun": dropped_errors,
-        "wall_s": round(wall_s, 3),
-        "runs": runs,
-    }
+__all__ = [
+    "SUMMARY_VERSION",
+    "EpisodeJob",
+    "RunConfig",
+    "RunInterrupted",
+    "agent_env_info",
+    "default_agent_factory",
+    "run_benchmark",
+    "run_job",
+    "score_jobs",
+    "select_episodes",
+    "summarize_run",
+]

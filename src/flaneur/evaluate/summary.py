@@ -1,0 +1,113 @@
+"""``summary.json`` of a run folder, rebuilt from every row of its ``episodes.jsonl``.
+
+The summary covers every row the folder holds (a resumed run must name every agent and task
+set the folder already holds, see :class:`~flaneur.evaluate.runlog.RunLog`), so the summary
+and the reports built from the rows always describe the same episodes. ``partial`` is true
+while some scheduled episode has no row (a run stopped by Ctrl-C, a kill or a token budget);
+``--resume`` completes it (and runs errored rows again).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from flaneur.evaluate.provenance import git_commit, package_versions
+from flaneur.tasks.episode import Episode
+from flaneur.world.city import City
+
+SUMMARY_VERSION = 2
+"""2: ``partial``, ``interrupted`` and per-run ``missing`` added; rows outside this
+invocation's selection are counted."""
+
+Plan = tuple[str, City, list[Episode], str]
+"""``(task id, city, episodes this invocation selected, scheme)``."""
+
+
+def summarize_run(
+    config: Any,
+    rows: list[dict[str, Any]],
+    plans: Sequence[Plan],
+    *,
+    wall_s: float,
+    ran: int,
+    resumed: bool,
+    dropped_errors: int,
+    stopped_early: str | None = None,
+    interrupted: bool = False,
+) -> dict[str, Any]:
+    """The summary of a run from all its rows (see the module docstring).
+
+    Parameters
+    ----------
+    config
+        The :class:`~flaneur.evaluate.runner.RunConfig` of this invocation.
+    rows
+        Every row of the run folder.
+    plans
+        What this invocation scheduled, per task set.
+    wall_s, ran, resumed, dropped_errors
+        This invocation's wall time, episodes scheduled, whether it resumed, and errored
+        rows it dropped to run them again.
+    stopped_early
+        Why the run stopped before scheduling everything (``None`` if it did not).
+    interrupted
+        Whether Ctrl-C stopped it.
+    """
+    from flaneur.metrics import summarize
+
+    runs = []
+    missing_total = 0
+    for task, city, episodes, scheme in plans:
+        for agent in config.agents:
+            mine = [r for r in rows if r["task"] == task and r["agent"] == agent]
+            expected = {e.id for e in episodes} | {str(r["episode_id"]) for r in mine}
+            scored = [r["metrics"] for r in mine if r.get("metrics")]
+            usage: Counter[str] = Counter()
+            for r in mine:
+                usage.update(
+                    {k: v for k, v in (r.get("usage") or {}).items() if isinstance(v, int | float)}
+                )
+            missing = len(expected) - len(mine)
+            missing_total += missing
+            runs.append({
+                "task": task, "agent": agent, "scheme": scheme, "city": city.name,
+                "episodes": len(expected), "rows": len(mine), "missing": missing,
+                "by_termination": dict(Counter(r["termination"] for r in mine)),
+                "usage": dict(usage),
+                "summary": summarize(scored) if scored else None,
+            })  # fmt: skip
+    return {
+        "summary_version": SUMMARY_VERSION,
+        "config": asdict(config),
+        "reportable": config.reportable,
+        "partial": missing_total > 0,
+        "interrupted": interrupted,
+        "stopped_early": stopped_early,
+        "git_commit": git_commit(),
+        "versions": package_versions(),
+        "model": config.llm,
+        "seed": config.seed,
+        "episodes": len(rows),
+        "by_termination": dict(Counter(r["termination"] for r in rows)),
+        "ran_this_invocation": ran,
+        "resumed": resumed,
+        "errored_rows_rerun": dropped_errors,
+        "wall_s": round(wall_s, 3),
+        "runs": runs,
+    }
+
+
+def write_summary(folder: Path, summary: dict[str, Any]) -> None:
+    """Write ``summary.json`` whole (a temporary file renamed over the old one)."""
+    path = folder / "summary.json"
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(summary, indent=2, default=str), encoding="utf-8")
+    tmp.replace(path)
+
+
+__all__ = ["SUMMARY_VERSION", "summarize_run", "write_summary"]
