@@ -17,6 +17,7 @@ Transit needs timetables (GTFS) and is not offered.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -152,7 +153,7 @@ def split_steps(city: City, nodes: Sequence[int], mode: str = "walking") -> tupl
     speed = speed_mps(mode)
     if len(nodes) < 2:
         return ()
-    edges = [graph.edge_index(a, b) for a, b in zip(nodes[:-1], nodes[1:], strict=True)]
+    edges = [graph.edge_index(a, b) for a, b in itertools.pairwise(nodes)]
     if min(edges) < 0:
         raise ValueError("nodes must be a walk along graph edges")
     names = city.edge_streets if len(city.edge_streets) else np.full(graph.n_edges, "")
@@ -212,7 +213,7 @@ def directions(city: City, origin: int, destination: int, *, mode: str = "walkin
 def directions_via(city: City, stops: Sequence[int], *, mode: str = "walking") -> Route:
     """One route through ``stops`` in the given order (legs joined)."""
     nodes: list[int] = [int(stops[0])] if len(stops) else []
-    for a, b in zip(stops[:-1], stops[1:], strict=True):
+    for a, b in itertools.pairwise(stops):
         leg = directions(city, a, b, mode=mode)
         nodes.extend(leg.nodes[1:])
     return Route(mode=mode, nodes=tuple(nodes), steps=split_steps(city, nodes, mode))
