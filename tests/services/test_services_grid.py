@@ -136,6 +136,7 @@ def test_optimizer_on_a_line():
 
 @pytest.mark.parametrize("n", [3, 4, 5, 6, 7])
 def test_ortools_agrees_with_brute_force(n):
+    """Up to 7 stops, OR-Tools (CP-SAT) must find the brute-force optimum every time."""
     rng = np.random.default_rng(n)
     for _ in range(6):
         points = rng.uniform(0, 1000, size=(n, 2))
@@ -202,7 +203,7 @@ def test_persona_toml_yaml_and_errors(tmp_path):
     with pytest.raises(DataError, match="field 'intention'") as err:
         load_persona(tmp_path / "bad.toml")
     assert "bad.toml" in str(err.value)
-    with pytest.raises(DataError, match="status.hunger"):
+    with pytest.raises(DataError, match=r"status\.hunger"):
         load_persona(toml, ["status.hunger=150"])
     with pytest.raises(DataError, match="KEY=VALUE"):
         load_persona(toml, ["budget"])
@@ -212,3 +213,12 @@ def test_pack_keeps_street_names(grid, tmp_path):
     grid.save(tmp_path / "pack")
     loaded = City.load(tmp_path / "pack")
     assert loaded.edge_streets.tolist() == grid.edge_streets.tolist()
+
+
+def test_large_sets_use_the_routing_solver():
+    rng = np.random.default_rng(3)
+    points = rng.uniform(0, 1000, size=(20, 2))
+    matrix = np.hypot(*(points[:, None, :] - points[None, :, :]).transpose(2, 0, 1))
+    result = optimize_matrix(matrix, time_limit_ms=100)
+    assert sorted(result.order) == list(range(20)) and result.order[0] == 0
+    assert result.length_m <= result.given_length_m

@@ -2,8 +2,11 @@
 
 V-IRL asks Google Directions with ``optimize:true`` (and its own TSP used Euclidean distance
 in raw degrees); here the costs are walking distances on the street graph (metres, Dijkstra)
-and the order comes from OR-Tools' routing solver: the start is fixed, the end is fixed or
-free (an *open* route, as V-IRL's route optimizer drops the last leg back).
+and the order comes from OR-Tools: the start is fixed, the end is fixed or free (an *open*
+route, as V-IRL's route optimizer drops the last leg back). Sets of up to
+:data:`EXACT_UP_TO` stops are solved exactly and deterministically with OR-Tools' CP-SAT
+(one circuit constraint, one worker, fixed seed); larger sets (region sampling) use the
+routing solver with guided local search for a time budget.
 :func:`brute_force_order` gives the exact answer for small sets and is what the tests and
 ``benchmarks/services.py`` compare OR-Tools against.
 """
@@ -22,11 +25,12 @@ from scipy.sparse import csgraph
 from flaneur.services.errors import UnreachableError
 from flaneur.world.graph import StreetGraph
 
-SOLVER_TIME_LIMIT_MS = 30
-"""Guided local search time budget for sets too big to be certain by construction."""
-EXACT_BELOW = 9
-"""Sets with fewer stops than this are solved by OR-Tools with a full local search
-neighbourhood and then stop early; larger sets run guided local search for the budget."""
+SOLVER_TIME_LIMIT_MS = 200
+"""Guided local search budget of the routing solver for sets above :data:`EXACT_UP_TO`."""
+EXACT_UP_TO = 12
+"""Sets of at most this many stops are solved exactly with CP-SAT."""
+EXACT_TIME_LIMIT_S = 5.0
+"""Safety limit of the exact solver (the best solution found so far is kept)."""
 
 _MATRICES: weakref.WeakKeyDictionary[StreetGraph, object] = weakref.WeakKeyDictionary()
 
@@ -87,14 +91,50 @@ class OptimizedOrder:
         return 100.0 * (self.given_length_m - self.length_m) / self.given_length_m
 
 
+def _costs(matrix: NDArray[np.float64], end: int | None) -> tuple[NDArray[np.int64], int]:
+    """Integer costs in decimetres; a free end becomes a zero-cost dummy node ``n``."""
+    n = len(matrix)
+    size = n if end is not None else n + 1
+    costs = np.zeros((size, size), dtype=np.int64)
+    costs[:n, :n] = np.rint(matrix * 10.0).astype(np.int64)
+    return costs, (end if end is not None else n)
+
+
+def _solve_exact(matrix: NDArray[np.float64], end: int | None) -> list[int]:
+    """Shortest open path from 0 to ``end`` (or anywhere) through all nodes, with CP-SAT."""
+    from ortools.sat.python import cp_model
+
+    costs, finish = _costs(matrix, end)
+    size = len(costs)
+    model = cp_model.CpModel()
+    arcs: list[tuple[int, int, object]] = [(finish, 0, model.new_constant(1))]
+    chosen: dict[tuple[int, int], object] = {}
+    for i in range(size):
+        for j in range(size):
+            if i != j and i != finish and j != 0:
+                chosen[i, j] = model.new_bool_var(f"x{i}_{j}")
+                arcs.append((i, j, chosen[i, j]))
+    model.add_circuit(arcs)
+    model.minimize(sum(int(costs[i, j]) * var for (i, j), var in chosen.items()))
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    solver.parameters.random_seed = 0
+    solver.parameters.max_time_in_seconds = EXACT_TIME_LIMIT_S
+    if solver.solve(model) not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return list(range(len(matrix)))
+    following = {i: j for (i, j), var in chosen.items() if solver.value(var)}
+    order = [0]
+    while order[-1] != finish:
+        order.append(following[order[-1]])
+    return order if end is not None else order[:-1]
+
+
 def _solve_ortools(matrix: NDArray[np.float64], end: int | None, time_limit_ms: int) -> list[int]:
     from ortools.constraint_solver import pywrapcp, routing_enums_pb2
 
     n = len(matrix)
-    size = n if end is not None else n + 1  # a free end goes to a zero-cost dummy node
-    costs = np.zeros((size, size), dtype=np.int64)
-    costs[:n, :n] = np.rint(matrix * 10.0).astype(np.int64)  # decimetres
-    finish = end if end is not None else n
+    costs, finish = _costs(matrix, end)
+    size = len(costs)
     manager = pywrapcp.RoutingIndexManager(size, 1, [0], [finish])
     routing = pywrapcp.RoutingModel(manager)
     table = costs.tolist()
@@ -108,11 +148,7 @@ def _solve_ortools(matrix: NDArray[np.float64], end: int | None, time_limit_ms: 
     params.local_search_metaheuristic = (
         routing_enums_pb2.LocalSearchMetaheuristic.GUIDED_LOCAL_SEARCH
     )
-    if n < EXACT_BELOW:
-        params.time_limit.FromMilliseconds(max(1, time_limit_ms // 3))
-        params.solution_limit = 2_000
-    else:
-        params.time_limit.FromMilliseconds(time_limit_ms)
+    params.time_limit.FromMilliseconds(time_limit_ms)
     solution = routing.SolveWithParameters(params)
     if solution is None:  # cannot happen on a complete matrix; keep the given order
         return list(range(n)) if end is None else [i for i in range(n) if i != end] + [end]
@@ -141,13 +177,16 @@ def optimize_matrix(
     end
         Index that must come last, or ``None`` for a free end.
     time_limit_ms
-        OR-Tools search budget.
+        Search budget of the routing solver (sets above :data:`EXACT_UP_TO` stops).
     """
     n = len(matrix)
     given = list(range(n)) if end is None else [i for i in range(n) if i != end] + [end]
     if n <= 2:
         return OptimizedOrder(tuple(given), tour_length(matrix, given), tour_length(matrix, given))
-    order = _solve_ortools(matrix, end, time_limit_ms)
+    if n <= EXACT_UP_TO:
+        order = _solve_exact(matrix, end)
+    else:
+        order = _solve_ortools(matrix, end, time_limit_ms)
     length = tour_length(matrix, order)
     given_length = tour_length(matrix, given)
     if given_length < length:  # never worse than what the user gave

@@ -172,7 +172,7 @@ def sample_region(
     reachable = np.isfinite(matrix[0]) & np.isfinite(matrix[:, 0])
     nodes = [n for n, ok in zip(nodes, reachable, strict=True) if ok]
     matrix = matrix[np.ix_(reachable, reachable)]
-    budget = 30 if len(nodes) < 12 else min(2_000, 10 * len(nodes))
+    budget = min(2_000, 10 * len(nodes) + 100)
     order = optimize_matrix(matrix, time_limit_ms=budget).order
     ordered = [nodes[i] for i in order]
     route = directions_via(city, ordered, mode=mode)
