@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from flaneur.env.state import relative_angle
+from flaneur.geo import bearing
 from flaneur.services.errors import UnreachableError
 from flaneur.world.city import City
 
@@ -67,7 +68,10 @@ def maneuver(turn: float) -> str:
 
 @dataclass(frozen=True)
 class Step:
-    """One step of a route: from ``start_node`` to the key position ``end_node``."""
+    """One step of a route: from ``start_node`` to the key position ``end_node``.
+
+    ``heading`` is the bearing from the start to the end of the step (the way to face).
+    """
 
     start_node: int
     end_node: int
@@ -172,7 +176,8 @@ def split_steps(city: City, nodes: Sequence[int], mode: str = "walking") -> tupl
                 continue
         metres = float(graph.lengths[edges[start:i]].sum())
         street = str(names[edges[start]])
-        heading = float(graph.headings[edges[start]])
+        heading = float(bearing(graph.lat[nodes[start]], graph.lng[nodes[start]],
+                                graph.lat[nodes[i]], graph.lng[nodes[i]]))
         steps.append(
             Step(
                 start_node=int(nodes[start]),
