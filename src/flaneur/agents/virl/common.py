@@ -19,7 +19,6 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from flaneur.errors import FlaneurError
 from flaneur.services.geocode import geocode_one
 from flaneur.world.city import City
 
@@ -176,11 +175,3 @@ def add_marker(fmap: Any, lat: float, lng: float, label: str, colour: str = "blu
         [float(lat), float(lng)], radius=7, color=colour, fill=True, fill_opacity=0.8,
         tooltip=esc(label), popup=folium.Popup(esc(popup), max_width=320) if popup else None,
     ).add_to(fmap)
-
-
-def check_city(city: City, persona_city: str) -> None:
-    """Raise when the persona names another city than the one loaded."""
-    if persona_city and persona_city.lower() not in (city.name.lower(),):
-        raise FlaneurError(
-            f"the persona is for city {persona_city!r} but the loaded city is {city.name!r}"
-        )
