@@ -11,7 +11,7 @@ landmarks of the instruction visible from where she stands (offline recogniser: 
 that name within :data:`LANDMARK_SIGHT_M`, V-IRL's oracle row), else ``"No landmarks
 nearby."``. She stops early after 5 turns in a row or 6 moves away from every key position,
 and at the step limit. Success is stopping within :data:`SUCCESS_RADIUS_M` (25 m) of the
-destination; on failure she asks a new Local from where she stands (bounded attempts).
+destination (:func:`goal_position`); on failure she asks a new Local from where she stands (bounded attempts).
 
 Offline, her policy is a rule of our own design: read the instruction's ``face <compass> and
 walk about <N> m`` legs, face each leg's direction, walk its distance, stop after the last.
@@ -36,6 +36,7 @@ from flaneur.tasks.episode import Episode
 from flaneur.world.city import City
 
 SUCCESS_RADIUS_M = 25.0
+DEST_VIEWPOINT_M = 20.0
 LANDMARK_SIGHT_M = 20.0
 KEY_POSITION_NEAR_M = 10.0
 MAX_TURNS_IN_A_ROW = 5
@@ -98,6 +99,16 @@ def landmarks_in(city: City, instruction: str) -> list[str]:
         if kind == "place" and len(key) >= 4 and f" {key} " in text:
             found.setdefault(key, name)
     return list(found.values())
+
+
+def goal_position(city: City, goal: GeocodeResult) -> np.ndarray:
+    """Where success is measured: the place, or its viewpoint when the place lies more than
+    :data:`DEST_VIEWPOINT_M` from every viewpoint (inside a large building or park)."""
+    node_xy = city.graph.xy[goal.node]
+    if goal.place_row < 0:
+        return node_xy
+    place_xy = city.places.xy[goal.place_row]
+    return place_xy if float(np.hypot(*(place_xy - node_xy))) <= DEST_VIEWPOINT_M else node_xy
 
 
 @dataclass
@@ -187,8 +198,7 @@ class Ling:
     def follow(self, direction: Direction, start: int, heading: float) -> Attempt:
         """Follow one instruction from ``start`` facing ``heading``."""
         city, graph = self.city, self.city.graph
-        goal = direction.destination
-        goal_xy = city.places.xy[goal.place_row] if goal.place_row >= 0 else graph.xy[goal.node]
+        goal_xy = goal_position(city, direction.destination)
         episode = Episode(
             id="ling", city=city.name, instruction=direction.instruction,
             start_node=str(graph.ids[start]), start_heading=float(heading),
