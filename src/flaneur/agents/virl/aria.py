@@ -12,7 +12,9 @@ types within the radius; the rating is ::
 
 where *type fit* is the candidate's best type similarity divided by the best similarity
 of any type, *overview fit* the similarity of intention and overview (clipped at 0),
-*nearness* ``1 - distance / radius`` and *prominence* the tag-based stand-in over 4.
+*nearness* ``1 - distance / radius`` and *prominence* the tag-based stand-in over 4. When
+the intention names a place or brand found within the radius ("the nearest Hesburger"),
+those places are the candidates.
 With ``--llm``, the model names the type and rates each candidate from its overview.
 """
 
@@ -26,6 +28,7 @@ import numpy as np
 
 from flaneur.agents.virl.common import Thinker, prompt_template
 from flaneur.models import extract_json
+from flaneur.services.geocode import normalize
 from flaneur.services.nearby import nearby_search
 from flaneur.services.overview import TagOverview
 from flaneur.world.city import City
@@ -158,11 +161,30 @@ class Aria:
         return {**result.to_dict(), "overview": overview, "rating": rating,
                 "explanation": why, "rated_by": rated_by}
 
+    def mentioned(self, xy: Any, intention: str) -> list:
+        """Places within the radius whose name or brand the intention names word for word."""
+        text = f" {normalize(intention)} "
+        out = []
+        for r in nearby_search(self.city, xy, radius_m=self.radius_m, named_only=True,
+                               dedupe=False, limit=None):
+            tags = self.city.places.tags[r.row]
+            keys = {normalize(r.name), normalize(tags.get("brand", ""))} - {""}
+            if any(len(k) >= 3 and f" {k} " in text for k in keys):
+                out.append(r)
+        return out
+
     def recommend(self, xy: Any, intention: str, background: str = "") -> dict[str, Any]:
         """Ranked recommendations around a metric point, best first."""
+        xy = np.asarray(xy, dtype=float)
         types, chosen_by = self.place_types(intention, background)
-        rated = [self.rate(intention, background, types, r)
-                 for r in self.candidates(np.asarray(xy, dtype=float), types)]
+        named = self.mentioned(xy, intention)
+        if named:  # a brand or name in the intention: those places are the candidates
+            top = max(types.values(), default=1.0)
+            types = {**{c: top for r in named for c in r.categories}, **types}
+            pool = named[: self.keep]
+        else:
+            pool = self.candidates(xy, types)
+        rated = [self.rate(intention, background, types, r) for r in pool]
         rated.sort(key=lambda x: (-x["rating"], x["distance_m"]))
         return {"place_types": {k: round(v, 3) for k, v in types.items()},
                 "types_chosen_by": chosen_by, "recommendations": rated}

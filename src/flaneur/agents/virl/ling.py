@@ -11,7 +11,8 @@ landmarks of the instruction visible from where she stands (offline recogniser: 
 that name within :data:`LANDMARK_SIGHT_M`, V-IRL's oracle row), else ``"No landmarks
 nearby."``. She stops early after 5 turns in a row or 6 moves away from every key position,
 and at the step limit. Success is stopping within :data:`SUCCESS_RADIUS_M` (25 m) of the
-destination (:func:`goal_position`); on failure she asks a new Local from where she stands (bounded attempts).
+destination (:func:`goal_position`); on failure she asks a new Local from where she stands
+(bounded attempts).
 
 Offline, her policy is a rule of our own design: read the instruction's ``face <compass> and
 walk about <N> m`` legs, face each leg's direction, walk its distance, stop after the last.
