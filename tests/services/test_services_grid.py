@@ -222,3 +222,21 @@ def test_large_sets_use_the_routing_solver():
     result = optimize_matrix(matrix, time_limit_ms=100)
     assert sorted(result.order) == list(range(20)) and result.order[0] == 0
     assert result.length_m <= result.given_length_m
+
+
+def test_google_reviews_need_the_key_from_the_environment(monkeypatch):
+    from flaneur.errors import FlaneurError
+    from flaneur.services.overview import GOOGLE_KEY_ENV, GooglePlacesReviews
+
+    monkeypatch.delenv(GOOGLE_KEY_ENV, raising=False)
+    with pytest.raises(FlaneurError, match=GOOGLE_KEY_ENV):
+        GooglePlacesReviews()
+
+
+def test_optimize_order_with_a_fixed_end(grid):
+    # start at n00 (0), end fixed at n03 (3), visit n01 (1) and n02 (2): 0, 1, 2, 3
+    ordered, result = optimize_order(grid.graph, [0, 2, 1, 3], fixed_end=True)
+    assert ordered == [0, 1, 2, 3]
+    assert result.length_m == pytest.approx(grid.graph.path_length_m([0, 1, 2, 3]), abs=0.1)
+    free, _ = optimize_order(grid.graph, [0, 3, 1])
+    assert free == [0, 1, 3]
