@@ -34,6 +34,7 @@ LAT0, LNG0, DLAT, DLNG = 60.0, 25.0, 0.0009, 0.0018  # as in conftest.grid_city
 def test_normalize_drops_case_diacritics_and_punctuation():
     assert normalize("Café  Kärpänen!") == "cafe karpanen"
     assert normalize("Töölönkatu 3-5") == "toolonkatu 3 5"
+    assert normalize("南京东路 (Nanjing Road)") == "南京东路 nanjing road"
 
 
 @pytest.mark.parametrize(

@@ -36,12 +36,12 @@ KINDS = ("place", "address", "street")
 MIN_SCORE = 70.0
 """Weighted-ratio score (0-100) below which a query is reported as unknown."""
 _KIND_ORDER = {kind: i for i, kind in enumerate(KINDS)}
-_NON_WORD = re.compile(r"[^0-9a-z]+")
+_NON_WORD = re.compile(r"[\W_]+")  # keeps letters of every script (Chinese names stay)
 _MAX_EXPANSIONS = 4
 
 
 def normalize(text: str) -> str:
-    """Lower case, no diacritics, words of letters and digits separated by one space."""
+    """Lower case, no diacritics, words of letters (any script) and digits, one space apart."""
     decomposed = unicodedata.normalize("NFKD", text.casefold().replace("ß", "ss"))
     plain = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
     return _NON_WORD.sub(" ", plain).strip()
