@@ -10,6 +10,7 @@ from collections import Counter
 import pytest
 
 from flaneur.agents.virl.common import Thinker, esc
+from flaneur.agents.virl.diego import Diego
 from flaneur.agents.virl.ling import CompassAdapter, Ling, instruction_legs, parse_action
 from flaneur.agents.virl.listings import load_listings, synthetic_listings
 from flaneur.agents.virl.local import Local, destination_from_question, relative8
@@ -281,3 +282,17 @@ def test_diego_reads_feedback_from_a_file(helsinki, tmp_path):
     assert "The person says: I am tired of museums" in prompts[0]
     assert "The person says: more coffee please" in prompts[1]
     assert not (tmp_path / "out" / "travel_times.svg").exists()
+
+
+def test_diego_offline_feedback_ends_the_day(helsinki):
+    from flaneur.agents.virl.diego import DayState, feedback_offline
+
+    state = DayState(0, "x", 10.0, 50.0, {"hunger": 20.0, "energy": 80.0, "joy": 30.0})
+    feedback_offline("I'm hungry and tired", state)
+    assert state.status == {"hunger": 60.0, "energy": 50.0, "joy": 30.0} and state.hours == 10.0
+    feedback_offline("let's go home", state)
+    assert state.hours == 20.0
+    start = geocode_one(helsinki, "Kiasma")
+    plan = Diego(helsinki).plan_day(persona(wishes=["Ateneum"]), start.node, start.name,
+                                    feedback=["please end here"])
+    assert [a["type"] for a in plan["plan"]] == ["end"]

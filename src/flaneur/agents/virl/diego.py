@@ -47,6 +47,25 @@ ACTIVITY_COST = 10.0
 _SIGNED = re.compile(r"^\s*([+-]?\d+(?:\.\d+)?)\s*$")
 
 
+FEEDBACK_WORDS: dict[str, dict[str, float]] = {
+    "hungry": {"hunger": 40}, "tired": {"energy": -30}, "exhausted": {"energy": -60},
+    "bored": {"joy": -15}, "stressed": {"stress": 20}, "happy": {"joy": 15},
+}
+"""Offline reading of user feedback: words that move status values (``"go home"`` or
+``"end"`` end the day)."""
+
+
+def feedback_offline(text: str, state: DayState) -> None:
+    """Apply user feedback to the state offline (the model reads it itself online)."""
+    words = text.lower()
+    for word, changes in FEEDBACK_WORDS.items():
+        if word in words:
+            for key, delta in changes.items():
+                state.status[key] = min(100.0, max(0.0, state.status[key] + delta))
+    if "go home" in words or re.search(r"\b(end|stop)\b", words):
+        state.hours = max(state.hours, END_HOUR)
+
+
 def clock(hours: float) -> str:
     """``9.5`` → ``"09:30"``."""
     return f"{int(hours):02d}:{round((hours % 1) * 60):02d}"
@@ -210,6 +229,8 @@ class Diego:
         advice = ""
         for _ in range(MAX_ACTIVITIES):
             said = notes.pop(0) if notes else ""
+            if said and not self.thinker.online:
+                feedback_offline(said, state)
             draft = self.draft(state, persona, wishes, plan, " ".join(x for x in (said, advice)
                                                                        if x))
             kind = draft.get("type")
