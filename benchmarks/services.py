@@ -24,6 +24,9 @@ Prints one JSON object:
 * ``local_ling_success`` - generated routes (see ``flaneur.agents.virl.vln_routes``): Local
   writes the template instruction, Ling follows it offline (map landmarks, V-IRL's oracle
   row), step limit 40, one attempt; ``local_ling_success_with_reasks`` allows 3 asks.
+* ``peng_walk_end_reached`` - over random 4-stop routes in optimised order, the fraction
+  where Peng's greedy-bearing walk ends within 5 m of the last stop (with our two
+  additions); ``peng_walk_end_reached_virl_rule`` with V-IRL's rule alone.
 """
 
 from __future__ import annotations
@@ -39,9 +42,16 @@ import numpy as np
 from flaneur.agents.virl.aria import Aria
 from flaneur.agents.virl.ling import Ling
 from flaneur.agents.virl.local import Local
+from flaneur.agents.virl.peng import REACHED_M, greedy_bearing_walk, key_positions
 from flaneur.agents.virl.vln_routes import generate_routes
+from flaneur.services.directions import directions_via
 from flaneur.services.geocode import gazetteer, normalize
-from flaneur.services.optimize import brute_force_order, distance_matrix, optimize_matrix
+from flaneur.services.optimize import (
+    brute_force_order,
+    distance_matrix,
+    optimize_matrix,
+    optimize_order,
+)
 from flaneur.world.builtin import load_city
 
 LETTERS = "abcdefghijklmnopqrstuvwxyzäö"
@@ -174,6 +184,26 @@ def bench_recommender(quick: bool) -> dict:
     }
 
 
+def bench_peng_walk(city, n_sets: int, rng: np.random.Generator) -> dict:
+    """How often the greedy-bearing walk ends at the last stop of an optimised 4-stop route."""
+    named = np.flatnonzero(city.places.names != "")
+    nodes = np.unique(np.atleast_1d(city.graph.nearest_node(city.places.lat[named],
+                                                            city.places.lng[named])))
+    ours, virl = [], []
+    for _ in range(n_sets):
+        stops = [int(x) for x in rng.choice(nodes, 4, replace=False)]
+        ordered, _ = optimize_order(city.graph, stops)
+        route = directions_via(city, ordered)
+        for keys, avoid, out in ((key_positions(city, route), True, ours),
+                                 (list(route.key_positions), False, virl)):
+            walk = greedy_bearing_walk(city, stops[0], keys, avoid_returns=avoid)
+            gap = np.hypot(*(city.graph.xy[walk.nodes[-1]] - city.graph.xy[route.nodes[-1]]))
+            out.append(float(gap) <= REACHED_M)
+    return {"peng_walk_end_reached": round(float(np.mean(ours)), 4),
+            "peng_walk_end_reached_virl_rule": round(float(np.mean(virl)), 4),
+            "peng_walk_routes": n_sets}
+
+
 def bench_local_ling(city, n_routes: int, seed: int) -> dict:
     routes = generate_routes(city, n_routes, seed=seed)
     local = Local(city)
@@ -214,6 +244,7 @@ def main(argv: list[str] | None = None) -> dict:
     out.update(bench_tsp(city, 40 if args.quick else 200, rng))
     out.update(bench_geocode(city, rng, 300 if args.quick else None))
     out.update(bench_local_ling(city, 30 if args.quick else 100, args.seed))
+    out.update(bench_peng_walk(city, 10 if args.quick else 50, rng))
     out.update(bench_recommender(args.quick))
     out["seconds"] = round(time.perf_counter() - started, 1)
     failed = [k for k, ok in CHECKS.items() if not ok(out[k])]

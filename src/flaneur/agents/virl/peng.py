@@ -67,8 +67,9 @@ class GreedyWalk:
 
 
 def greedy_bearing_walk(city: City, start: int, key_positions: list[int], *,
-                        step_limit: int | None = None) -> GreedyWalk:
-    """Walk through ``key_positions`` in a ``headings``-scheme env with V-IRL's rule."""
+                        step_limit: int | None = None, avoid_returns: bool = True) -> GreedyWalk:
+    """Walk through ``key_positions`` in a ``headings``-scheme env with V-IRL's rule
+    (``avoid_returns=False`` and key positions at step ends only: V-IRL's rule exactly)."""
     graph = city.graph
     limit = step_limit or 40 + 4 * len(key_positions) * 10
     episode = Episode(id="peng", city=city.name, instruction="follow the key positions",
@@ -87,6 +88,7 @@ def greedy_bearing_walk(city: City, start: int, key_positions: list[int], *,
         ) <= REACHED_M:
             reached.append(key_positions[k])
             k, backs = k + 1, 0
+            dead.clear()  # progress: streets that led back before may be right now
         if k >= len(key_positions):
             env.step(0)
             break
@@ -95,8 +97,8 @@ def greedy_bearing_walk(city: City, start: int, key_positions: list[int], *,
                              graph.lat[target], graph.lng[target]))
         heads = graph.out_headings(node).tolist()
         nexts = graph.neighbors(node).tolist()
-        options = [s for s in range(len(heads)) if (node, nexts[s]) not in dead] or list(
-            range(len(heads)))
+        options = [s for s in range(len(heads))
+                   if not avoid_returns or (node, nexts[s]) not in dead] or list(range(len(heads)))
         slot = min(options, key=lambda s: angular_distance(heads[s], want)) + 1
         env.step(slot)
         nodes.append(env.state.node)
