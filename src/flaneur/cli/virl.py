@@ -57,15 +57,27 @@ def _agent_command(name: str, summary: str):
     return command
 
 
-for _name, _summary in (
-    ("local", "Local, the direction giver: a question -> route -> milestones -> instruction."),
-    ("ling", "Ling, the tourist: follows Local's instruction with compass actions; re-asks."),
-    ("peng", "Peng, the route optimizer: places of a sentence in the best order, walked."),
-    ("aria", "Aria, the place recommender: places for an intention, rated, best first."),
-    ("vivek", "Vivek, the estate recommender: listings ranked by nearby amenities."),
-    ("diego", "Diego, the concierge: a day plan, grounded vs ungrounded travel times."),
-):
-    virl_app.command(_name)(_agent_command(_name, _summary))
+PERSONA_FIELDS = ("The persona file needs name, city, start (a place, address or lat,lng), "
+                  "background and intention; status (0-100 values) and budget are optional.")
+AGENT_HELP = {
+    "local": ("Local, the direction giver: a question -> route -> milestones -> instruction.",
+              "Options: question (required)."),
+    "ling": ("Ling, the tourist: follows Local's instruction with compass actions; re-asks.",
+             "Options: question (required), heading (0), step_limit (30), max_asks (3)."),
+    "peng": ("Peng, the route optimizer: places of a sentence in the best order, walked.",
+             "Options: sentence (default: the intention), mode (walking)."),
+    "aria": ("Aria, the place recommender: places for an intention, rated, best first.",
+             "Options: radius_m (500), keep (15)."),
+    "vivek": ("Vivek, the estate recommender: listings ranked by nearby amenities.",
+              "Options: listings (RentCast JSON or CSV file) or synthetic_listings (30), "
+              "top (5); budget filters."),
+    "diego": ("Diego, the concierge: a day plan, grounded vs ungrounded travel times.",
+              "Options: wishes (place names), feedback (a file, or - for stdin), "
+              "ablation (true)."),
+}
+
+for _name, (_summary, _options) in AGENT_HELP.items():
+    virl_app.command(_name)(_agent_command(_name, f"{_summary}\n\n{PERSONA_FIELDS} {_options}"))
 
 
 @virl_app.command("geocode")

@@ -11,7 +11,7 @@ before :data:`MAX_GO_BACKS` (3) times, skip that key position. Our one addition:
 street the bearing to a far step end can point across blocks, so a route viewpoint every
 :data:`KEY_EVERY_M` (40 m) along the route is a key position too (``key_every_m=0`` gives
 V-IRL's step ends only), and a street that led straight back (A → B → A) is not taken
-from A again.
+from A again until the next key position is reached.
 """
 
 from __future__ import annotations
