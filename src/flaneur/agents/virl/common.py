@@ -26,7 +26,7 @@ _LATLNG = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*,\s*(-?\d+(?:\.\d+)?)\s*$")
 
 
 def esc(value: Any) -> str:
-    """HTML-escape any data string before it goes into a map tooltip or popup."""
+    """HTML-escape a data string (for SVG text and other markup written here)."""
     return html.escape(str(value), quote=True)
 
 
@@ -119,17 +119,20 @@ def write_outputs(folder: str | Path, result: dict[str, Any], fmap: Any | None) 
     """Write ``result.json`` (and ``map.html`` from a folium map) into ``folder``.
 
     Each file is written to a temporary name and renamed, so a failed run never leaves a
-    half-written file.
+    half-written file. The map is saved with :func:`flaneur.report.leaflet_map.save_map`
+    (Leaflet inside the page: it opens offline).
     """
+    from flaneur.report.leaflet_map import save_map
+
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
-    files = {"result.json": json.dumps(result, indent=2, ensure_ascii=False, default=_jsonable)}
+    text = json.dumps(result, indent=2, ensure_ascii=False, default=_jsonable)
+    tmp = out / ".result.json.tmp"
+    tmp.write_text(text, encoding="utf-8")
     if fmap is not None:
-        files["map.html"] = fmap.get_root().render()
-    for name, text in files.items():
-        tmp = out / f".{name}.tmp"
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, out / name)
+        page = save_map(fmap, out / ".map.html.tmp")
+        os.replace(page, out / "map.html")
+    os.replace(tmp, out / "result.json")
     return out
 
 
@@ -141,14 +144,20 @@ def _jsonable(value: Any) -> Any:
     raise TypeError(f"cannot write {type(value).__name__} as JSON")
 
 
-def base_map(city: City, nodes: list[int]):
-    """An empty folium map framing ``nodes``."""
+def base_map(city: City, nodes: list[int], *, margin_m: float = 150.0):
+    """An offline folium map framing ``nodes``, the city's streets around them drawn."""
     import folium
+
+    from flaneur.report.episode_folium import _streets_around
+    from flaneur.report.leaflet_map import offline_map
 
     graph = city.graph
     lats = [float(graph.lat[n]) for n in nodes] or [sum(city.bbox[1::2]) / 2]
     lngs = [float(graph.lng[n]) for n in nodes] or [sum(city.bbox[0::2]) / 2]
-    fmap = folium.Map(location=[sum(lats) / len(lats), sum(lngs) / len(lngs)], zoom_start=16)
+    fmap = offline_map([sum(lats) / len(lats), sum(lngs) / len(lngs)], zoom_start=16)
+    streets = _streets_around(city, list(nodes), margin_m)
+    if streets:
+        folium.PolyLine(streets, color="#b4b4b4", weight=3, opacity=0.9).add_to(fmap)
     if len(nodes) > 1:
         fmap.fit_bounds([[min(lats), min(lngs)], [max(lats), max(lngs)]])
     return fmap
@@ -156,22 +165,26 @@ def base_map(city: City, nodes: list[int]):
 
 def add_path(fmap: Any, city: City, nodes: list[int], colour: str, label: str,
              dash: str | None = None) -> None:
-    """Draw a walk on a folium map (the label is escaped)."""
+    """Draw a walk on a map; the label is shown as text, whatever it holds."""
     import folium
+
+    from flaneur.report.leaflet_map import TextTooltip
 
     if len(nodes) < 2:
         return
     points = [[float(city.graph.lat[n]), float(city.graph.lng[n])] for n in nodes]
-    folium.PolyLine(points, color=colour, weight=4, dash_array=dash,
-                    tooltip=esc(label)).add_to(fmap)
+    line = folium.PolyLine(points, color=colour, weight=4, dash_array=dash)
+    line.add_child(TextTooltip(label)).add_to(fmap)
 
 
 def add_marker(fmap: Any, lat: float, lng: float, label: str, colour: str = "blue",
                popup: str | None = None) -> None:
-    """A marker whose tooltip and popup are escaped text."""
+    """A marker whose tooltip shows ``label`` (and ``popup`` below it) as text."""
     import folium
 
-    folium.CircleMarker(
-        [float(lat), float(lng)], radius=7, color=colour, fill=True, fill_opacity=0.8,
-        tooltip=esc(label), popup=folium.Popup(esc(popup), max_width=320) if popup else None,
-    ).add_to(fmap)
+    from flaneur.report.leaflet_map import TextTooltip
+
+    marker = folium.CircleMarker([float(lat), float(lng)], radius=7, color=colour, fill=True,
+                                 fill_opacity=0.8)
+    text = f"{label}\n{popup}" if popup else str(label)
+    marker.add_child(TextTooltip(text)).add_to(fmap)
