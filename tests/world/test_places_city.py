@@ -5,6 +5,7 @@ import pytest
 
 from flaneur.errors import DataError
 from flaneur.world import City
+from flaneur.world.city import PACK_VERSION
 
 
 def test_places_table(city):
@@ -54,7 +55,7 @@ def test_pack_round_trip(city, tmp_path):
     assert again.building_heights.tolist() == [12.0]
     assert again.summary()["degree_histogram"] == {1: 4, 2: 3, 4: 1}
     meta = json.loads((tmp_path / "pack" / "city.json").read_text())
-    assert meta["format"] == "flaneur-city-pack" and meta["format_version"] == 1
+    assert meta["format"] == "flaneur-city-pack" and meta["format_version"] == PACK_VERSION
 
 
 def test_buildings_in_metres(city):

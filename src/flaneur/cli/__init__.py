@@ -20,6 +20,7 @@ from flaneur.cli.render import render_command
 from flaneur.cli.report import report_command
 from flaneur.cli.run import run_command, validate_app
 from flaneur.cli.tasks import tasks_app
+from flaneur.cli.virl import virl_app
 from flaneur.errors import FlaneurError
 
 app = typer.Typer(
@@ -42,6 +43,7 @@ app.add_typer(validate_app, name="validate")
 app.add_typer(cache_app, name="cache")
 app.command("fake-llm")(fake_llm_command)
 app.command("render")(render_command)
+app.add_typer(virl_app, name="virl")
 
 
 def _version_callback(value: bool) -> None:

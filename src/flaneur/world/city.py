@@ -7,6 +7,8 @@ A city pack is a directory::
     nodesets.npz    boolean node masks such as ``seen`` / ``unseen`` (optional)
     places.json     one record per place
     buildings.npz   building footprints as shapely ragged arrays (optional)
+    streets.npz     the street name of every directed edge, in graph edge order (optional;
+                    format version 2, OpenStreetMap sources)
 
 Loading a pack reads these files only; it never re-parses the source data.
 """
@@ -29,7 +31,7 @@ from flaneur.world.graph import StreetGraph
 from flaneur.world.places import Places
 
 PACK_FORMAT = "flaneur-city-pack"
-PACK_VERSION = 1
+PACK_VERSION = 2
 
 
 @dataclass(eq=False)
@@ -54,6 +56,9 @@ class City:
         Height in metres per building (NaN where unknown).
     node_sets
         Named boolean masks over nodes (e.g. ``{"unseen": mask}``).
+    edge_streets
+        Street name of every directed edge of ``graph`` in its edge order (``""`` where
+        unknown); empty when the source has no street names.
     metadata
         Free metadata (build parameters, counts, source details).
     """
@@ -66,6 +71,7 @@ class City:
     buildings: NDArray[np.object_] = field(default_factory=lambda: np.zeros(0, dtype=object))
     building_heights: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
     node_sets: dict[str, NDArray[np.bool_]] = field(default_factory=dict)
+    edge_streets: NDArray[np.str_] = field(default_factory=lambda: np.zeros(0, dtype=str))
     metadata: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -73,6 +79,9 @@ class City:
         if len(self.building_heights) != len(self.buildings):
             self.building_heights = np.full(len(self.buildings), np.nan)
         self.places.projection = self.graph.projection
+        self.edge_streets = np.asarray(self.edge_streets, dtype=str)
+        if len(self.edge_streets) not in (0, self.graph.n_edges):
+            raise ValueError("edge_streets must have one name per edge of the graph")
         for key, mask in self.node_sets.items():
             if len(mask) != self.graph.n_nodes:
                 raise ValueError(f"node set {key!r} must have one flag per node")
@@ -139,6 +148,10 @@ class City:
             np.savez(out / "nodesets.npz", **self.node_sets)
         elif (out / "nodesets.npz").exists():
             (out / "nodesets.npz").unlink()
+        if len(self.edge_streets):
+            np.savez(out / "streets.npz", names=self.edge_streets)
+        elif (out / "streets.npz").exists():
+            (out / "streets.npz").unlink()
         (out / "places.json").write_text(
             json.dumps(self.places.to_records(), ensure_ascii=False), encoding="utf-8"
         )
@@ -206,6 +219,10 @@ class City:
         if (folder / "nodesets.npz").is_file():
             with np.load(folder / "nodesets.npz", allow_pickle=False) as npz:
                 node_sets = {k: npz[k] for k in npz.files}
+        edge_streets = np.zeros(0, dtype=str)
+        if (folder / "streets.npz").is_file():
+            with np.load(folder / "streets.npz", allow_pickle=False) as npz:
+                edge_streets = npz["names"]
         places = Places.from_records(
             json.loads((folder / "places.json").read_text(encoding="utf-8"))
         )
@@ -229,5 +246,6 @@ class City:
             buildings=buildings,
             building_heights=heights,
             node_sets=node_sets,
+            edge_streets=edge_streets,
             metadata=meta.get("metadata", {}),
         )

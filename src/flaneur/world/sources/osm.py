@@ -153,9 +153,23 @@ def _densify(streets: Any, spacing_m: float) -> tuple[StreetGraph, list[str]]:
             seen_pairs.update({(a, b), (b, a)})
             src += [a, b]
             dst += [b, a]
-            street_names += [data.get("name", "")] * 2
+            street_names += [_street_name(data.get("name"))] * 2
     graph = StreetGraph.from_edges(ids, lat, lng, src, dst)
-    return graph, street_names
+    # from_edges sorts the edges; pairs are unique, so names follow them by (source, target)
+    by_pair = dict(zip(zip(src, dst, strict=True), street_names, strict=True))
+    ordered = [by_pair[pair] for pair in zip(graph.edge_sources.tolist(),
+                                            graph.targets.tolist(), strict=True)]
+    return graph, ordered
+
+
+def _street_name(value: Any) -> str:
+    """One street name from an edge attribute (osmnx keeps a list when merged ways differ)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list | tuple):
+        names = [v for v in value if isinstance(v, str) and v]
+        return names[0] if names else ""
+    return ""
 
 
 def _element_tags(row: Mapping[str, Any]) -> dict[str, str]:
@@ -272,7 +286,7 @@ def city_from_osm(
     path = Path(pbf)
     osm = _open(path, bbox)
     streets = _simplified_streets(osm, path)
-    graph, _ = _densify(streets, spacing_m)
+    graph, street_names = _densify(streets, spacing_m)
     places = places_from_osm(osm)
     buildings, heights = _buildings(osm)
     return City(
@@ -283,6 +297,7 @@ def city_from_osm(
         licence=OSM_LICENCE,
         buildings=buildings,
         building_heights=heights,
+        edge_streets=np.asarray(street_names, dtype=str),
         metadata={
             "spacing_m": spacing_m,
             "junctions": streets.number_of_nodes(),

@@ -1,0 +1,190 @@
+"""Shared parts of the V-IRL agents: the optional language model, places from text, output
+folders and maps.
+
+Every agent runs offline by default (rule-based or embedder-based steps of our own design
+where V-IRL used an LLM). With a model (``--llm``) the same steps send the prompts in
+``flaneur/agents/virl/prompts/`` through :mod:`flaneur.models`; a failed call or an
+unparseable reply never stops a run: the offline step answers instead and the fallback is
+counted in the result (``llm_fallbacks``).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from flaneur.services.geocode import geocode_one
+from flaneur.world.city import City
+
+_LATLNG = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*,\s*(-?\d+(?:\.\d+)?)\s*$")
+
+
+def esc(value: Any) -> str:
+    """HTML-escape a data string (for SVG text and other markup written here)."""
+    return html.escape(str(value), quote=True)
+
+
+def prompt_template(name: str) -> str:
+    """The text of prompt ``name`` (package data ``prompts/<name>.txt``)."""
+    return (resources.files("flaneur.agents.virl") / "prompts" / f"{name}.txt").read_text(
+        encoding="utf-8"
+    )
+
+
+def resolve_point(city: City, text: str) -> tuple[int, str]:
+    """A viewpoint from ``"lat,lng"`` or a place name / address / street (fuzzy).
+
+    Returns
+    -------
+    tuple
+        ``(node index, label)``.
+
+    Raises
+    ------
+    UnknownPlaceError
+        Nothing matches; the message names the three closest names.
+    """
+    match = _LATLNG.match(text)
+    if match:
+        lat, lng = float(match.group(1)), float(match.group(2))
+        return int(city.graph.nearest_node(lat, lng)), f"{lat:.5f},{lng:.5f}"
+    found = geocode_one(city, text)
+    return found.node, found.name
+
+
+@dataclass
+class Thinker:
+    """The optional language model of an agent, with a transcript of every exchange.
+
+    Parameters
+    ----------
+    model
+        A :class:`~flaneur.models.ChatModel`, or ``None`` to run offline.
+    """
+
+    model: Any = None
+    transcript: list[dict[str, str]] = field(default_factory=list)
+    fallbacks: int = 0
+    calls: int = 0
+
+    @property
+    def online(self) -> bool:
+        """Whether a model is attached."""
+        return self.model is not None
+
+    def ask(self, prompt: str, *, system_text: str = "") -> str | None:
+        """Send ``prompt``; the reply text, or ``None`` offline or when the call failed."""
+        if self.model is None:
+            return None
+        from flaneur.models import ModelError, system, user
+
+        messages = ([system(system_text)] if system_text else []) + [user(prompt)]
+        self.calls += 1
+        try:
+            reply = self.model.complete_sync(messages, temperature=0)
+        except ModelError as err:
+            self.fallbacks += 1
+            self.transcript.append({"prompt": prompt, "error": str(err)[:200]})
+            return None
+        text = reply.text or ""
+        self.transcript.append({"prompt": prompt, "reply": text})
+        return text
+
+    def fell_back(self) -> None:
+        """Count a reply that could not be used."""
+        self.fallbacks += 1
+
+    def close(self) -> None:
+        """Close the model's connections."""
+        if self.model is not None and hasattr(self.model, "close_sync"):
+            self.model.close_sync()
+
+
+def make_thinker(llm: str | None, base_url: str | None = None) -> Thinker:
+    """A :class:`Thinker` for a model string (``None``: offline)."""
+    if not llm:
+        return Thinker()
+    from flaneur.models import make_model
+
+    return Thinker(make_model(llm, base_url=base_url, cache_mode="off"))
+
+
+def write_outputs(folder: str | Path, result: dict[str, Any], fmap: Any | None) -> Path:
+    """Write ``result.json`` (and ``map.html`` from a folium map) into ``folder``.
+
+    Each file is written to a temporary name and renamed, so a failed run never leaves a
+    half-written file. The map is saved with :func:`flaneur.report.leaflet_map.save_map`
+    (Leaflet inside the page: it opens offline).
+    """
+    from flaneur.report.leaflet_map import save_map
+
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(result, indent=2, ensure_ascii=False, default=_jsonable)
+    tmp = out / ".result.json.tmp"
+    tmp.write_text(text, encoding="utf-8")
+    if fmap is not None:
+        page = save_map(fmap, out / ".map.html.tmp")
+        os.replace(page, out / "map.html")
+    os.replace(tmp, out / "result.json")
+    return out
+
+
+def _jsonable(value: Any) -> Any:
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    if hasattr(value, "to_dict"):
+        return value.to_dict()
+    raise TypeError(f"cannot write {type(value).__name__} as JSON")
+
+
+def base_map(city: City, nodes: list[int], *, margin_m: float = 150.0):
+    """An offline folium map framing ``nodes``, the city's streets around them drawn."""
+    import folium
+
+    from flaneur.report.episode_folium import _streets_around
+    from flaneur.report.leaflet_map import offline_map
+
+    graph = city.graph
+    lats = [float(graph.lat[n]) for n in nodes] or [sum(city.bbox[1::2]) / 2]
+    lngs = [float(graph.lng[n]) for n in nodes] or [sum(city.bbox[0::2]) / 2]
+    fmap = offline_map([sum(lats) / len(lats), sum(lngs) / len(lngs)], zoom_start=16)
+    streets = _streets_around(city, list(nodes), margin_m)
+    if streets:
+        folium.PolyLine(streets, color="#b4b4b4", weight=3, opacity=0.9).add_to(fmap)
+    if len(nodes) > 1:
+        fmap.fit_bounds([[min(lats), min(lngs)], [max(lats), max(lngs)]])
+    return fmap
+
+
+def add_path(fmap: Any, city: City, nodes: list[int], colour: str, label: str,
+             dash: str | None = None) -> None:
+    """Draw a walk on a map; the label is shown as text, whatever it holds."""
+    import folium
+
+    from flaneur.report.leaflet_map import TextTooltip
+
+    if len(nodes) < 2:
+        return
+    points = [[float(city.graph.lat[n]), float(city.graph.lng[n])] for n in nodes]
+    line = folium.PolyLine(points, color=colour, weight=4, dash_array=dash)
+    line.add_child(TextTooltip(label)).add_to(fmap)
+
+
+def add_marker(fmap: Any, lat: float, lng: float, label: str, colour: str = "blue",
+               popup: str | None = None) -> None:
+    """A marker whose tooltip shows ``label`` (and ``popup`` below it) as text."""
+    import folium
+
+    from flaneur.report.leaflet_map import TextTooltip
+
+    marker = folium.CircleMarker([float(lat), float(lng)], radius=7, color=colour, fill=True,
+                                 fill_opacity=0.8)
+    text = f"{label}\n{popup}" if popup else str(label)
+    marker.add_child(TextTooltip(text)).add_to(fmap)

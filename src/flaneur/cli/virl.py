@@ -1,0 +1,211 @@
+"""``flaneur virl``: V-IRL's services and exemplar agents on a city, offline by default."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from flaneur.cli.output import console, print_json
+
+virl_app = typer.Typer(
+    help=(
+        "V-IRL's platform services (geocode, nearby, directions, optimize, region) and its "
+        "language agents (local, ling, peng, aria, vivek, diego). Agents read a persona file "
+        "(TOML or YAML; KEY=VALUE overrides after it), run offline unless --llm is given, and "
+        "write result.json and map.html into --out."
+    ),
+    no_args_is_help=True,
+)
+
+CITY_HELP = "A built-in city name (helsinki) or a city pack folder."
+LLM_HELP = "Model for the agent's language steps (e.g. openai/gpt-4o-mini); offline if unset."
+
+
+def _agent_command(name: str, summary: str):
+    def command(
+        config: Path = typer.Argument(..., help="Persona/config file (.toml, .yaml or .yml)."),
+        overrides: list[str] = typer.Argument(None, help="KEY=VALUE overrides, e.g. budget=60."),
+        out: Path = typer.Option(Path(f"virl-{name}"), "-o", "--out",
+                                 help="Output folder (result.json, map.html)."),
+        city: str | None = typer.Option(None, "--city",
+                                        help=CITY_HELP + " Default: the persona's."),
+        llm: str | None = typer.Option(None, "--llm", help=LLM_HELP),
+        llm_base_url: str | None = typer.Option(None, "--llm-base-url",
+                                                help="OpenAI-compatible server URL."),
+        json_out: bool = typer.Option(False, "--json", help="Print the result as one JSON object."),
+    ) -> None:
+        from flaneur.agents.virl.common import make_thinker
+        from flaneur.agents.virl.run import run_agent
+        from flaneur.services.persona import load_persona
+        from flaneur.world.builtin import load_city
+
+        persona = load_persona(config, list(overrides or []))
+        thinker = make_thinker(llm, llm_base_url)
+        try:
+            result = run_agent(name, load_city(city or persona.city), persona, out,
+                               thinker=thinker)
+        finally:
+            thinker.close()
+        if json_out:
+            print_json(result)
+        else:
+            console.print(f"{name}: wrote {out / 'result.json'} and {out / 'map.html'} "
+                          f"({result['seconds']} s, {result['llm_calls']} model calls)")
+
+    command.__doc__ = summary
+    return command
+
+
+PERSONA_FIELDS = ("The persona file needs name, city, start (a place, address or lat,lng), "
+                  "background and intention; status (0-100 values) and budget are optional.")
+AGENT_HELP = {
+    "local": ("Local, the direction giver: a question -> route -> milestones -> instruction.",
+              "Options: question (required)."),
+    "ling": ("Ling, the tourist: follows Local's instruction with compass actions; re-asks.",
+             "Options: question (required), heading (0), step_limit (30), max_asks (3)."),
+    "peng": ("Peng, the route optimizer: places of a sentence in the best order, walked.",
+             "Options: sentence (default: the intention), mode (walking)."),
+    "aria": ("Aria, the place recommender: places for an intention, rated, best first.",
+             "Options: radius_m (500), keep (15)."),
+    "vivek": ("Vivek, the estate recommender: listings ranked by nearby amenities.",
+              "Options: listings (RentCast JSON or CSV file) or synthetic_listings (30), "
+              "top (5); budget filters."),
+    "diego": ("Diego, the concierge: a day plan, grounded vs ungrounded travel times.",
+              "Options: wishes (place names), feedback (a file, or - for stdin), "
+              "ablation (true)."),
+}
+
+for _name, (_summary, _options) in AGENT_HELP.items():
+    virl_app.command(_name)(_agent_command(_name, f"{_summary}\n\n{PERSONA_FIELDS} {_options}"))
+
+
+@virl_app.command("geocode")
+def geocode_command(
+    query: str = typer.Argument(..., help="A place name, address or street (typos are fine)."),
+    city: str = typer.Option("helsinki", "--city", help=CITY_HELP),
+    limit: int = typer.Option(5, "--limit", min=1, help="Number of matches."),
+    json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Find places, addresses and streets by name (fuzzy, ranked)."""
+    from flaneur.services.geocode import geocode, geocode_one
+    from flaneur.world.builtin import load_city
+
+    town = load_city(city)
+    geocode_one(town, query)  # one-line error with the closest names when nothing matches
+    found = [r.to_dict() for r in geocode(town, query, limit=limit)]
+    if json_out:
+        print_json({"query": query, "results": found})
+    else:
+        for r in found:
+            console.print(f"{r['score']:5.1f}  {r['kind']:7s}  {r['name']}  "
+                          f"({r['lat']:.5f}, {r['lng']:.5f})", markup=False, highlight=False)
+
+
+@virl_app.command("nearby")
+def nearby_command(
+    place: str = typer.Argument(..., help="Where to search around (name, address or lat,lng)."),
+    place_type: str | None = typer.Option(None, "--type", help="Place type (e.g. cafe)."),
+    keyword: str | None = typer.Option(None, "--keyword", help="Words in name or tags."),
+    radius: float = typer.Option(200.0, "--radius", min=0, help="Radius in metres."),
+    rank_by: str = typer.Option("distance", "--rank-by", help="distance or prominence."),
+    city: str = typer.Option("helsinki", "--city", help=CITY_HELP),
+    json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Places of a type or keyword around a place, with distance and heading."""
+    from flaneur.agents.virl.common import resolve_point
+    from flaneur.errors import FlaneurError
+    from flaneur.services.nearby import nearby_search
+    from flaneur.world.builtin import load_city
+
+    town = load_city(city)
+    node, _ = resolve_point(town, place)
+    try:
+        found = nearby_search(town, town.graph.xy[node], radius_m=radius, place_type=place_type,
+                              keyword=keyword, rank_by=rank_by)
+    except ValueError as err:
+        raise FlaneurError(str(err)) from None
+    rows = [r.to_dict() for r in found]
+    if json_out:
+        print_json({"around": place, "results": rows})
+    else:
+        for r in rows:
+            console.print(f"{r['distance_m']:6.0f} m  {r['heading']:5.0f}°  {r['name']}",
+                          markup=False, highlight=False)
+
+
+@virl_app.command("directions")
+def directions_command(
+    origin: str = typer.Argument(..., help="From (name, address or lat,lng)."),
+    destination: str = typer.Argument(..., help="To (name, address or lat,lng)."),
+    mode: str = typer.Option("walking", "--mode", help="walking, bicycling or driving."),
+    city: str = typer.Option("helsinki", "--city", help=CITY_HELP),
+    json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """The shortest route in steps with key positions, distances and durations."""
+    from flaneur.agents.virl.common import resolve_point
+    from flaneur.errors import FlaneurError
+    from flaneur.services.directions import directions
+    from flaneur.world.builtin import load_city
+
+    town = load_city(city)
+    a, _ = resolve_point(town, origin)
+    b, _ = resolve_point(town, destination)
+    try:
+        route = directions(town, a, b, mode=mode)
+    except ValueError as err:
+        raise FlaneurError(str(err)) from None
+    if json_out:
+        print_json(route.to_dict(town))
+        return
+    for step in route.steps:
+        console.print(step.instruction, markup=False, highlight=False)
+    console.print(f"{route.distance_m:.0f} m, {route.duration_s / 60:.1f} min {mode}")
+
+
+@virl_app.command("optimize")
+def optimize_command(
+    places: list[str] = typer.Argument(..., help="Start first, then the places to visit."),
+    fixed_end: bool = typer.Option(False, "--fixed-end", help="Keep the last place last."),
+    city: str = typer.Option("helsinki", "--city", help=CITY_HELP),
+    json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """The shortest visiting order of places (OR-Tools), start fixed."""
+    from flaneur.agents.virl.common import resolve_point
+    from flaneur.services.optimize import optimize_order
+    from flaneur.world.builtin import load_city
+
+    town = load_city(city)
+    resolved = [resolve_point(town, p) for p in places]
+    labels = [label for _, label in resolved]
+    _, result = optimize_order(town.graph, [n for n, _ in resolved], fixed_end=fixed_end,
+                               labels=labels)
+    info = {"order": [labels[i] for i in result.order], "length_m": round(result.length_m, 1),
+            "given_length_m": round(result.given_length_m, 1),
+            "saving_pct": round(result.saving_pct, 1)}
+    if json_out:
+        print_json(info)
+    else:
+        console.print(" -> ".join(info["order"]), markup=False, highlight=False)
+        console.print(f"{info['length_m']} m instead of {info['given_length_m']} m")
+
+
+@virl_app.command("region")
+def region_command(
+    polygon: Path = typer.Argument(..., help="GeoJSON polygon or a JSON list of [lat, lng]."),
+    spacing: float = typer.Option(50.0, "--spacing", help="Grid spacing in metres."),
+    city: str = typer.Option("helsinki", "--city", help=CITY_HELP),
+    json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Sample viewpoints in a polygon on a grid and order them for one walk."""
+    from flaneur.services.region import load_polygon, sample_region
+    from flaneur.world.builtin import load_city
+
+    town = load_city(city)
+    sample = sample_region(town, load_polygon(polygon), spacing_m=spacing)
+    info = sample.to_dict(town)
+    if json_out:
+        print_json(info)
+    else:
+        console.print(f"{len(info['viewpoints'])} viewpoints from {info['grid_points']} grid "
+                      f"points; walk {info['walk_m']} m ({info['walk_min']} min)")
