@@ -1,0 +1,146 @@
+"""Human play through the HTTP API: rows like any agent's, resume, annotation, the CLI."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from flaneur.env.schemes.turns import TurnsScheme
+from flaneur.env.teacher import gold_rollout
+from flaneur.evaluate.runlog import read_rows
+from flaneur.report.run_report import load_run, paired_comparisons
+from flaneur.tasks.episode import read_episodes
+from flaneur.web.catalog import safe_name
+
+TASK = "web-toy-v1"
+
+
+def play_gold(client, city, episode, player):
+    """Play ``episode`` with the teacher's actions; returns the last page state."""
+    actions, _ = gold_rollout(TurnsScheme(city.graph), city.graph, episode)
+    state = client.post("/api/play", json={"task": TASK, "episode_id": episode.id,
+                                           "player": player}).json()  # fmt: skip
+    assert state["instruction"] == episode.instruction and state["scheme"] == "turns"
+    for slot in actions:
+        assert slot in {c["slot"] for c in state["choices"]}
+        state = client.post(f"/api/play/{state['session']}", json={"slot": slot}).json()
+    return state
+
+
+def test_a_human_row_is_built_like_an_agent_row(client, served, toy_task, tmp_path):
+    city, episodes = toy_task
+    episode = episodes[1]
+    state = play_gold(client, city, episode, "Ada <b>")
+    assert state["done"] and state["success"] and state["termination"] == "stopped"
+    assert state["saved_to"] == "human-Ada_b"
+    folder = tmp_path / "play" / "human-Ada_b"
+    (row,) = read_rows(folder / "episodes.jsonl")[0]
+    oracle = next(r for r in read_rows(served / "agents" / "episodes.jsonl")[0]
+                  if r["agent"] == "oracle" and r["episode_id"] == episode.id)  # fmt: skip
+    assert row["agent"] == "human" and row["player"] == "Ada_b"
+    assert set(oracle) <= set(row)  # every field an agent's row has
+    assert row["path"] == oracle["path"] and row["actions"] == oracle["actions"]
+    assert row["metrics"]["tc"] is True and row["metrics"]["spl"] == oracle["metrics"]["spl"]
+    assert all("latency_ms" in r for r in row["records"])
+    summary = json.loads((folder / "summary.json").read_text())
+    assert summary["runs"][0]["agent"] == "human" and summary["runs"][0]["rows"] == 1
+    assert summary["players"] == ["Ada_b"]
+    again = client.post(f"/api/play/{state['session']}", json={"slot": 1})
+    assert again.status_code == 400 and "over" in again.json()["error"]
+
+
+def test_next_unplayed_resumes_where_the_player_left_off(client, toy_task):
+    city, episodes = toy_task
+    first = client.post("/api/play", json={"task": TASK, "player": "bo"}).json()
+    assert first["episode_id"] == episodes[0].id
+    play_gold(client, city, episodes[0], "bo")
+    listed = client.get("/api/episodes", params={"task": TASK, "player": "bo"}).json()
+    assert [e["played"] for e in listed][:2] == [True, False]
+    nxt = client.post("/api/play", json={"task": TASK, "player": "bo"}).json()
+    assert nxt["episode_id"] == episodes[1].id
+
+
+def test_stopping_early_and_invalid_actions_count(client, toy_task):
+    _, episodes = toy_task
+    state = client.post("/api/play", json={"task": TASK, "episode_id": episodes[0].id,
+                                           "player": "cy"}).json()  # fmt: skip
+    state = client.post(f"/api/play/{state['session']}", json={"slot": 9}).json()
+    assert state["steps"] == 1 and "last_invalid" in state
+    state = client.post(f"/api/play/{state['session']}", json={"stop": True}).json()
+    assert state["done"] and not state["success"] and state["termination"] == "stopped"
+    bad = client.post(f"/api/play/{state['session']}", json={"slot": "x"})
+    assert bad.status_code == 400
+
+
+def test_human_rows_in_a_report_with_paired_tests(client, served, toy_task, tmp_path, capsys):
+    """Human rows appended to an agents' run give paired human-vs-agent comparisons."""
+    import shutil
+
+    city, episodes = toy_task
+    for episode in episodes:
+        play_gold(client, city, episode, "dee")
+    human = tmp_path / "play" / "human-dee"
+    mixed = tmp_path / "mixed"
+    shutil.copytree(served / "agents", mixed)
+    with (mixed / "episodes.jsonl").open("a") as handle:
+        handle.write((human / "episodes.jsonl").read_text())
+    pairs = paired_comparisons(load_run(mixed))
+    human_vs_forward = next(c for c in pairs if {c["a"], c["b"]} == {"forward", "human"})
+    assert human_vs_forward["paired"] == 10 and human_vs_forward["p_value"] is not None
+    from flaneur.cli import main
+
+    main(["report", str(mixed), "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert any({c["a"], c["b"]} == {"oracle", "human"} for c in report["paired"])
+    main(["report", str(human), str(served / "agents"), "--json"])
+    assert json.loads(capsys.readouterr().out)["runs"][0]["runs"][0]["agent"] == "human"
+
+
+def test_annotation_writes_a_task_file(client, toy_task, tmp_path):
+    _, episodes = toy_task
+    route = client.get("/api/route", params={"task": TASK, "id": episodes[0].id}).json()
+    assert [s["node"] for s in route["steps"]] == list(episodes[0].reference_path)
+    assert route["steps"][0]["heading"] == 90.0
+    body = {"task": TASK, "episode_id": episodes[0].id, "instruction": "  Walk east\nto the museum. ",
+            "file": "../../mine", "annotator": "<i>"}  # fmt: skip
+    saved = client.post("/api/annotate", json=body).json()
+    assert saved["file"] == "mine.jsonl" and saved["episode_id"] == f"{episodes[0].id}-1"
+    client.post("/api/annotate", json=body)
+    written = read_episodes(tmp_path / "play" / "annotations" / "mine.jsonl")
+    assert [e.id for e in written] == [f"{episodes[0].id}-1", f"{episodes[0].id}-2"]
+    assert written[0].instruction == "Walk east to the museum."
+    assert written[0].reference_path == episodes[0].reference_path
+    assert written[0].metadata["annotator"] == "i"
+    empty = client.post("/api/annotate", json={**body, "instruction": "   "})
+    assert empty.status_code == 400
+
+
+def test_safe_names():
+    assert safe_name("../../etc/passwd") == "etc_passwd"
+    assert safe_name("<script>alert(1)</script>") == "script_alert_1_script"
+    assert safe_name("...") == "anonymous" and safe_name("é") == "anonymous"
+    assert len(safe_name("x" * 100)) == 40
+
+
+def test_serve_command_binds_loopback_and_warns_otherwise(monkeypatch, served, capsys):
+    import uvicorn
+
+    from flaneur.cli import main
+
+    calls = []
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: calls.append(kw))
+    main(["serve", str(served), "--port", "8999"])
+    assert calls[-1]["host"] == "127.0.0.1" and calls[-1]["port"] == 8999
+    assert "warning" not in capsys.readouterr().err
+    main(["serve", str(served), "--host", "0.0.0.0"])
+    assert calls[-1]["host"] == "0.0.0.0" and "warning" in capsys.readouterr().err
+
+
+def test_installed_script_gives_one_line_errors(tmp_path):
+    script = Path(sys.executable).parent / "flaneur"
+    out = subprocess.run([str(script), "serve", str(tmp_path / "missing")], capture_output=True,
+                         text=True, check=False)  # fmt: skip
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1 and "missing" in out.stderr
