@@ -9,6 +9,7 @@ import pytest
 from flaneur.evaluate.runlog import read_rows
 from flaneur.report.run_report import load_run, paired_comparisons
 from flaneur.report.tables import paired_cells
+
 TASK = "web-toy-v1"
 
 
