@@ -37,3 +37,36 @@ def launch(playwright):  # type: ignore[no-untyped-def]
     """A headless Chromium browser from a started ``sync_playwright()``."""
     return playwright.chromium.launch(executable_path=chromium_path(), args=list(CHROMIUM_ARGS),
                                       headless=True)  # fmt: skip
+
+
+TURN_KEYS = {"forward": "ArrowUp", "left": "ArrowLeft", "right": "ArrowRight",
+             "turn_around": "ArrowDown", "stop": "Enter"}  # fmt: skip
+"""The play page's keys for the ``turns`` actions."""
+
+
+def key_for(slot: int, scheme: str) -> str:
+    """The key the play page takes for action ``slot`` of ``scheme``."""
+    if slot == 0:
+        return "Enter"
+    if scheme == "turns":
+        from flaneur.env.schemes.turns import TURN_ACTIONS
+
+        return TURN_KEYS[TURN_ACTIONS[slot]]
+    if not 0 < slot < 10:
+        raise ValueError(f"slot {slot} has no key (the play page takes 1-9)")
+    return str(slot)
+
+
+def play_with_keyboard(page, slots: list[int], scheme: str, *, timeout_ms: float = 15000) -> None:  # type: ignore[no-untyped-def]
+    """Press the keys of ``slots`` on an open play page, waiting for each step to show."""
+    for k, slot in enumerate(slots, start=1):
+        page.keyboard.press(key_for(slot, scheme))
+        if slot == 0:
+            page.wait_for_selector("#result", timeout=timeout_ms)
+            return
+        page.wait_for_function(
+            "k => { const s = document.getElementById('status');"
+            " return document.getElementById('result')"
+            " || (s && s.textContent.startsWith('step ' + k + ' of')); }",
+            arg=k, timeout=timeout_ms,
+        )  # fmt: skip

@@ -1,5 +1,5 @@
 // Shared helpers. Data from runs is only ever put into the page with textContent or
-// setAttribute on fixed attribute names: never innerHTML.
+// setAttribute on fixed attribute names, never parsed as markup.
 "use strict";
 const SVGNS = "http://www.w3.org/2000/svg";
 

@@ -18,7 +18,6 @@ async function start() {
     data = await getJSON(`/api/runs/${encodeURIComponent(params.get("run") || "")}/episode?` +
       new URLSearchParams({task: params.get("task") || "", agent: params.get("agent") || "", id: params.get("id") || ""}));
   } catch (err) { showError(main, err); return; }
-  const t0 = performance.now();
   const base = {task: data.task, run: params.get("run")};
   const map = streetMap(data.map, [
     {nodes: data.reference, colour: "#2b6cb0", width: 6},
@@ -70,6 +69,6 @@ async function start() {
     if (ev.key === "End") show(data.steps.length - 1);
   });
   show(0);
-  document.body.dataset.ready = String(performance.now() - t0);
+  document.body.dataset.ready = String(performance.now());
 }
 start();
