@@ -133,8 +133,9 @@ def play_all(page, url: str, episodes: list, city, shots: Path | None) -> list[f
             play_with_keyboard(page, slots[:2], "headings")
             page.wait_for_function(VIEWS_READY)
             page.screenshot(path=shots / "web-play.png", full_page=True)
-            slots = slots[2:]
-        play_with_keyboard(page, slots, "headings")
+            play_with_keyboard(page, slots[2:], "headings", done=2)
+        else:
+            play_with_keyboard(page, slots, "headings")
         seconds.append(time.perf_counter() - start)
     return seconds
 
@@ -195,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     shots = args.screenshots
     if shots is not None:
         shots.mkdir(parents=True, exist_ok=True)
-    app = create_app([root], play_dir=root, poll_s=0.2)
+    app = create_app([root], play_dir=root, cache_dir=root / "view-cache", poll_s=0.2)
     with serve_in_thread(app) as url, sync_playwright() as playwright:
         browser = launch(playwright)
         page = browser.new_page(viewport={"width": 1200, "height": 900}, bypass_csp=True)

@@ -57,9 +57,11 @@ def key_for(slot: int, scheme: str) -> str:
     return str(slot)
 
 
-def play_with_keyboard(page, slots: list[int], scheme: str, *, timeout_ms: float = 15000) -> None:  # type: ignore[no-untyped-def]
-    """Press the keys of ``slots`` on an open play page, waiting for each step to show."""
-    for k, slot in enumerate(slots, start=1):
+def play_with_keyboard(page, slots: list[int], scheme: str, *, done: int = 0,  # type: ignore[no-untyped-def]
+                       timeout_ms: float = 15000) -> None:  # fmt: skip
+    """Press the keys of ``slots`` on an open play page (``done`` steps already taken),
+    waiting for each step to show."""
+    for k, slot in enumerate(slots, start=done + 1):
         page.keyboard.press(key_for(slot, scheme))
         if slot == 0:
             page.wait_for_selector("#result", timeout=timeout_ms)

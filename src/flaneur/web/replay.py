@@ -63,6 +63,13 @@ def observation_texts(row: dict[str, Any], city: City, episode: Episode) -> list
     return texts + [None] * (len(actions) - len(texts))
 
 
+def _mark_chosen(step: dict[str, Any], action: str, scheme: str) -> None:
+    """Flag the view down the street a ``headings`` action took (``"k:label"``: street k)."""
+    head = action.partition(":")[0]
+    if scheme == "headings" and head.isdigit() and 0 < int(head) <= len(step["views"]):
+        step["views"][int(head) - 1]["chosen"] = True
+
+
 def replay_data(row: dict[str, Any], city: City, episode: Episode | None) -> dict[str, Any]:
     """The JSON of the replay page for one row."""
     states = _states(row, city)
@@ -77,6 +84,7 @@ def replay_data(row: dict[str, Any], city: City, episode: Episode | None) -> dic
                                 "views": view_directions(city, node, heading, scheme)}
         if i < len(actions):
             step["action"] = actions[i]
+            _mark_chosen(step, str(actions[i]), scheme)
             step["record"] = records[i] if i < len(records) else {}
             step["text"] = texts[i]
             if i in invalid:

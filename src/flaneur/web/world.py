@@ -169,4 +169,5 @@ def view_directions(city: City, node_id: str, heading: float, scheme: str) -> li
         return [{"label": label, "heading": (heading + offset) % 360.0} for label, offset in sides]
     graph = city.graph
     node = graph.index(node_id)
-    return [{"label": f"{h:.0f}°", "heading": float(h)} for h in graph.out_headings(node)]
+    return [{"label": f"street {k}", "heading": float(h)}
+            for k, h in enumerate(graph.out_headings(node).tolist(), start=1)]
