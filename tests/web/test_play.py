@@ -144,3 +144,20 @@ def test_installed_script_gives_one_line_errors(tmp_path):
                          text=True, check=False)  # fmt: skip
     assert out.returncode == 2 and "Traceback" not in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1 and "missing" in out.stderr
+
+
+def test_an_annotated_helsinki_route_runs_with_flaneur_run(tmp_path, capsys):
+    """The annotation file of a registered Helsinki route is a task set `flaneur run` takes."""
+    from starlette.testclient import TestClient
+
+    from flaneur.cli import main
+    from flaneur.web import create_app
+
+    with TestClient(create_app([tmp_path])) as client:
+        body = {"task": "helsinki-needs-v1", "episode_id": "helsinki-needs-v1-0003",
+                "instruction": "Find the pharmacy two streets ahead.", "file": "notes"}  # fmt: skip
+        saved = client.post("/api/annotate", json=body).json()
+    main(["run", "--tasks", saved["path"], "--agent", "oracle", "--out", str(tmp_path / "run"),
+          "--progress", "none", "--json"])  # fmt: skip
+    (row,) = read_rows(tmp_path / "run" / "episodes.jsonl")[0]
+    assert row["episode_id"] == "helsinki-needs-v1-0003-1" and row["metrics"]["tcp"] is True
