@@ -9,9 +9,10 @@ Usage::
    ``helsinki-needs-v1`` (``flaneur run``'s runner) into a served folder.
 2. Serves it with ``flaneur serve``'s app on 127.0.0.1 and, in Debian's Chromium driven by
    Playwright, plays the same N episodes on the play page with the keyboard as player
-   ``oracle-driver``, pressing the keys of the oracle's (the teacher's) actions. The rows
-   land in ``human-oracle-driver/`` like any agent's; the script reports their metrics and
-   the paired comparisons (``flaneur report``'s) of the human rows with the baselines.
+   ``oracle-driver``, pressing the keys of the oracle's (the teacher's) actions, saving them
+   beside the baselines: the rows (agent ``human``) land in ``baselines/episodes.jsonl`` like
+   any agent's; the script reports their metrics and the paired comparisons of
+   ``flaneur report`` (human against each baseline).
 3. Times, with the browser's clock (``performance.now()``), medians of several runs: opening
    the replay page of an episode with 40 steps (navigation to the page drawn with its first
    views loaded), and a step of that replay whose views the server has cached (key press to
@@ -39,7 +40,7 @@ from flaneur.env.schemes import make_scheme
 from flaneur.env.teacher import gold_rollout
 from flaneur.evaluate.runlog import read_rows
 from flaneur.evaluate.runner import RunConfig, run_benchmark
-from flaneur.report.run_report import RunData, paired_comparisons
+from flaneur.report.run_report import load_run, paired_comparisons
 from flaneur.tasks.registry import load_task, register_task
 from flaneur.tasks.spec import TaskSpec
 from flaneur.web.browser import launch, missing_browser, play_with_keyboard
@@ -123,6 +124,8 @@ def play_all(page, url: str, episodes: list, city, shots: Path | None) -> list[f
         start = time.perf_counter()
         page.goto(f"{url}/play?task={TASK}")
         page.fill("#player", PLAYER)
+        page.wait_for_function("document.querySelectorAll('#episode option').length > 1")
+        page.select_option("#into", "baselines")  # beside the baselines: paired tests
         page.wait_for_function("document.querySelectorAll('#episode option').length > 1")
         page.select_option("#episode", "")  # next unplayed: resumes where the player left off
         page.click("#start")
@@ -225,9 +228,9 @@ def main(argv: list[str] | None = None) -> int:
             page.screenshot(path=shots / "web-live.png", full_page=False)
             shutil.rmtree(growing)
         browser.close()
-    human = [r for r in read_rows(root / f"human-{PLAYER}" / "episodes.jsonl")[0]]
-    baseline_rows = read_rows(root / "baselines" / "episodes.jsonl")[0]
-    paired = paired_comparisons(RunData(root, {}, baseline_rows + human))
+    human = [r for r in read_rows(root / "baselines" / "episodes.jsonl")[0]
+             if r["agent"] == "human"]  # fmt: skip
+    paired = paired_comparisons(load_run(root / "baselines"))  # as `flaneur report` pairs them
     tcp = [bool(r["metrics"]["tcp"]) for r in human]
     result = {
         "task": TASK, "player": PLAYER, "episodes": len(chosen), "human_rows": len(human),

@@ -74,28 +74,40 @@ def test_stopping_early_and_invalid_actions_count(client, toy_task):
     assert bad.status_code == 400
 
 
-def test_human_rows_in_a_report_with_paired_tests(client, served, toy_task, tmp_path, capsys):
-    """Human rows appended to an agents' run give paired human-vs-agent comparisons."""
+def test_playing_beside_the_agents_of_a_run_gives_paired_tests(served, toy_task, tmp_path, capsys):
+    """Human rows appended into an agents' run: `flaneur report RUN` pairs them with agents."""
     import shutil
 
-    city, episodes = toy_task
-    for episode in episodes:
-        play_gold(client, city, episode, "dee")
-    human = tmp_path / "play" / "human-dee"
-    mixed = tmp_path / "mixed"
-    shutil.copytree(served / "agents", mixed)
-    with (mixed / "episodes.jsonl").open("a") as handle:
-        handle.write((human / "episodes.jsonl").read_text())
-    pairs = paired_comparisons(load_run(mixed))
-    human_vs_forward = next(c for c in pairs if {c["a"], c["b"]} == {"forward", "human"})
-    assert human_vs_forward["paired"] == 10 and human_vs_forward["p_value"] is not None
-    from flaneur.cli import main
+    from starlette.testclient import TestClient
 
-    main(["report", str(mixed), "--json"])
+    from flaneur.cli import main
+    from flaneur.web import create_app
+
+    city, episodes = toy_task
+    runs = tmp_path / "runs"
+    shutil.copytree(served, runs)
+    before = json.loads((runs / "agents" / "summary.json").read_text())
+    with TestClient(create_app([runs], play_dir=tmp_path / "play")) as client:
+        for episode in episodes:
+            actions, _ = gold_rollout(TurnsScheme(city.graph), city.graph, episode)
+            state = client.post("/api/play", json={"task": TASK, "player": "dee",
+                                                   "into": "agents"}).json()  # fmt: skip
+            assert state["episode_id"] == episode.id  # next unplayed, in that run
+            for slot in actions:
+                state = client.post(f"/api/play/{state['session']}", json={"slot": slot}).json()
+            assert state["saved_to"] == "agents"
+        assert client.post("/api/play", json={"task": TASK, "player": "dee", "into": "agents"}).status_code == 409
+        assert client.post("/api/play", json={"task": TASK, "into": "../agents"}).status_code == 404
+    summary = json.loads((runs / "agents" / "summary.json").read_text())
+    assert [(r["agent"], r["rows"]) for r in summary["runs"]] == [("forward", 10), ("oracle", 10), ("human", 10)]
+    assert summary["config"] == before["config"] and summary["episodes"] == 30
+    pairs = paired_comparisons(load_run(runs / "agents"))
+    human_vs_forward = next(c for c in pairs if (c["a"], c["b"]) == ("forward", "human"))
+    assert human_vs_forward["paired"] == 10 and human_vs_forward["losses"] == 10 - human_vs_forward["a_success"] * 10
+    main(["report", str(runs / "agents"), "--json"])
     report = json.loads(capsys.readouterr().out)
-    assert any({c["a"], c["b"]} == {"oracle", "human"} for c in report["paired"])
-    main(["report", str(human), str(served / "agents"), "--json"])
-    assert json.loads(capsys.readouterr().out)["runs"][0]["runs"][0]["agent"] == "human"
+    assert {(c["a"], c["b"]) for c in report["paired"]} >= {("forward", "human"), ("oracle", "human")}
+    assert not (tmp_path / "play" / "human-dee").exists()
 
 
 def test_annotation_writes_a_task_file(client, toy_task, tmp_path):

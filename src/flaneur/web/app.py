@@ -158,7 +158,8 @@ def create_app(
         task = q.get("task", "")
         _, _, episodes = await asyncio.to_thread(tasks.load, task)
         player = safe_name(q.get("player", ""))
-        played = folders.played(player, task)
+        into = catalog.get(q["into"]).folder if q.get("into") else None
+        played = folders.played(player, task, into)
         return JSONResponse([{"id": e.id, "category": e.category, "played": e.id in played,
                               "instruction": e.instruction[:120]} for e in episodes])  # fmt: skip
 
@@ -166,15 +167,16 @@ def create_app(
         body = await _json(request)
         task, player = str(body.get("task", "")), safe_name(str(body.get("player", "")))
         spec, city, episodes = await asyncio.to_thread(tasks.load, task)
+        into = catalog.get(str(body["into"])).folder if body.get("into") else None
         wanted = body.get("episode_id")
         if not wanted:
-            played = folders.played(player, task)
+            played = folders.played(player, task, into)
             left = [e for e in episodes if e.id not in played]
             if not left:
                 return _error(f"{player} has played every episode of {task}", 409)
             wanted = left[0].id
         _, _, episode = tasks.episode(task, str(wanted))
-        session = PlaySession(task, spec, city, episode, episodes, player)
+        session = PlaySession(task, spec, city, episode, episodes, player, into)
         if len(sessions) > 200:
             sessions.pop(next(iter(sessions)))
         sessions[session.id] = session
@@ -209,11 +211,11 @@ def create_app(
                     return _error("slot must be an integer", 400)
                 session.act(slot)
             out = _play_view(session)
-            if session.row is not None and not getattr(session, "saved", None):
+            if session.row is not None and session.saved is None:
                 plan = (session.task, session.city, tasks.load(session.task)[2], session.scheme)
-                folder = await asyncio.to_thread(folders.append, session.row, plan)
-                session.saved = folder.name  # type: ignore[attr-defined]
-            out["saved_to"] = getattr(session, "saved", None)
+                folder = await asyncio.to_thread(folders.append, session.row, plan, session.into)
+                session.saved = folder.name
+            out["saved_to"] = session.saved
         return JSONResponse(out)
 
     async def api_route(request: Request) -> Response:

@@ -74,10 +74,13 @@ class PlaySession:
         The task set and the episode to play.
     player
         Sanitised player name (recorded in the row as ``player``).
+    into
+        A served run folder to append the row to (default: the player's own folder).
     """
 
     def __init__(self, task: str, spec: TaskSpec, city: City, episode: Episode,
-                 task_episodes: list[Episode], player: str) -> None:  # fmt: skip
+                 task_episodes: list[Episode], player: str,
+                 into: Path | None = None) -> None:  # fmt: skip
         from flaneur.evaluate.resources import RunResources
         from flaneur.evaluate.runner import RunConfig, _Job, _run_job
         from flaneur.evaluate.simple import average_reference_length
@@ -95,6 +98,8 @@ class PlaySession:
             job, lambda _name: self.agent, config, RunResources()
         )
         self.row: dict[str, Any] | None = None
+        self.into = into
+        self.saved: str | None = None
         self.lock = threading.Lock()
         self._resume(None)
 
@@ -172,20 +177,22 @@ class PlayFolders:
         self.root = Path(root).expanduser().resolve()
         self._lock = threading.Lock()
 
-    def folder(self, player: str) -> Path:
-        """The run folder of ``player`` (a sanitised name)."""
-        return self.root / f"human-{safe_name(player)}"
+    def folder(self, player: str, into: Path | None = None) -> Path:
+        """The run folder ``into`` (a served run), else the own folder of ``player``."""
+        return into if into is not None else self.root / f"human-{safe_name(player)}"
 
-    def played(self, player: str, task: str) -> set[str]:
-        """Episode ids of ``task`` the player has finished."""
-        rows, _ = read_rows(self.folder(player) / "episodes.jsonl")
+    def played(self, player: str, task: str, into: Path | None = None) -> set[str]:
+        """Episode ids of ``task`` finished by a human in the player's folder (or ``into``)."""
+        rows, _ = read_rows(self.folder(player, into) / "episodes.jsonl")
         return {str(r["episode_id"]) for r in rows
                 if r.get("agent") == HUMAN and r.get("task") == task
                 and r.get("termination") in FINISHED}  # fmt: skip
 
-    def append(self, row: dict[str, Any], plan: tuple[str, City, list[Episode], str]) -> Path:
-        """Append a finished row durably and rewrite the folder's ``summary.json``."""
-        folder = self.folder(str(row.get("player") or ""))
+    def append(self, row: dict[str, Any], plan: tuple[str, City, list[Episode], str],
+               into: Path | None = None) -> Path:  # fmt: skip
+        """Append a finished row durably and rewrite the folder's ``summary.json`` (only the
+        ``human`` entry of the task; an agents' run keeps its other entries)."""
+        folder = self.folder(str(row.get("player") or ""), into)
         with self._lock:
             log = RunLog(folder, resume=True, config_hashes={})
             try:
@@ -217,7 +224,8 @@ def write_summary(folder: Path, rows: list[dict[str, Any]],
         except json.JSONDecodeError:
             old = {}
     others = [r for r in old.get("runs") or [] if (r.get("task"), r.get("agent")) != (task, HUMAN)]
-    summary["runs"] = others + summary["runs"]
+    if old.get("runs"):  # an agents' run: keep its summary, add or replace the human entry
+        summary = {**old, "runs": others + summary["runs"]}
     summary["episodes"] = len(rows)
     summary["players"] = sorted({str(r.get("player")) for r in rows if r.get("player")})
     tmp = path.with_suffix(".json.tmp")
