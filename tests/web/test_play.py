@@ -173,3 +173,31 @@ def test_an_annotated_helsinki_route_runs_with_flaneur_run(tmp_path, capsys):
           "--progress", "none", "--json"])  # fmt: skip
     (row,) = read_rows(tmp_path / "run" / "episodes.jsonl")[0]
     assert row["episode_id"] == "helsinki-needs-v1-0003-1" and row["metrics"]["tcp"] is True
+
+
+def test_headings_and_nodes_schemes_offer_their_choices(toy_task, tmp_path):
+    """Play sessions in the other schemes: one choice per street / candidate node."""
+    from starlette.testclient import TestClient
+
+    from flaneur.tasks.registry import register_task
+    from flaneur.tasks.spec import TaskSpec
+    from flaneur.web import create_app
+
+    city, episodes = toy_task
+    for scheme in ("headings", "nodes"):
+        register_task(TaskSpec(f"web-toy-{scheme}-v1", "toy", build=lambda _d: (city, episodes),
+                               city="toy", scheme=scheme, success_metric="tc"), replace=True)  # fmt: skip
+    with TestClient(create_app([tmp_path], play_dir=tmp_path)) as client:
+        state = client.post("/api/play", json={"task": "web-toy-headings-v1",
+                                               "episode_id": "toy-five-0"}).json()  # fmt: skip
+        graph = city.graph
+        heads = graph.out_headings(graph.index(state["node"])).tolist()
+        streets = [c for c in state["choices"] if c["slot"]]
+        assert [c["heading"] for c in streets] == heads
+        assert [v["heading"] for v in state["views"]] == heads
+        state = client.post("/api/play", json={"task": "web-toy-nodes-v1",
+                                               "episode_id": "toy-five-0"}).json()  # fmt: skip
+        candidates = [c for c in state["choices"] if c["slot"]]
+        assert candidates and all(c["label"] in graph for c in candidates)
+        after = client.post(f"/api/play/{state['session']}", json={"slot": candidates[0]["slot"]}).json()
+        assert after["node"] == candidates[0]["label"]
