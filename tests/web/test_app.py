@@ -54,6 +54,25 @@ def test_runs_list_and_tables(client, served):
     expected = [paired_cells(c) for c in paired_comparisons(load_run(served / "agents"))]
     assert [p["cells"] for p in data["paired"]] == expected  # the report's comparison
     assert len(data["episodes"]) == 20 and data["progress"]["rows"] == 20
+    assert data["warnings"] == []
+
+
+def test_run_warnings_are_those_of_the_report(served, tmp_path):
+    import os
+    import shutil
+
+    from starlette.testclient import TestClient
+
+    from flaneur.web import create_app
+
+    shutil.copytree(served / "agents", tmp_path / "runs" / "agents")
+    log = tmp_path / "runs" / "agents" / "episodes.jsonl"
+    rows = log.read_text().splitlines(keepends=True)
+    log.write_text("".join(rows[:-1]))  # one row fewer than the summary counts
+    os.utime(tmp_path / "runs" / "agents" / "summary.json")  # not a live run
+    with TestClient(create_app([tmp_path / "runs"], play_dir=tmp_path)) as client:
+        data = client.get("/api/runs/agents").json()
+    assert data["warnings"] == load_run(tmp_path / "runs" / "agents").warnings != []
 
 
 def test_unknown_run_is_404(client):

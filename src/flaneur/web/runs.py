@@ -11,8 +11,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from flaneur.errors import FlaneurError
 from flaneur.evaluate.runlog import read_rows, row_success
-from flaneur.report.run_report import RunData, paired_comparisons
+from flaneur.report.run_report import RunData, load_run, paired_comparisons
 from flaneur.report.tables import METRIC_LABELS, PAIRED_COLUMNS, PAIRED_NOTE, paired_cells
 from flaneur.web.catalog import RunEntry, running_metrics
 
@@ -88,6 +89,12 @@ def run_tables(entry: RunEntry) -> dict[str, Any]:
                        "by_termination": item.get("by_termination") or {},
                        "means": _means(overall), "categories": categories})  # fmt: skip
     paired = paired_comparisons(RunData(entry.folder, summary, rows))
+    warnings: list[str] = []
+    if summary and not live:  # what `flaneur report` would warn about this folder
+        try:
+            warnings = load_run(entry.folder).warnings
+        except FlaneurError as err:
+            warnings = [str(err)]
     episodes = [{"task": r.get("task"), "agent": r.get("agent"), "episode_id": r.get("episode_id"),
                  "category": r.get("category"), "termination": r.get("termination"),
                  "steps": r.get("steps"), "success": row_success(r), "player": r.get("player")}
@@ -98,5 +105,5 @@ def run_tables(entry: RunEntry) -> dict[str, Any]:
         "paired_columns": list(PAIRED_COLUMNS), "paired_note": PAIRED_NOTE,
         "paired": [{"task": c["task"], "cells": paired_cells(c)} for c in paired],
         "episodes": episodes, "progress": running_metrics(rows),
-        "seed": summary.get("seed"), "model": summary.get("model"),
+        "seed": summary.get("seed"), "model": summary.get("model"), "warnings": warnings,
     }  # fmt: skip

@@ -13,6 +13,7 @@ async function showRun(key) {
     box.replaceChildren(el("h2", {text: `run ${run.name}`}),
       el("p", {class: "muted", text: `${run.progress.rows} rows · seed ${fmt(run.seed)} · model ${fmt(run.model)}` +
         (run.live ? " · in progress" : "")}));
+    for (const w of run.warnings || []) box.append(el("p", {class: "bad", text: `warning: ${w}`}));
     if (run.live) box.append(el("p", {}, el("a", {href: "/live?run=" + encodeURIComponent(key), text: "watch live"})));
     const keys = Object.keys(run.labels).filter((k) => run.tables.some((t) => t.means[k] !== undefined && t.means[k] !== null));
     for (const task of [...new Set(run.tables.map((t) => t.task))]) {
