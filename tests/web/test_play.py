@@ -7,8 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from flaneur.env.schemes.turns import TurnsScheme
 from flaneur.env.teacher import gold_rollout
+from flaneur.errors import FlaneurError
 from flaneur.evaluate.runlog import read_rows
 from flaneur.report.run_report import load_run, paired_comparisons
 from flaneur.tasks.episode import read_episodes
@@ -201,3 +204,17 @@ def test_headings_and_nodes_schemes_offer_their_choices(toy_task, tmp_path):
         assert candidates and all(c["label"] in graph for c in candidates)
         after = client.post(f"/api/play/{state['session']}", json={"slot": candidates[0]["slot"]}).json()
         assert after["node"] == candidates[0]["label"]
+
+
+def test_append_row_keeps_rows_drops_a_cut_line_and_refuses_repeats(tmp_path):
+    from flaneur.web.play import append_row
+
+    log = tmp_path / "episodes.jsonl"
+    errored = {"task": "t", "agent": "a", "episode_id": "1", "termination": "model_error"}
+    log.write_text(json.dumps(errored) + "\n" + '{"task": "t", "agent"')  # cut by a kill
+    row = {"task": "t", "agent": "human", "episode_id": "1", "termination": "stopped"}
+    rows = append_row(tmp_path, row)
+    assert rows == [errored, row]
+    assert read_rows(log)[0] == [errored, row] and log.read_text().endswith("}\n")
+    with pytest.raises(FlaneurError, match="already played"):
+        append_row(tmp_path, row)

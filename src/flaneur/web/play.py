@@ -1,11 +1,12 @@
 """Human play: a person acts through the browser as agent ``human``, one env per session.
 
-The episode runs through the runner's own episode code (:func:`flaneur.evaluate.runner`'s
-job runner and :func:`~flaneur.evaluate.simple.run_episode`), so a human's row is built and
-scored exactly like any agent's. :class:`HumanAgent` suspends the episode coroutine at each
-decision; the server resumes it with the slot the player chose. Finished rows are appended
-to ``<play dir>/human-<player>/episodes.jsonl`` (or to a chosen run folder) and the folder's
-``summary.json`` is rewritten, so ``flaneur report`` compares the player with agents.
+The episode runs through the runner's own job code (:func:`flaneur.evaluate.runner.run_job`
+on an environment of the runner's pool, then :func:`~flaneur.evaluate.runner.score_jobs`),
+so a human's row is built and scored exactly like any agent's. :class:`HumanAgent` suspends
+the episode coroutine at each decision; the server resumes it with the slot the player
+chose. Finished rows are appended to ``<play dir>/human-<player>/episodes.jsonl`` (or to a
+chosen run folder) and the folder's ``summary.json`` is rewritten, so ``flaneur report``
+compares the player with agents.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Any
 
 from flaneur.agents.base import Action, Agent, step_record
 from flaneur.errors import FlaneurError
-from flaneur.evaluate.runlog import FINISHED, RunLog, read_rows, row_key
+from flaneur.evaluate.runlog import FINISHED, read_rows, row_key
 from flaneur.tasks.episode import Episode
 from flaneur.tasks.spec import TaskSpec
 from flaneur.web.catalog import safe_name
@@ -81,21 +82,23 @@ class PlaySession:
     def __init__(self, task: str, spec: TaskSpec, city: City, episode: Episode,
                  task_episodes: list[Episode], player: str,
                  into: Path | None = None) -> None:  # fmt: skip
+        from flaneur.evaluate.envpool import env_pool
+        from flaneur.evaluate.episode import average_reference_length
         from flaneur.evaluate.resources import RunResources
-        from flaneur.evaluate.runner import RunConfig, _Job, _run_job
-        from flaneur.evaluate.simple import average_reference_length
+        from flaneur.evaluate.runner import EpisodeJob, RunConfig, TaskContext, run_job
 
         self.id = secrets.token_urlsafe(12)
         self.task, self.city, self.episode, self.player = task, city, episode, player
         self.scheme = spec.scheme
         self.agent = HumanAgent()
         config = RunConfig(agents=(HUMAN,), tasks=(task,))
-        job = _Job(task, HUMAN, spec.scheme, city, episode,
-                   config.config_hash(task, HUMAN, spec.scheme),
-                   average_reference_length(task_episodes), task_episodes,
-                   spec.success_metric)  # fmt: skip
-        self._episode: Coroutine[Any, Any, dict[str, Any]] = _run_job(
-            job, lambda _name: self.agent, config, RunResources()
+        pool = env_pool(city, task_episodes, spec.scheme)
+        context = TaskContext(city, task_episodes, average_reference_length(task_episodes), pool,
+                              spec.success_metric)  # fmt: skip
+        self._job = EpisodeJob(task, HUMAN, spec.scheme, episode,
+                               config.config_hash(task, HUMAN, spec.scheme), context)  # fmt: skip
+        self._episode: Coroutine[Any, Any, dict[str, Any]] = run_job(
+            self._job, lambda _name: self.agent, config, RunResources()
         )
         self.row: dict[str, Any] | None = None
         self.into = into
@@ -109,10 +112,13 @@ class PlaySession:
         return self.agent.env_info["env"]
 
     def _resume(self, value: int | None) -> None:
+        from flaneur.evaluate.runner import score_jobs
+
         try:
             self._episode.send(value)
         except StopIteration as done:
-            self.row = {**done.value, "player": self.player}
+            (row,) = score_jobs([(self._job, done.value)])  # the runner's scoring
+            self.row = {**row, "player": self.player}
 
     def act(self, slot: int) -> None:
         """Take the player's action (an action slot; invalid ones count as in any run)."""
@@ -194,22 +200,38 @@ class PlayFolders:
         ``human`` entry of the task; an agents' run keeps its other entries)."""
         folder = self.folder(str(row.get("player") or ""), into)
         with self._lock:
-            log = RunLog(folder, resume=True, config_hashes={})
-            try:
-                if log.done(row_key(row)):
-                    raise FlaneurError(f"episode {row['episode_id']!r} is already played here")
-                log.append(row)
-                rows = list(log.rows.values())
-            finally:
-                log.close()
+            rows = append_row(folder, row)
             write_summary(folder, rows, plan)
         return folder
+
+
+def append_row(folder: Path, row: dict[str, Any]) -> list[dict[str, Any]]:
+    """Append ``row`` to ``folder/episodes.jsonl`` durably (one write, flush, fsync) and
+    return every row of the log. Rows already there are kept as they are (an agents' run
+    keeps its errored rows for its own ``--resume``); a line cut short by a kill is dropped
+    first, as the runner's resume drops it. An episode the log already holds finished is
+    refused."""
+    folder.mkdir(parents=True, exist_ok=True)
+    log = folder / "episodes.jsonl"
+    rows, good = read_rows(log)
+    if any(row_key(r) == row_key(row) and r.get("termination") in FINISHED for r in rows):
+        raise FlaneurError(f"episode {row['episode_id']!r} is already played in {folder.name}")
+    if log.is_file() and log.stat().st_size != good:
+        with log.open("r+b") as handle:
+            handle.truncate(good)
+    with log.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+    return [*rows, row]
 
 
 def write_summary(folder: Path, rows: list[dict[str, Any]],
                   plan: tuple[str, City, list[Episode], str]) -> None:  # fmt: skip
     """Rewrite ``summary.json`` of a human run folder with the runner's summariser."""
-    from flaneur.evaluate.runner import RunConfig, summarize_run
+    from flaneur.evaluate.runner import RunConfig
+    from flaneur.evaluate.summary import summarize_run
+    from flaneur.evaluate.summary import write_summary as write_whole
 
     task = plan[0]
     config = RunConfig(agents=(HUMAN,), tasks=(task,))
@@ -228,6 +250,4 @@ def write_summary(folder: Path, rows: list[dict[str, Any]],
         summary = {**old, "runs": others + summary["runs"]}
     summary["episodes"] = len(rows)
     summary["players"] = sorted({str(r.get("player")) for r in rows if r.get("player")})
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(summary, indent=2, default=str), encoding="utf-8")
-    os.replace(tmp, path)
+    write_whole(folder, summary)
