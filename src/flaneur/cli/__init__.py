@@ -19,6 +19,7 @@ from flaneur.cli.models import cache_app, fake_llm_command
 from flaneur.cli.render import render_command
 from flaneur.cli.report import report_command
 from flaneur.cli.run import run_command, validate_app
+from flaneur.cli.serve import serve_command
 from flaneur.cli.tasks import tasks_app
 from flaneur.cli.virl import virl_app
 from flaneur.errors import FlaneurError
@@ -44,6 +45,7 @@ app.add_typer(cache_app, name="cache")
 app.command("fake-llm")(fake_llm_command)
 app.command("render")(render_command)
 app.add_typer(virl_app, name="virl")
+app.command("serve")(serve_command)
 
 
 def _version_callback(value: bool) -> None:

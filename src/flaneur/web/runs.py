@@ -1,0 +1,109 @@
+"""The runs page's data: metric tables, per-category tables and paired comparisons.
+
+Finished runs are tabled from their ``summary.json``; a run still being written (no summary
+yet, or a log newer than it) is tabled from its rows with the same summariser. Paired
+comparisons are those of ``flaneur report`` (:func:`flaneur.report.run_report.paired_comparisons`).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from flaneur.errors import FlaneurError
+from flaneur.evaluate.runlog import read_rows, row_success
+from flaneur.report.run_report import RunData, load_run, paired_comparisons
+from flaneur.report.tables import METRIC_LABELS, PAIRED_COLUMNS, PAIRED_NOTE, paired_cells
+from flaneur.web.catalog import RunEntry, running_metrics
+
+
+def read_summary(folder: Path) -> dict[str, Any] | None:
+    """``summary.json`` of a folder, or None when absent or not (yet) valid JSON."""
+    try:
+        return json.loads((folder / "summary.json").read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return None
+
+
+def is_live(folder: Path) -> bool:
+    """Whether the run looks in progress: a log and no summary, or a log newer than it."""
+    log, summary = folder / "episodes.jsonl", folder / "summary.json"
+    if not summary.is_file():
+        return log.is_file()
+    return log.is_file() and log.stat().st_mtime > summary.stat().st_mtime + 1.0
+
+
+def _entries_from_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    from collections import Counter
+
+    from flaneur.metrics import summarize
+
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault((str(row["task"]), str(row["agent"])), []).append(row)
+    out = []
+    for (task, agent), mine in groups.items():
+        scored = [r["metrics"] for r in mine if r.get("metrics")]
+        out.append({"task": task, "agent": agent, "scheme": mine[0].get("scheme"),
+                    "rows": len(mine),
+                    "by_termination": dict(Counter(r.get("termination") for r in mine)),
+                    "summary": summarize(scored) if scored else None})  # fmt: skip
+    return out
+
+
+def _means(metrics: dict[str, Any]) -> dict[str, float | None]:
+    return {k: (metrics.get(k) or {}).get("mean") for k in METRIC_LABELS if k in metrics}
+
+
+def run_overview(entry: RunEntry) -> dict[str, Any]:
+    """One line of the runs list."""
+    summary = read_summary(entry.folder) or {}
+    rows, _ = read_rows(entry.folder / "episodes.jsonl")
+    agents = sorted({str(r.get("agent")) for r in rows})
+    tasks = sorted({str(r.get("task")) for r in rows})
+    progress = running_metrics(rows)
+    return {"key": entry.key, "name": entry.folder.name, "agents": agents, "tasks": tasks,
+            "rows": len(rows), "success_rate": progress["success_rate"],
+            "live": is_live(entry.folder), "model": summary.get("model"),
+            "reportable": summary.get("reportable"),
+            "modified": (entry.folder / "episodes.jsonl").stat().st_mtime
+            if (entry.folder / "episodes.jsonl").is_file() else None}  # fmt: skip
+
+
+def run_tables(entry: RunEntry) -> dict[str, Any]:
+    """Metric tables per task, per-category tables, paired comparisons and the episodes."""
+    summary = read_summary(entry.folder) or {}
+    rows, _ = read_rows(entry.folder / "episodes.jsonl")
+    live = is_live(entry.folder)
+    entries = _entries_from_rows(rows) if live or not summary.get("runs") else summary["runs"]
+    tables = []
+    for item in entries:
+        result = item.get("summary") or {}
+        overall = (result.get("overall") or {}).get("metrics") or {}
+        groups = (result.get("by") or {}).get("category") or {}
+        categories = {cat: {"episodes": g.get("episodes"), "means": _means(g.get("metrics") or {})}
+                      for cat, g in groups.items()}  # fmt: skip
+        tables.append({"task": item.get("task"), "agent": item.get("agent"),
+                       "scheme": item.get("scheme"), "rows": item.get("rows"),
+                       "by_termination": item.get("by_termination") or {},
+                       "means": _means(overall), "categories": categories})  # fmt: skip
+    paired = paired_comparisons(RunData(entry.folder, summary, rows))
+    warnings: list[str] = []
+    if summary and not live:  # what `flaneur report` would warn about this folder
+        try:
+            warnings = load_run(entry.folder).warnings
+        except FlaneurError as err:
+            warnings = [str(err)]
+    episodes = [{"task": r.get("task"), "agent": r.get("agent"), "episode_id": r.get("episode_id"),
+                 "category": r.get("category"), "termination": r.get("termination"),
+                 "steps": r.get("steps"), "success": row_success(r), "player": r.get("player")}
+                for r in rows]  # fmt: skip
+    return {
+        "key": entry.key, "name": entry.folder.name, "live": live,
+        "labels": METRIC_LABELS, "tables": tables,
+        "paired_columns": list(PAIRED_COLUMNS), "paired_note": PAIRED_NOTE,
+        "paired": [{"task": c["task"], "cells": paired_cells(c)} for c in paired],
+        "episodes": episodes, "progress": running_metrics(rows),
+        "seed": summary.get("seed"), "model": summary.get("model"), "warnings": warnings,
+    }  # fmt: skip

@@ -1,0 +1,132 @@
+// Shared helpers. Data from runs is only ever put into the page with textContent or
+// setAttribute on fixed attribute names, never parsed as markup.
+"use strict";
+const SVGNS = "http://www.w3.org/2000/svg";
+
+function el(tag, props, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(props || {})) {
+    if (key === "text") node.textContent = value;
+    else if (key === "on") for (const [ev, fn] of Object.entries(value)) node.addEventListener(ev, fn);
+    else node.setAttribute(key, value);
+  }
+  for (const child of children) if (child != null) node.append(child);
+  return node;
+}
+
+async function getJSON(url, options) {
+  const response = await fetch(url, options);
+  const body = await response.json();
+  if (!response.ok) throw new Error(body.error || response.statusText);
+  return body;
+}
+
+function postJSON(url, body) {
+  return getJSON(url, {method: "POST", headers: {"Content-Type": "application/json"},
+                       body: JSON.stringify(body)});
+}
+
+function fmt(value, digits = 3) {
+  if (value === null || value === undefined) return "-";
+  if (typeof value === "number") return Number.isInteger(value) ? String(value) : value.toFixed(digits);
+  if (typeof value === "object") return JSON.stringify(value);
+  return String(value);
+}
+
+function nav(here) {
+  const header = el("header", {}, el("b", {text: "flaneur"}));
+  for (const [href, label] of [["/", "runs"], ["/live", "live"], ["/play", "play"], ["/annotate", "annotate"]]) {
+    header.append(el("a", {href, class: href === here ? "here" : "", text: label}));
+  }
+  document.body.prepend(header);
+}
+
+function showError(where, err) {
+  where.replaceChildren(el("p", {class: "error", text: String(err.message || err)}));
+}
+
+// A table whose columns sort on click (numbers numerically, "-" last).
+function sortableTable(heads, rows, onRow) {
+  const table = el("table");
+  const headRow = el("tr");
+  const body = el("tbody");
+  let order = {col: -1, dir: 1};
+  const draw = () => {
+    body.replaceChildren();
+    for (const row of rows) {
+      const tr = el("tr");
+      row.cells.forEach((cell) => tr.append(el("td", {text: fmt(cell), class: row.cls || ""})));
+      if (onRow) { tr.style.cursor = "pointer"; tr.addEventListener("click", () => onRow(row)); }
+      body.append(tr);
+    }
+  };
+  heads.forEach((head, i) => headRow.append(el("th", {text: head, title: "sort", on: {click: () => {
+    order = {col: i, dir: order.col === i ? -order.dir : 1};
+    rows.sort((a, b) => {
+      const x = a.cells[i], y = b.cells[i];
+      if (x === y) return 0;
+      if (x === null || x === undefined || x === "-") return 1;
+      if (y === null || y === undefined || y === "-") return -1;
+      return (typeof x === "number" && typeof y === "number" ? x - y : String(x).localeCompare(String(y))) * order.dir;
+    });
+    draw();
+  }}})));
+  table.append(el("thead", {}, headRow), body);
+  draw();
+  return table;
+}
+
+// An SVG street map: streets, reference path, agent path, goals; returns {svg, marker(node, heading)}.
+function streetMap(map, layers, size = 420) {
+  const [x0, y0, x1, y1] = map.bounds;
+  const span = Math.max(x1 - x0, y1 - y0) || 1;
+  const cx = (x0 + x1) / 2 - span / 2, cy = (y0 + y1) / 2 - span / 2;
+  const px = ([x, y]) => [((x - cx) / span) * size, size - ((y - cy) / span) * size];
+  const svg = document.createElementNS(SVGNS, "svg");
+  svg.setAttribute("class", "map");
+  svg.setAttribute("width", size); svg.setAttribute("height", size);
+  svg.setAttribute("viewBox", `0 0 ${size} ${size}`);
+  const add = (tag, attrs) => {
+    const node = document.createElementNS(SVGNS, tag);
+    for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
+    svg.append(node);
+    return node;
+  };
+  for (const s of map.segments) {
+    const [a, b] = [px([s[0], s[1]]), px([s[2], s[3]])];
+    add("line", {x1: a[0], y1: a[1], x2: b[0], y2: b[1], stroke: "#c8c8c8", "stroke-width": 2});
+  }
+  for (const layer of layers) {
+    const pts = layer.nodes.filter((n) => map.nodes[n]).map((n) => px(map.nodes[n]).join(","));
+    if (pts.length) add("polyline", {points: pts.join(" "), fill: "none", stroke: layer.colour,
+      "stroke-width": layer.width || 4, "stroke-opacity": 0.8, "stroke-linejoin": "round",
+      "stroke-dasharray": layer.dash || ""});
+  }
+  const dot = (node, colour, r) => {
+    if (!map.nodes[node]) return;
+    const [x, y] = px(map.nodes[node]);
+    add("circle", {cx: x, cy: y, r, fill: colour});
+  };
+  for (const layer of layers) for (const n of layer.dots || []) dot(n, layer.colour, 6);
+  const marker = add("polygon", {points: "0,-10 6,6 0,2 -6,6", fill: "#1a202c", visibility: "hidden"});
+  return {svg, marker(node, heading) {
+    if (!map.nodes[node]) { marker.setAttribute("visibility", "hidden"); return; }
+    const [x, y] = px(map.nodes[node]);
+    marker.setAttribute("transform", `translate(${x},${y}) rotate(${heading})`);
+    marker.setAttribute("visibility", "visible");
+  }};
+}
+
+function viewURL(params) {
+  return "/api/view?" + new URLSearchParams(params).toString();
+}
+
+// Street views of one step, one figure per direction.
+function viewStrip(container, base, node, directions) {
+  container.replaceChildren();
+  for (const d of directions) {
+    const img = el("img", {alt: `view ${d.label}`, src: viewURL({...base, node, heading: d.heading.toFixed(0)})});
+    const caption = d.label.endsWith("°") ? d.label : `${d.label} · ${d.heading.toFixed(0)}°`;
+    container.append(el("figure", {class: d.chosen ? "chosen" : ""}, img, el("figcaption", {text: caption})));
+  }
+}

@@ -1,0 +1,38 @@
+"use strict";
+nav("/live");
+const main = document.getElementById("main");
+
+async function watch(key) {
+  const box = document.getElementById("live");
+  const progress = el("div", {class: "panel", id: "progress", text: "waiting for rows…"});
+  const table = el("table", {id: "rows"}, el("tr", {}, ...["#", "episode", "task", "agent", "category", "ended", "steps", "success"].map((h) => el("th", {text: h}))));
+  box.replaceChildren(el("h2", {text: `run ${key}`}), progress, table);
+  let n = 0;
+  const source = new EventSource(`/api/runs/${encodeURIComponent(key)}/events`);
+  source.addEventListener("row", (ev) => {
+    const r = JSON.parse(ev.data);
+    n += 1;
+    const link = el("a", {href: "/replay?" + new URLSearchParams({run: key, task: r.task, agent: r.agent, id: r.episode_id}), text: String(r.episode_id)});
+    table.append(el("tr", {class: r.success ? "ok" : ""}, el("td", {text: String(n)}), el("td", {}, link),
+      ...[r.task, r.agent, r.category, r.termination, r.steps, r.success ? "yes" : "no"].map((v) => el("td", {text: fmt(v)}))));
+  });
+  source.addEventListener("progress", (ev) => {
+    const p = JSON.parse(ev.data);
+    const means = Object.entries(p.means).filter(([k]) => ["tc", "tcp", "sr", "spl", "ndtw"].includes(k)).map(([k, v]) => `${k} ${v.toFixed(3)}`).join(" · ");
+    progress.textContent = `${p.rows} episodes · ${p.successes} successes (${p.success_rate === null ? "-" : (100 * p.success_rate).toFixed(1) + "%"}) · ${means}`;
+  });
+  source.addEventListener("done", () => { progress.append(el("b", {id: "finished", text: " · run finished"})); source.close(); });
+}
+
+async function start() {
+  const runs = await getJSON("/api/runs");
+  const pick = el("select", {id: "run"});
+  for (const r of runs) pick.append(el("option", {value: r.key, text: `${r.name}${r.live ? " (in progress)" : ""}`}));
+  const wanted = new URLSearchParams(location.search).get("run") || (runs.find((r) => r.live) || runs[0] || {}).key;
+  if (wanted) pick.value = wanted;
+  pick.addEventListener("change", () => watch(pick.value));
+  main.replaceChildren(el("h1", {text: "Live"}), el("p", {class: "muted", text: "New episodes appear as `flaneur run` appends them to the run folder."}),
+    el("div", {class: "panel"}, el("label", {text: "run "}), pick), el("div", {id: "live"}));
+  if (wanted) watch(wanted);
+}
+start().catch((err) => showError(main, err));

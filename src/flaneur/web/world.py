@@ -1,0 +1,173 @@
+"""Task sets, street maps and street views for the app, loaded once and kept.
+
+Task sets are reached by registered id, by the ``--tasks`` files given to ``flaneur serve``,
+or as a served run names them (its ``summary.json`` records its task files); never by a path
+sent from the browser. Views are rendered by the offline synthetic provider and kept in a
+:class:`~flaneur.views.ViewCache` folder, so a step seen once comes back from the cache.
+"""
+
+from __future__ import annotations
+
+import io
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from flaneur.errors import FlaneurError
+from flaneur.tasks.episode import Episode
+from flaneur.tasks.spec import TaskSpec
+from flaneur.world.city import City
+
+VIEW_SIZE = (480, 320)
+"""Width and height of the views the app shows, in pixels."""
+
+
+class TaskStore:
+    """Loaded task sets by id.
+
+    Parameters
+    ----------
+    data_dir
+        Datasets folder for sets that read one (default ``$FLANEUR_DATA``).
+    task_files
+        Task files the app may load besides the registered ids (``flaneur serve --tasks``).
+    """
+
+    def __init__(self, data_dir: Path | None = None, task_files: list[Path] | None = None):
+        self.data_dir = data_dir
+        self.task_files = {str(p): Path(p).expanduser().resolve() for p in task_files or ()}
+        self._loaded: dict[str, tuple[TaskSpec, City, list[Episode]]] = {}
+        self._lock = threading.Lock()
+
+    def available(self) -> list[dict[str, Any]]:
+        """Task sets offered for play and annotation: registered ids and ``--tasks`` files."""
+        from flaneur.tasks.registry import list_tasks
+
+        out = [{"id": s.id, "description": s.description, "scheme": s.scheme}
+               for s in list_tasks() if not s.needs_data_dir or self.data_dir]  # fmt: skip
+        out += [{"id": key, "description": "task file", "scheme": ""} for key in self.task_files]
+        return out
+
+    def spec(self, task: str, summary: dict[str, Any] | None = None) -> TaskSpec:
+        """The spec of ``task``: a ``--tasks`` file, a registered id, or as a run records it."""
+        from flaneur.tasks.registry import _REGISTRY, list_tasks
+        from flaneur.tasks.resolve import file_spec, spec_of_run
+
+        if task in self.task_files:
+            return file_spec(self.task_files[task], task_id=task)
+        list_tasks()
+        if task in _REGISTRY:
+            return _REGISTRY[task]
+        if summary is not None:
+            return spec_of_run(task, summary)
+        raise FlaneurError(f"unknown task set {task!r}")
+
+    def load(
+        self, task: str, summary: dict[str, Any] | None = None
+    ) -> tuple[TaskSpec, City, list[Episode]]:
+        """``(spec, city, episodes)`` of a task set, loaded on first use."""
+        from flaneur.tasks.registry import load_spec
+
+        with self._lock:
+            hit = self._loaded.get(task)
+            if hit is None:
+                spec = self.spec(task, summary)
+                data_dir = self.data_dir or (summary or {}).get("config", {}).get("data_dir")
+                city, episodes = load_spec(spec, data_dir)
+                hit = self._loaded[task] = (spec, city, list(episodes))
+            return hit
+
+    def episode(self, task: str, episode_id: str, summary: dict[str, Any] | None = None):
+        """``(spec, city, episode)`` of one episode; :class:`FlaneurError` if unknown."""
+        spec, city, episodes = self.load(task, summary)
+        for episode in episodes:
+            if episode.id == episode_id:
+                return spec, city, episode
+        raise FlaneurError(f"task set {task!r} has no episode {episode_id!r}")
+
+
+def street_map(city: City, node_ids: list[str], *, margin_m: float = 120.0) -> dict[str, Any]:
+    """The streets around ``node_ids`` as line segments in metres (y north), for an SVG map.
+
+    Returns
+    -------
+    dict
+        ``bounds`` ``[x0, y0, x1, y1]``, ``segments`` ``[[x1, y1, x2, y2], ...]`` and
+        ``nodes`` ``{id: [x, y]}`` of the given nodes.
+    """
+    graph = city.graph
+    known = [graph.index(n) for n in node_ids if n in graph]
+    located = [n for n in known if graph.located[n]]
+    if not located:
+        return {"bounds": [0, 0, 1, 1], "segments": [], "nodes": {}}
+    xy = graph.xy
+    pts = xy[np.asarray(located)]
+    lo, hi = pts.min(axis=0) - margin_m, pts.max(axis=0) + margin_m
+    src, dst = graph.edge_sources, graph.targets.astype(np.int64)
+    inside = np.all((xy >= lo) & (xy <= hi), axis=1) & graph.located
+    keep = (src < dst) & (inside[src] | inside[dst])
+    segments = np.column_stack([xy[src[keep]], xy[dst[keep]]]).round(1).tolist()
+    nodes = {str(graph.ids[n]): xy[n].round(1).tolist() for n in located}
+    return {"bounds": [*lo.round(1).tolist(), *hi.round(1).tolist()], "segments": segments,
+            "nodes": nodes}  # fmt: skip
+
+
+class ViewService:
+    """Synthetic street views of the served cities, cached on disk as PNG files.
+
+    Parameters
+    ----------
+    cache_dir
+        Folder of the view cache (default ``$FLANEUR_CACHE_DIR/views``).
+    """
+
+    def __init__(self, cache_dir: Path | None = None) -> None:
+        from flaneur.views import ViewCache
+
+        self.cache = ViewCache(cache_dir)
+        self._providers: dict[str, Any] = {}
+        self._png: dict[tuple[str, str, int, int], bytes] = {}
+        self._lock = threading.Lock()
+
+    def provider(self, city: City) -> Any:
+        """The synthetic provider of ``city`` (built once)."""
+        from flaneur.views import SyntheticViews
+
+        with self._lock:
+            if city.name not in self._providers:
+                self._providers[city.name] = SyntheticViews(
+                    city, cache=self.cache, scene_cache=True
+                )
+            return self._providers[city.name]
+
+    def png(self, city: City, node_id: str, heading: float, fov: float = 60.0) -> bytes:
+        """The view at ``node_id`` facing ``heading`` as PNG bytes."""
+        if node_id not in city.graph:
+            raise FlaneurError(f"no node {node_id!r} in {city.name}")
+        key = (city.name, node_id, round(heading) % 360, round(fov))
+        data = self._png.get(key)
+        if data is None:
+            view = self.provider(city).view(node_id, float(key[2]), fov=float(key[3]),
+                                            size=VIEW_SIZE)  # fmt: skip
+            buffer = io.BytesIO()
+            view.image.save(buffer, format="PNG", compress_level=1)
+            data = buffer.getvalue()
+            with self._lock:
+                if len(self._png) > 2000:
+                    self._png.clear()
+                self._png[key] = data
+        return data
+
+
+def view_directions(city: City, node_id: str, heading: float, scheme: str) -> list[dict]:
+    """The views shown at one step: ahead, left and right for ``turns``; one view down each
+    street for ``headings`` and ``nodes`` (labelled by compass heading)."""
+    if scheme == "turns" or node_id not in city.graph:
+        sides = (("left", -90.0), ("ahead", 0.0), ("right", 90.0))
+        return [{"label": label, "heading": (heading + offset) % 360.0} for label, offset in sides]
+    graph = city.graph
+    node = graph.index(node_id)
+    return [{"label": f"street {k}", "heading": float(h)}
+            for k, h in enumerate(graph.out_headings(node).tolist(), start=1)]

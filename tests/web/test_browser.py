@@ -1,0 +1,128 @@
+"""The web app in a real browser: Playwright driving Debian's Chromium (skipped without)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from flaneur.evaluate.runlog import read_rows
+from flaneur.web.browser import launch, missing_browser, play_with_keyboard
+
+TASK = "web-toy-v1"
+pytestmark = pytest.mark.skipif(missing_browser() is not None, reason=f"browser tests: {missing_browser()}")
+
+
+@pytest.fixture(scope="module")
+def site(served, tmp_path_factory):
+    """The app on 127.0.0.1 in a thread, a browser page, and the folders it writes."""
+    from playwright.sync_api import sync_playwright
+
+    from flaneur.web import create_app
+    from flaneur.web.server import serve_in_thread
+
+    root = tmp_path_factory.mktemp("site")
+    runs = root / "runs"
+    shutil.copytree(served, runs)
+    app = create_app([runs], play_dir=root / "play", cache_dir=root / "views", poll_s=0.1)
+    with serve_in_thread(app) as url, sync_playwright() as playwright:
+        browser = launch(playwright)
+        page = browser.new_page(viewport={"width": 1200, "height": 860}, bypass_csp=True)
+        errors: list[str] = []
+        page.on("pageerror", lambda err: errors.append(str(err)))
+        page.on("dialog", lambda dialog: (errors.append(f"dialog {dialog.message}"), dialog.dismiss()))
+        yield {"url": url, "page": page, "root": root, "runs": runs, "errors": errors}
+        browser.close()
+
+
+def test_runs_page_tables_sort_and_link(site):
+    page = site["page"]
+    page.goto(site["url"] + "/?run=agents")
+    page.wait_for_selector("#run h3")
+    assert page.locator("text=paired comparison").count() == 1
+    first = page.locator("#run table").first.locator("tbody tr").first.locator("td").first
+    before = first.text_content()
+    page.locator("#run table").first.get_by_role("columnheader", name="TC", exact=True).click()
+    page.locator("#run table").first.get_by_role("columnheader", name="TC", exact=True).click()
+    assert first.text_content() != before  # sorted by TC, descending: oracle first
+    page.screenshot(path=site["root"] / "runs.png", full_page=True)
+    page.locator("#run tr", has_text="toy-fork-0").filter(has_text="oracle").click()
+    page.wait_for_selector("body[data-ready]")
+    assert "replay" in page.url and site["errors"] == []
+
+
+def test_replay_steps_with_keyboard_and_shows_views(site):
+    page = site["page"]
+    page.goto(site["url"] + f"/replay?run=agents&task={TASK}&agent=oracle&id=toy-fork-0")
+    page.wait_for_selector("body[data-ready]")
+    assert page.text_content("#instruction").startswith("Go east, turn right")
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")
+    assert page.text_content("#step-label").strip().startswith("step 2 of")
+    page.wait_for_function("[...document.querySelectorAll('#views img')].every(i => i.complete && i.naturalWidth > 0)")
+    assert page.locator("#views img").count() == 3
+    page.keyboard.press("ArrowLeft")
+    assert page.text_content("#step-label").strip().startswith("step 1 of")
+    assert page.locator("svg.map polyline").count() >= 2
+    page.screenshot(path=site["root"] / "replay.png", full_page=True)
+    assert site["errors"] == []
+
+
+def test_live_page_shows_rows_as_they_are_appended(site):
+    page = site["page"]
+    folder = site["runs"] / "growing"
+    folder.mkdir()
+    rows = (site["runs"] / "second" / "episodes.jsonl").read_text().splitlines(keepends=True)
+    (folder / "episodes.jsonl").write_text("".join(rows[:3]))
+    page.goto(site["url"] + "/live?run=growing")
+    page.wait_for_function("document.querySelectorAll('#rows tr').length === 4")
+    with (folder / "episodes.jsonl").open("a") as handle:
+        handle.write("".join(rows[3:7]))
+    page.wait_for_function("document.querySelectorAll('#rows tr').length === 8")
+    assert page.text_content("#progress").startswith("7 episodes · 7 successes")
+    page.screenshot(path=site["root"] / "live.png", full_page=True)
+    shutil.copy(site["runs"] / "second" / "summary.json", folder / "summary.json")
+    page.wait_for_selector("#finished")
+    assert site["errors"] == []
+
+
+def test_play_one_episode_to_the_goal_with_the_keyboard(site, toy_task):
+    from flaneur.env.schemes.turns import TurnsScheme
+    from flaneur.env.teacher import gold_rollout
+
+    city, episodes = toy_task
+    episode = episodes[1]
+    slots, _ = gold_rollout(TurnsScheme(city.graph), city.graph, episode)
+    page = site["page"]
+    page.goto(site["url"] + f"/play?task={TASK}")
+    page.fill("#player", "Browser Ada")
+    page.wait_for_function("document.querySelectorAll('#episode option').length > 1")
+    page.select_option("#episode", episode.id)
+    page.click("#start")
+    page.wait_for_selector("#choices")
+    assert page.text_content("#instruction") == episode.instruction
+    page.wait_for_function("[...document.querySelectorAll('#views img')].every(i => i.complete && i.naturalWidth > 0)")
+    page.screenshot(path=site["root"] / "play.png", full_page=True)
+    play_with_keyboard(page, slots, "turns")
+    assert "Reached the goal" in page.text_content("#result")
+    (row,) = read_rows(site["root"] / "play" / "human-Browser_Ada" / "episodes.jsonl")[0]
+    assert row["agent"] == "human" and row["player"] == "Browser_Ada"
+    assert row["episode_id"] == episode.id and row["metrics"]["tc"] is True
+    assert row["path"] == list(episode.reference_path)
+    assert site["errors"] == []
+
+
+def test_data_is_never_run_as_markup(site):
+    page = site["page"]
+    folder = site["runs"] / "hostile"
+    folder.mkdir()
+    (row,) = [r for r in read_rows(site["runs"] / "second" / "episodes.jsonl")[0]][:1]
+    evil = "<img src=x onerror=alert(1)><script>alert(2)</script>"
+    row = {**row, "agent": evil, "episode_id": row["episode_id"], "category": evil}
+    (folder / "episodes.jsonl").write_text(json.dumps(row) + "\n")
+    page.goto(site["url"] + "/?run=hostile")
+    page.wait_for_selector("#run table")
+    assert page.locator("#run td", has_text="<script>alert(2)</script>").count() >= 1
+    assert page.locator("#run img").count() == 0 and page.locator("#run script").count() == 0
+    assert site["errors"] == []
