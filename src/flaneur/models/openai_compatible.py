@@ -4,8 +4,8 @@ OpenAI itself, vLLM, SGLang, Ollama and llama.cpp's ``llama-server`` all do.  On
 :class:`OpenAICompatible` instance holds a pooled ``httpx.AsyncClient`` and an adaptive limit
 on the requests in flight (:class:`~flaneur.models.health.AdaptiveLimit`: halved on a
 time-out, grown back slowly); every episode of a run shares the instance, and so the bound.
-Failed requests are retried with jittered exponential backoff on 408/429/5xx, time-outs, dropped connections and
-malformed replies; other 4xx fail at once with the server's message.
+Failed requests are retried with jittered exponential backoff on 408/429/5xx, time-outs,
+dropped connections and malformed replies; other 4xx fail at once with the server's message.
 
 Before its first request the model checks the server once (*preflight*): ``GET /models``
 must answer and list the model (a server listing a single model serves it under any name),
