@@ -100,7 +100,7 @@ class VLMLandmarks(LandmarkScorer):
     ) -> None:
         self.model = model
         self.max_options = max(1, min(max_options, len(LETTERS) - 1))
-        self.params = {"temperature": 0.0} if params is None else dict(params)
+        self.params = {"temperature": 0.0, "max_tokens": 40} if params is None else dict(params)
         self.prompt = prompt
 
     def question(self, view: View, names: Sequence[str]) -> list[dict[str, Any]]:
