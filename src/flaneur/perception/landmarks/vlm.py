@@ -83,7 +83,7 @@ class VLMLandmarks(LandmarkScorer):
     max_options
         Landmarks per question (longer lists are asked in several questions).
     params
-        Sampling parameters for every call (default ``temperature=0``).
+        Sampling parameters for every call (default ``temperature=0``, ``max_tokens=40``).
     prompt
         Template with ``{options}`` and ``{none}``.
     """
