@@ -77,7 +77,10 @@ def test_options_reach_the_model(tmp_path, capsys):
     assert options == {"timeout_s": 9.0, "max_retries": 1, "max_in_flight": 2,
                        "max_tokens": 32, "failure_threshold": 3}  # fmt: skip
     assert summary["server_down"] is None
-    assert all(r["termination"] != "model_error" for r in _rows(tmp_path / "run"))
+    rows = _rows(tmp_path / "run")
+    assert all(r["termination"] != "model_error" for r in rows)
+    for r in rows:  # success is the task's own metric; the environment's flag is kept aside
+        assert r["success"] is bool(r["metrics"][r["success_metric"]]) and "env_success" in r
 
 
 def test_dead_server_mid_run_stops_with_one_line_and_resume_finishes(tmp_path, capsys):

@@ -168,7 +168,7 @@ async def test_preflight_refused_connection_is_one_clear_error():
 async def test_preflight_unknown_model():
     with FakeOpenAIServer("echo", models=("a-model", "b-model")) as server:
         model = OpenAICompatible("c-model", base_url=server.base_url)
-        with pytest.raises(ModelServerDown, match="'c-model' is not served .*a-model, b-model"):
+        with pytest.raises(ModelServerDown, match=r"'c-model' is not served .*a-model, b-model"):
             await model.complete([user("x")])
         await model.aclose()
         assert server.chat_count == 0
@@ -182,7 +182,7 @@ async def test_dead_server_mid_run_stops_after_threshold():
         for _ in range(2):
             with pytest.raises(ModelHTTPError):
                 await model.complete([user("again")])
-        with pytest.raises(ModelServerDown, match="failed 2 calls in a row .*HTTP 500"):
+        with pytest.raises(ModelServerDown, match=r"failed 2 calls in a row .*HTTP 500"):
             await model.complete([user("more")])
         assert server.chat_count == 3
         await model.aclose()
