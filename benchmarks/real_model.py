@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import socket
 import sqlite3
 import statistics
@@ -183,6 +184,7 @@ def main(argv: list[str] | None = None) -> int:
         "task": TASK, "episodes_per_agent": episodes_n, "max_steps": max_steps,
         "llm_options": llm_options, "cpu_threads_visible": os.cpu_count(),
     }  # fmt: skip
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so that the server is stopped
     if args.backend in ("server", "both"):
         server = start_server(gguf, port, args.n_ctx, log)
         try:
