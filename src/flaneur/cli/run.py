@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 from rich.table import Table
 
+from flaneur.cli import llm_options as lo
 from flaneur.cli.output import console, err_console, print_json
 from flaneur.cli.task_options import (
     CITY_OPTION,
@@ -63,6 +64,14 @@ def run_command(
     llm_base_url: str | None = typer.Option(
         None, "--llm-base-url", help="Base URL of an OpenAI-compatible server."
     ),
+    api_key_env: str | None = lo.API_KEY_ENV,
+    llm_timeout: float | None = lo.LLM_TIMEOUT,
+    llm_retries: int | None = lo.LLM_RETRIES,
+    llm_max_in_flight: int | None = lo.LLM_MAX_IN_FLIGHT,
+    llm_max_tokens: int | None = lo.LLM_MAX_TOKENS,
+    llm_failures: int = lo.LLM_FAILURES,
+    llm_n_ctx: int | None = lo.LLM_N_CTX,
+    llm_threads: int | None = lo.LLM_THREADS,
     views: str | None = typer.Option(
         None,
         "--views",
@@ -121,6 +130,8 @@ def run_command(
     the summary marked partial and exits with code 130 (a second Ctrl-C quits at once); a
     killed run keeps the rows finished before the kill. Run the same command with --resume
     to finish it.
+    A model server that fails --llm-failures calls in a row stops the run with one error line
+    (exit 1), as does a run whose rows all errored.
     """
     from flaneur.evaluate.runner import RunConfig, RunInterrupted, run_benchmark
 
@@ -131,6 +142,11 @@ def run_command(
     _check_choice("--cache", cache_mode, ("use", "refresh", "off"))
     if progress not in ("rich", "plain", "none"):
         raise typer.BadParameter("--progress must be rich, plain or none")
+    model_options = lo.llm_options(
+        llm, api_key_env=api_key_env, timeout=llm_timeout, retries=llm_retries,
+        max_in_flight=llm_max_in_flight, max_tokens=llm_max_tokens, failures=llm_failures,
+        n_ctx=llm_n_ctx, threads=llm_threads,
+    )  # fmt: skip
     agents = tuple(_split(agent))
     shared, own = parse_agent_options(option or [], agents)
     per_agent = _per_agent_options(strategy, round_, mapgpt_mode)
@@ -145,6 +161,7 @@ def run_command(
         token_budget=token_budget, cache_mode=cache_mode, agent_options=shared,
         per_agent_options=per_agent,
         scheme_options={"allow_jumps": True} if allow_jumps else {},
+        llm_options=model_options,
     )  # fmt: skip
     _build_agents_once(config)
     try:
@@ -155,6 +172,7 @@ def run_command(
         raise typer.Exit(report_interrupted(stopped, "the same command with --resume")) from None
     if json_out:
         print_json(summary)
+        exit_on_failed_run(summary)
         return
     from flaneur.report.tables import results_tables
 
@@ -163,6 +181,30 @@ def run_command(
     console.print(f"rows: {out / 'episodes.jsonl'}, summary: {out / 'summary.json'}")
     if not summary["reportable"]:
         console.print("[yellow]--limit/--ids run: not reportable[/]")
+    exit_on_failed_run(summary)
+
+
+def failed_run_reason(summary: dict[str, Any]) -> str | None:
+    """Why a finished run counts as failed: a dead model server, or every row errored."""
+    if summary.get("server_down"):
+        return str(summary["server_down"])
+    counts = summary.get("by_termination") or {}
+    from flaneur.evaluate.runlog import FINISHED
+
+    rows = sum(counts.values())
+    errored = sum(n for kind, n in counts.items() if kind not in FINISHED)
+    if rows and errored == rows:
+        kinds = ", ".join(f"{n} {kind}" for kind, n in counts.items())
+        return f"every row of the run errored ({kinds}); see 'error' in episodes.jsonl"
+    return None
+
+
+def exit_on_failed_run(summary: dict[str, Any]) -> None:
+    """Print the reason of a failed run as one line and exit 1 (rows and summary are kept)."""
+    reason = failed_run_reason(summary)
+    if reason:
+        err_console.print(f"[red]error:[/] {reason}", soft_wrap=True, highlight=False)
+        raise typer.Exit(1)
 
 
 def report_interrupted(stopped: RunInterrupted, again: str) -> int:
@@ -332,6 +374,8 @@ def validate_gold(
 
 
 __all__ = [
+    "exit_on_failed_run",
+    "failed_run_reason",
     "parse_agent_options",
     "report_interrupted",
     "run_command",

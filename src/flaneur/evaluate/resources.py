@@ -57,6 +57,7 @@ class RunResources:
     landmarks: str | None = None
     cache_mode: str = "use"
     token_budget: int | None = None
+    model_options: dict[str, Any] = field(default_factory=dict)
     model: Any = None
     usage: Any = None
     _views: dict[str, Any] = field(default_factory=dict)
@@ -68,9 +69,14 @@ class RunResources:
             self.usage = UsageTracker(token_budget=self.token_budget)
             config = ModelConfig(
                 model=self.llm, base_url=self.llm_base_url, cache_mode=self.cache_mode,
-                token_budget=self.token_budget,
+                token_budget=self.token_budget, **self.model_options,
             )  # fmt: skip
             self.model = config.build(usage=self.usage)
+
+    def server_down(self) -> str | None:
+        """Why the model server counts as down (see :mod:`flaneur.models.health`), or None."""
+        health = getattr(self.model, "health", None)
+        return getattr(health, "down", None)
 
     def views_for(self, city: City) -> Any:
         """The view provider of ``city`` (one per city, made on first use), or ``None``."""

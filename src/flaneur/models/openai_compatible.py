@@ -1,11 +1,17 @@
 """Backend for any server that speaks OpenAI's ``/v1/chat/completions``.
 
 OpenAI itself, vLLM, SGLang, Ollama and llama.cpp's ``llama-server`` all do.  One
-:class:`OpenAICompatible` instance holds a pooled ``httpx.AsyncClient`` and an
-``asyncio.Semaphore`` bounding the requests in flight; every episode of a run shares the
-instance, and so the bound.  Failed requests are retried with jittered exponential backoff
-on 408/429/5xx, time-outs, dropped connections and malformed replies; other 4xx fail at once
-with the server's message.
+:class:`OpenAICompatible` instance holds a pooled ``httpx.AsyncClient`` and an adaptive limit
+on the requests in flight (:class:`~flaneur.models.health.AdaptiveLimit`: halved on a
+time-out, grown back slowly); every episode of a run shares the instance, and so the bound.
+Failed requests are retried with jittered exponential backoff on 408/429/5xx, time-outs,
+dropped connections and malformed replies; other 4xx fail at once with the server's message.
+
+Before its first request the model checks the server once (*preflight*): ``GET /models``
+must answer and list the model (a server listing a single model serves it under any name),
+and ``max_in_flight=None`` takes the server's slot count from llama.cpp's ``GET /props``
+(``total_slots``), else 1.  A server that cannot be reached or does not know the model stops
+the run with one line (:class:`~flaneur.models.health.ModelServerDown`).
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ from flaneur.models.errors import (
     ModelResponseError,
     ModelTimeoutError,
 )
+from flaneur.models.health import AdaptiveLimit, ModelServerDown
 from flaneur.models.messages import Message, to_openai
 from flaneur.models.secrets import Secret, api_key_from_env
 from flaneur.models.usage import UsageTracker
@@ -107,7 +114,8 @@ def _retry_after(resp: httpx.Response) -> float | None:
 class _LoopState:
     loop: asyncio.AbstractEventLoop
     client: httpx.AsyncClient
-    slots: asyncio.Semaphore
+    slots: AdaptiveLimit
+    ready: asyncio.Lock
 
 
 @dataclass(slots=True)
@@ -140,7 +148,9 @@ class OpenAICompatible(BaseChatModel):
     max_retries
         Retries after the first attempt (so ``max_retries + 1`` requests at most).
     max_in_flight
-        Requests in flight at once, shared by every caller of this instance.
+        Most requests in flight at once, shared by every caller of this instance; ``None``
+        asks the server for its slot count at preflight (llama.cpp's ``/props``), else 1.
+        Time-outs lower the limit for a while (see :class:`AdaptiveLimit`).
     backoff_base, backoff_max
         Backoff before retry ``n`` is drawn from ``[d/2, d]`` with
         ``d = min(backoff_max, backoff_base * 2**(n-1))``.
@@ -152,6 +162,12 @@ class OpenAICompatible(BaseChatModel):
         Whether the server returns ``top_logprobs`` (used by action scoring).
     seed
         Seed of the backoff jitter (for reproducible tests).
+    failure_threshold
+        Calls failed for good in a row after which the server counts as down (``0``: never).
+    preflight
+        Check the server (``GET /models``, slots) before the first request.
+    max_tokens_cap
+        See :class:`~flaneur.models.base.BaseChatModel`.
     """
 
     backend_kind = "openai-compatible"
@@ -167,7 +183,7 @@ class OpenAICompatible(BaseChatModel):
         require_key: bool = False,
         timeout: float = 60.0,
         max_retries: int = 4,
-        max_in_flight: int = 16,
+        max_in_flight: int | None = 16,
         backoff_base: float = 0.5,
         backoff_max: float = 20.0,
         max_retry_after: float = 60.0,
@@ -176,16 +192,20 @@ class OpenAICompatible(BaseChatModel):
         default_params: Mapping[str, Any] | None = None,
         supports_logprobs: bool = True,
         seed: int | None = None,
+        failure_threshold: int = 3,
+        preflight: bool = True,
+        max_tokens_cap: int | None = None,
     ):
         if not model:
             raise ModelConfigError("empty model name")
-        if max_in_flight < 1:
+        if max_in_flight is not None and max_in_flight < 1:
             raise ModelConfigError(f"max_in_flight must be at least 1, not {max_in_flight}")
         if max_retries < 0 or timeout <= 0:
             raise ModelConfigError("max_retries must be >= 0 and timeout > 0")
         super().__init__(
-            f"{provider}/{model}", cache=cache, usage=usage, default_params=default_params
-        )
+            f"{provider}/{model}", cache=cache, usage=usage, default_params=default_params,
+            failure_threshold=failure_threshold, max_tokens_cap=max_tokens_cap,
+        )  # fmt: skip
         self.model = model
         self.provider = provider
         self.base_url = normalize_base_url(base_url)
@@ -195,7 +215,11 @@ class OpenAICompatible(BaseChatModel):
         )
         self.timeout = float(timeout)
         self.max_retries = int(max_retries)
-        self.max_in_flight = int(max_in_flight)
+        self.max_in_flight = None if max_in_flight is None else int(max_in_flight)
+        self.preflight = preflight
+        self.server_models: list[str] | None = None
+        self.context_length: int | None = None
+        self.health.where = f"model server {self.base_url}"
         self.backoff_base = float(backoff_base)
         self.backoff_max = float(backoff_max)
         self.max_retry_after = float(max_retry_after)
@@ -211,9 +235,8 @@ class OpenAICompatible(BaseChatModel):
         loop = asyncio.get_running_loop()
         state = self._state
         if state is None or state.loop is not loop:
-            limits = httpx.Limits(
-                max_connections=self.max_in_flight, max_keepalive_connections=self.max_in_flight
-            )
+            pool = self.max_in_flight or 64
+            limits = httpx.Limits(max_connections=pool, max_keepalive_connections=pool)
             client = httpx.AsyncClient(
                 headers={
                     "Authorization": f"Bearer {self._key.reveal()}",
@@ -224,7 +247,8 @@ class OpenAICompatible(BaseChatModel):
                 limits=limits,
                 trust_env=not _is_loopback(self.base_url),
             )
-            old, state = state, _LoopState(loop, client, asyncio.Semaphore(self.max_in_flight))
+            slots = AdaptiveLimit(self.max_in_flight or 1)
+            old, state = state, _LoopState(loop, client, slots, asyncio.Lock())
             self._state = state
             if old is not None and old.loop.is_running() and not old.loop.is_closed():
                 asyncio.run_coroutine_threadsafe(old.client.aclose(), old.loop)
@@ -244,6 +268,7 @@ class OpenAICompatible(BaseChatModel):
                 async with asyncio.timeout(self.timeout):
                     resp = await state.client.post(self.url, content=content)
             except (TimeoutError, httpx.TimeoutException):
+                state.slots.on_timeout()
                 return _Failure("timeout", f"no reply within {self.timeout:g} s")
             except httpx.DecodingError as err:
                 return _Failure("malformed", f"undecodable body: {type(err).__name__}")
@@ -253,6 +278,7 @@ class OpenAICompatible(BaseChatModel):
             latency = time.perf_counter() - t0
         status = resp.status_code
         if 200 <= status < 300:
+            state.slots.on_success()
             try:
                 payload = json.loads(resp.content)
             except ValueError:
@@ -286,6 +312,10 @@ class OpenAICompatible(BaseChatModel):
         body = {"model": self.model, "messages": to_openai(messages), **params}
         content = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
         state = self._loop_state()
+        if self.preflight and self.server_models is None:
+            async with state.ready:
+                if self.server_models is None:
+                    await self._preflight(state)
         attempt = 0
         while True:
             attempt += 1
@@ -320,6 +350,73 @@ class OpenAICompatible(BaseChatModel):
                 delay,
             )
             await asyncio.sleep(delay)
+
+    async def _get_json(self, state: _LoopState, url: str) -> Any:
+        """``GET url`` as JSON, or ``None`` when the server has no such endpoint."""
+        try:
+            resp = await state.client.get(url, timeout=min(self.timeout, 30.0))
+        except httpx.HTTPError:
+            return None
+        if resp.status_code != 200:
+            return None
+        try:
+            return resp.json()
+        except ValueError:
+            return None
+
+    async def _list_with_retries(self) -> list[str]:
+        attempt = 0
+        while True:  # a server still starting gets the retries of any request
+            attempt += 1
+            try:
+                return await self.list_models()
+            except ModelConnectionError as err:
+                if attempt > self.max_retries:
+                    tries = f"{attempt} attempt{'s' if attempt > 1 else ''}"
+                    raise ModelConnectionError(f"{err} ({tries})") from None
+                await asyncio.sleep(self._backoff(attempt, None))
+
+    async def _preflight(self, state: _LoopState) -> None:
+        """Check that the server answers and knows the model; learn its slots and context.
+
+        Raises
+        ------
+        ModelServerDown
+            If the server cannot be reached, refuses the key or does not list the model.
+        """
+        try:
+            names = await self._list_with_retries()
+        except ModelHTTPError as err:
+            if err.status in (401, 403):
+                raise ModelServerDown(
+                    f"{self.base_url} refuses the API key (HTTP {err.status}): set the "
+                    "variable named by --api-key-env"
+                ) from None
+            names = []  # a server without a model listing: the first call will tell
+        except ModelError as err:
+            raise ModelServerDown(
+                f"model server {self.base_url} does not answer ({err}): is it running?"
+            ) from None
+        if names and self.model not in names and len(names) > 1:
+            shown = ", ".join(names[:8])
+            raise ModelServerDown(
+                f"model {self.model!r} is not served by {self.base_url} (it serves: {shown})"
+            )
+        root = self.base_url.removesuffix("/v1")
+        props = await self._get_json(state, f"{root}/props")
+        if isinstance(props, dict):
+            slots = props.get("total_slots")
+            settings = props.get("default_generation_settings") or {}
+            n_ctx = settings.get("n_ctx") if isinstance(settings, dict) else None
+            if isinstance(n_ctx, int) and n_ctx > 0:
+                self.context_length = n_ctx
+            if self.max_in_flight is None and isinstance(slots, int) and slots > 0:
+                state.slots.set_ceiling(slots)
+        self.server_models = names
+        log.info(
+            "%s serves %s; %d request(s) in flight at most",
+            self.base_url, names or "(no listing)", state.slots.ceiling,
+        )  # fmt: skip
 
     async def list_models(self) -> list[str]:
         """Names of the models the server offers (``GET /models``).

@@ -15,14 +15,21 @@ any other ``M``    :class:`OpenAICompatible`        ``base_url`` (required)
 =================  ==============================  ===============================
 
 ``base_url`` (``--llm-base-url``) overrides the default of any provider.
+
+Local servers get their own defaults (:func:`transport_defaults`): a server on this machine
+or the local network answers one request at a time unless it says otherwise (llama.cpp's
+``/props`` reports its slots; vLLM and SGLang batch, so they get 16), and a reply may take
+minutes on a CPU, so the time-out is 300 s instead of 60 s.
 """
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from flaneur.models.base import ChatModel
 from flaneur.models.cache import ResponseCache
@@ -46,6 +53,42 @@ PROVIDERS: dict[str, Provider] = {
     "llama-server": Provider("http://localhost:8080/v1", key_required=False),
 }
 LOCAL_PROVIDER = "llamacpp"
+BATCHING_PROVIDERS = frozenset({"vllm", "sglang"})
+
+REMOTE_TIMEOUT_S = 60.0
+LOCAL_TIMEOUT_S = 300.0
+REMOTE_IN_FLIGHT = 16
+REMOTE_RETRIES = 4
+LOCAL_RETRIES = 2
+
+
+def is_local_url(url: str) -> bool:
+    """Whether ``url`` points at this machine or a private network (``localhost``, 127/8,
+    ``::1``, 10/8, 172.16/12, 192.168/16, ``*.local``)."""
+    host = (urlsplit(url).hostname or "").lower()
+    if host in ("localhost", "") or host.endswith((".local", ".localhost")):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_private
+
+
+def transport_defaults(spec: ModelSpec) -> dict[str, Any]:
+    """Time-out, retries and requests in flight suited to where the model is served.
+
+    Returns
+    -------
+    dict
+        ``timeout``, ``max_retries``, ``max_in_flight`` (``None``: the server's slot count
+        from its ``/props``, else 1) for :class:`OpenAICompatible`.
+    """
+    if spec.base_url is None or not is_local_url(spec.base_url):
+        return {"timeout": REMOTE_TIMEOUT_S, "max_retries": REMOTE_RETRIES,
+                "max_in_flight": REMOTE_IN_FLIGHT}  # fmt: skip
+    in_flight = REMOTE_IN_FLIGHT if spec.provider in BATCHING_PROVIDERS else None
+    return {"timeout": LOCAL_TIMEOUT_S, "max_retries": LOCAL_RETRIES, "max_in_flight": in_flight}
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +121,8 @@ def parse_model_string(model: str, *, base_url: str | None = None) -> ModelSpec:
     ----------
     model
         E.g. ``openai/gpt-4o-mini``, ``vllm/Qwen/Qwen2.5-VL-7B-Instruct``, ``ollama/llava``,
-        ``llamacpp/models/x.gguf``, or any name when ``base_url`` is given.
+        ``llamacpp/models/x.gguf``, a bare path ending in ``.gguf`` (absolute or relative;
+        the in-process backend), or any name when ``base_url`` is given.
     base_url
         Explicit server URL, overriding the provider's default.
 
@@ -89,6 +133,9 @@ def parse_model_string(model: str, *, base_url: str | None = None) -> ModelSpec:
     """
     text = model.strip()
     prefix, sep, rest = text.partition("/")
+    bare_gguf = text.lower().endswith(".gguf") and prefix not in (*PROVIDERS, LOCAL_PROVIDER)
+    if bare_gguf and not base_url:
+        return ModelSpec(LOCAL_PROVIDER, text, None, key_required=False)  # a bare GGUF path
     if sep and prefix == LOCAL_PROVIDER:
         if not rest:
             raise ModelConfigError("llamacpp/ needs a GGUF path, e.g. llamacpp/models/model.gguf")
@@ -144,8 +191,10 @@ def make_model(
         Sampling parameters sent with every call (e.g. ``{"temperature": 0}``).
     **options
         Backend options: for HTTP backends ``timeout``, ``max_retries``, ``max_in_flight``,
-        ``backoff_base``, ``backoff_max``, ``supports_logprobs``, ``seed``; for
-        ``llamacpp`` ``n_ctx``, ``n_threads``, ``seed``, ``chat_format``.
+        ``backoff_base``, ``backoff_max``, ``supports_logprobs``, ``seed``,
+        ``failure_threshold``, ``preflight``, ``max_tokens_cap``; for ``llamacpp``
+        ``n_ctx``, ``n_threads``, ``seed``, ``chat_format``, ``failure_threshold``,
+        ``max_tokens_cap``.
 
     Returns
     -------
@@ -182,7 +231,11 @@ class ModelConfig:
     """Everything a runner's command line says about its model, in one place.
 
     ``build()`` makes the model; ``cache_mode`` defaults to ``use`` so that re-runs are
-    free.
+    free.  ``max_in_flight``, ``timeout_s`` and ``max_retries`` left at ``None`` take the
+    defaults of :func:`transport_defaults` (local servers differ from hosted APIs).
+    ``max_tokens`` caps the completion length of every call (calls that set none get it);
+    ``failure_threshold`` is how many calls failing in a row stop the run;
+    ``backend_options`` go to the ``llamacpp`` backend (``n_ctx``, ``n_threads``).
     """
 
     model: str
@@ -190,24 +243,33 @@ class ModelConfig:
     api_key_env: str | None = None
     cache_mode: str = "use"
     cache_path: Path | None = None
-    max_in_flight: int = 16
-    timeout_s: float = 60.0
-    max_retries: int = 4
+    max_in_flight: int | None = None
+    timeout_s: float | None = None
+    max_retries: int | None = None
+    max_tokens: int | None = None
+    failure_threshold: int = 3
     token_budget: int | None = None
     prices: PriceTable | None = None
     params: dict[str, Any] = field(default_factory=dict)
+    backend_options: dict[str, Any] = field(default_factory=dict)
 
     def build(self, usage: UsageTracker | None = None) -> ChatModel:
         """Build the model, with a new :class:`UsageTracker` unless one is given."""
         if usage is None:
             usage = UsageTracker(token_budget=self.token_budget, prices=self.prices)
-        options: dict[str, Any] = {}
-        if parse_model_string(self.model, base_url=self.base_url).provider != LOCAL_PROVIDER:
-            options = {
-                "max_in_flight": self.max_in_flight,
-                "timeout": self.timeout_s,
-                "max_retries": self.max_retries,
-            }
+        spec = parse_model_string(self.model, base_url=self.base_url)
+        options: dict[str, Any] = {"failure_threshold": self.failure_threshold,
+                                   "max_tokens_cap": self.max_tokens}  # fmt: skip
+        if spec.provider == LOCAL_PROVIDER:
+            options.update(self.backend_options)
+        else:
+            if self.backend_options:
+                names = ", ".join(sorted(self.backend_options))
+                raise ModelConfigError(f"{names} only apply to llamacpp/ models")
+            chosen = {"max_in_flight": self.max_in_flight, "timeout": self.timeout_s,
+                      "max_retries": self.max_retries}  # fmt: skip
+            defaults = transport_defaults(spec)
+            options.update({k: defaults[k] if v is None else v for k, v in chosen.items()})
         return make_model(
             self.model,
             base_url=self.base_url,

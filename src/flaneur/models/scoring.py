@@ -3,11 +3,18 @@
 VELMA-style agents ask a model for the next word and take the argmax over a small set of
 literals (``FORWARD``, ``LEFT``, ``RIGHT``, ``TURN_AROUND``, ``STOP``).  Where the backend
 returns log-probabilities, :func:`choose_literal` adds up the probability of every top-k
-token at the first generated position that is a prefix of a literal (case-insensitive,
-leading spaces and tokenizer markers stripped).  Otherwise, or if no top-k token matches,
-it parses the text leniently: the first literal mentioned, in any case, with spaces,
-hyphens or underscores between words (``turn around`` = ``TURN_AROUND``).  A reply that
-matches nothing gives ``choice=None``; it never raises.
+token at the first generated position that names a literal: the whole word in any case
+(leading spaces and tokenizer markers stripped), or a prefix of it of at least two letters
+written in capitals as the literal is (``ST`` counts for ``STOP``; ``S``, ``St`` or ``The``
+do not — single letters and mixed-case fragments are too often other words).
+
+The log-probability choice is trusted only when the model means it: the literals together
+must hold at least ``min_mass`` of the probability (default 0.5), or the most likely token
+must be one of them.  Otherwise — real small models often put 2 % on the literals and start
+with ``1.`` or ``You`` — the choice is read from the text instead and the score is marked
+``fallback`` (agents count it as a parse failure).  The text parser takes the first literal
+mentioned, in any case, with spaces, hyphens or underscores between words (``turn around``
+= ``TURN_AROUND``).  A reply that matches nothing gives ``choice=None``; it never raises.
 """
 
 from __future__ import annotations
@@ -47,24 +54,40 @@ class ActionScore:
         ``"logprobs"``, ``"text"`` or ``"none"``.
     scores
         Log-probability mass per literal from the first position's top-k (only literals
-        that matched a token; empty for the text method).
+        that matched a token; empty when no position matched).
     text
         The generated text the choice was made from.
+    mass
+        Probability the literals hold together at the scored position (``None`` without
+        log-probabilities).
+    fallback
+        ``True`` when log-probabilities came back but were not trusted (too little mass,
+        or no literal among them) and the text decided: a parse failure for the caller.
     """
 
     choice: str | None
     method: Literal["logprobs", "text", "none"]
     scores: dict[str, float] = field(default_factory=dict)
     text: str = ""
+    mass: float | None = None
+    fallback: bool = False
 
     @property
     def valid(self) -> bool:
         """True if a literal was chosen."""
         return self.choice is not None
 
+    @property
+    def confidence(self) -> float | None:
+        """Probability of the choice over the model's whole distribution (log-probability
+        method only; ``None`` otherwise)."""
+        if self.method != "logprobs" or self.choice not in self.scores:
+            return None
+        return min(1.0, math.exp(self.scores[self.choice]))
+
 
 def _norm_token(token: str) -> str:
-    return token.strip(_MARKERS).lower().rstrip(".,;:!?\"')]}")
+    return token.strip(_MARKERS).rstrip(".,;:!?\"')]}")
 
 
 def _logsumexp(values: list[float]) -> float:
@@ -77,16 +100,18 @@ def _logsumexp(values: list[float]) -> float:
 def score_logprobs(top: Sequence[tuple[str, float]], literals: Sequence[str]) -> dict[str, float]:
     """Log-probability mass of each literal among one position's top-k tokens.
 
-    A token counts for a literal when, normalised, it is a non-empty prefix of the literal
-    (``"TURN"`` and ``" turn"`` count for ``TURN_AROUND``) or equals it.  Distinct tokens
-    counting for the same literal are added up (log-sum-exp).
+    A token counts for a literal when, stripped of spaces, tokenizer markers and trailing
+    punctuation, it equals the literal in any case (``" forward"``, ``"Turn around"``), or
+    is a prefix of it at least two characters long written in capitals as the literal is
+    (``"TURN"`` and ``"ST"`` count, ``"S"``, ``"St"`` and ``" turn"`` do not).  Distinct
+    tokens counting for the same literal are added up (log-sum-exp).
 
     Returns
     -------
     dict
         ``{literal: logprob}`` for the literals that matched at least one token.
     """
-    lowered = [(lit, lit.lower()) for lit in literals]
+    forms = [(lit, {lit, lit.replace("_", " "), lit.replace("_", "")}) for lit in literals]
     found: dict[str, list[float]] = {}
     seen: set[str] = set()
     for token, logprob in top:
@@ -96,10 +121,11 @@ def score_logprobs(top: Sequence[tuple[str, float]], literals: Sequence[str]) ->
         norm = _norm_token(token)
         if not norm:
             continue
-        for lit, low in lowered:
-            if any(
-                form.startswith(norm) for form in (low, low.replace("_", " "), low.replace("_", ""))
-            ):
+        upper = norm.upper()
+        for lit, written in forms:
+            whole = upper in written
+            prefix = len(norm) >= 2 and norm == upper and any(f.startswith(norm) for f in written)
+            if whole or prefix:
                 found.setdefault(lit, []).append(logprob)
     return {lit: _logsumexp(v) for lit, v in found.items()}
 
@@ -163,6 +189,7 @@ def choose_literal(
     *,
     aliases: Mapping[str, Sequence[str]] | None = None,
     max_skip: int = 2,
+    min_mass: float = 0.5,
 ) -> ActionScore:
     """Choose a literal from a completion: log-probabilities first, then the text.
 
@@ -177,26 +204,37 @@ def choose_literal(
     max_skip
         Leading positions made only of whitespace or punctuation (e.g. a newline) that may
         be skipped to find the first word.
+    min_mass
+        Probability the literals must hold together for the log-probability choice to be
+        trusted, unless the most likely token is one of them (see the module docstring).
 
     Returns
     -------
     ActionScore
-        ``choice`` is ``None`` when nothing matched.
+        ``choice`` is ``None`` when nothing matched; ``fallback`` is true when
+        log-probabilities were returned but the text decided.
     """
+    scores: dict[str, float] = {}
+    mass: float | None = None
     if completion.logprobs:
-        positions = list(completion.logprobs)
-        for pos in positions[: max_skip + 1]:
+        mass = 0.0
+        for pos in list(completion.logprobs)[: max_skip + 1]:
             top = pos.top or ((pos.token, pos.logprob),)
             scores = score_logprobs(top, literals)
             if scores:
+                mass = min(1.0, sum(math.exp(v) for v in scores.values()))
                 best = max(literals, key=lambda lit: scores.get(lit, -math.inf))
-                return ActionScore(best, "logprobs", scores, completion.text)
+                leader = max(top, key=lambda t: t[1])[0]
+                if mass >= min_mass or score_logprobs([(leader, 0.0)], literals):
+                    return ActionScore(best, "logprobs", scores, completion.text, mass)
+                break
             if not _SKIPPABLE.match(pos.token):
                 break
+    fallback = mass is not None
     parsed = parse_literal(completion.text, literals, aliases)
     if parsed is not None:
-        return ActionScore(parsed, "text", {}, completion.text)
-    return ActionScore(None, "none", {}, completion.text)
+        return ActionScore(parsed, "text", scores, completion.text, mass, fallback)
+    return ActionScore(None, "none", scores, completion.text, mass, fallback)
 
 
 async def score_actions(
@@ -207,6 +245,7 @@ async def score_actions(
     top_logprobs: int = 20,
     max_tokens: int = 8,
     aliases: Mapping[str, Sequence[str]] | None = None,
+    min_mass: float = 0.5,
     **params: Any,
 ) -> tuple[ActionScore, Completion]:
     """Ask ``model`` for the next word and choose a literal from its reply.
@@ -223,4 +262,4 @@ async def score_actions(
     if getattr(model, "supports_logprobs", False):
         params.setdefault("top_logprobs", top_logprobs)
     completion = await model.complete(messages, **params)
-    return choose_literal(completion, literals, aliases=aliases), completion
+    return choose_literal(completion, literals, aliases=aliases, min_mass=min_mass), completion

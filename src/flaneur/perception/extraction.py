@@ -288,7 +288,8 @@ async def aextract_landmarks(
     if model is None:
         return rule_based_landmarks(instruction)
     reply = await model.complete(
-        extraction_messages(instruction, examples), **({"temperature": 0.0} | (params or {}))
+        extraction_messages(instruction, examples),
+        **({"temperature": 0.0, "max_tokens": 160} | (params or {})),
     )
     parsed = parse_landmark_list(str(getattr(reply, "text", reply) or ""))
     return parsed if parsed is not None else rule_based_landmarks(instruction)

@@ -88,6 +88,9 @@ class FakeOpenAIServer:
         If set, requests must carry ``Authorization: Bearer <api_key>`` (else 401).
     hang_s
         How long a ``timeout`` fault hangs (it stops early when the server stops).
+    slots
+        Parallel slots reported at ``GET /props`` as llama.cpp's server does
+        (``total_slots``); ``None`` answers 404 there, like servers without it.
 
     Attributes
     ----------
@@ -112,7 +115,9 @@ class FakeOpenAIServer:
         models: Sequence[str] = ("fake-model",),
         api_key: str | None = None,
         hang_s: float = 30.0,
+        slots: int | None = 16,
     ):
+        self.slots = slots
         self.host = host
         self.port = port
         self.models = list(models)
@@ -128,6 +133,7 @@ class FakeOpenAIServer:
             routes=[
                 Route("/v1/chat/completions", self._chat, methods=["POST"]),
                 Route("/v1/models", self._models, methods=["GET"]),
+                Route("/props", self._props, methods=["GET"]),
                 Route("/_fake/stats", self._stats, methods=["GET"]),
                 Route("/_fake/reset", self._reset, methods=["POST"]),
                 Route("/{path:path}", self._unknown, methods=["GET", "POST", "PUT", "DELETE"]),
@@ -281,6 +287,13 @@ class FakeOpenAIServer:
             {"id": m, "object": "model", "created": 0, "owned_by": "flaneur"} for m in self.models
         ]
         return _json_response({"object": "list", "data": data})
+
+    async def _props(self, request: Request) -> Response:
+        self.counts[request.url.path] += 1
+        if self.slots is None:
+            return _error(404, "no route GET /props", "not_found")
+        return _json_response({"total_slots": self.slots,
+                               "default_generation_settings": {"n_ctx": 32768}})  # fmt: skip
 
     async def _stats(self, request: Request) -> Response:
         return _json_response(

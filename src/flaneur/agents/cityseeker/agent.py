@@ -12,8 +12,12 @@ Each step the agent
 Replies are JSON, parsed leniently (:mod:`flaneur.agents.cityseeker.parse`). An
 unparseable stop reply counts as a parse failure and the agent goes on; an unparseable
 choice reply counts as a parse failure and falls back to option A (CitySeeker's action 0,
-the street closest to straight on). Steps are independent (no conversation history) unless
-a strategy adds memory. The agent stops by itself after ``step_limit`` (35) steps.
+the street closest to straight on). A reply that echoes the prompt, and a choice reply
+without a ``choice``, are parse failures with the same fallbacks; each failed call records
+its ``reason``. Every call sends a ``max_tokens`` (``max_tokens`` for the stop and choice
+calls, ``cognition_max_tokens`` for C1/C2 map building). Steps are independent (no
+conversation history) unless a strategy adds memory. The agent stops by itself after
+``step_limit`` (35) steps.
 
 Strategies (``strategies="b1,r3"``, see :mod:`flaneur.agents.cityseeker.strategies`) add
 text to the prompts or make the agent walk back: a backtrack is a queue of heading choices
@@ -78,8 +82,12 @@ class CitySeekerAgent(Agent):
         Make B3's hint name the teacher's option (privileged).
     view_fov, view_size
         Field of view and size of the perspective views.
-    temperature, max_tokens, json_mode
+    temperature, json_mode
         Sampling parameters of every model call.
+    max_tokens
+        Reply length of the stop and choice calls (a short JSON object with a thought).
+    cognition_max_tokens
+        Reply length of the C1/C2 cognitive-map calls.
     """
 
     name: ClassVar[str] = "cityseeker"
@@ -104,9 +112,13 @@ class CitySeekerAgent(Agent):
         view_fov: float = 60.0,
         view_size: Sequence[int] = (800, 460),
         temperature: float | None = 0.0,
-        max_tokens: int | None = None,
+        max_tokens: int = 256,
+        cognition_max_tokens: int = 600,
         json_mode: bool = False,
     ) -> None:
+        if int(max_tokens) < 1 or int(cognition_max_tokens) < 1:
+            raise FlaneurError("max_tokens and cognition_max_tokens must be at least 1")
+        self.cognition_max_tokens = int(cognition_max_tokens)
         self.strategy_codes = parse_strategies(strategies)
         self.round = int(round)
         self.step_limit = int(step_limit)
@@ -118,7 +130,7 @@ class CitySeekerAgent(Agent):
         self.memory_path = memory_path
         self.view_fov = float(view_fov)
         self.view_size = (int(view_size[0]), int(view_size[1]))
-        self.call_params = {"temperature": temperature, "max_tokens": max_tokens,
+        self.call_params = {"temperature": temperature, "max_tokens": int(max_tokens),
                             "json_mode": json_mode or None}  # fmt: skip
         self.parse_failures_total = 0
 
@@ -161,8 +173,11 @@ class CitySeekerAgent(Agent):
                          if g in city.graph]  # fmt: skip
 
     async def _ask(self, prompt: BuiltPrompt) -> str:
+        params = dict(self.call_params)
+        if prompt.kind == "cognition":
+            params["max_tokens"] = self.cognition_max_tokens
         completion = await self.model.complete(
-            prompt.messages(self.prompts.system_text), **self.call_params
+            prompt.messages(self.prompts.system_text), **params
         )
         return completion.text or ""
 
@@ -253,9 +268,10 @@ class CitySeekerAgent(Agent):
         calls: list[dict[str, Any]] = []
         stop_prompt = self.prompts.stop_prompt(run, self.limit, context)
         stop_text = await self._ask(stop_prompt)
-        said = parse_stop(stop_text)
+        said = parse_stop(stop_text, stop_prompt.text)
         calls.append(self._call(stop_prompt, stop_text, said.ok,
-                                "stop" if said.stop else "continue", said.confidence))  # fmt: skip
+                                "stop" if said.stop else "continue", said.confidence,
+                                said.reason))  # fmt: skip
         options = build_options(run.city, run.node, run.heading)
         if said.stop or not options:
             thought = said.thought or ("no street to take" if not options else "")
@@ -264,10 +280,10 @@ class CitySeekerAgent(Agent):
         hint = "\n".join(t for t in (s.hint(run, options) for s in self.strategies) if t)
         choice_prompt = self.prompts.choice_prompt(run, self.limit, context, options, hint)
         choice_text = await self._ask(choice_prompt)
-        chosen = parse_choice(choice_text, [o.coarse for o in options])
+        chosen = parse_choice(choice_text, [o.coarse for o in options], choice_prompt.text)
         option: Option = options[chosen.index]
         calls.append(self._call(choice_prompt, choice_text, chosen.ok, option.label,
-                                chosen.confidence))  # fmt: skip
+                                chosen.confidence, chosen.reason))  # fmt: skip
         thought = " | ".join(t for t in (said.thought, chosen.thought) if t)
         memo = StepMemo(run.step, run.node, run.heading, option.label, option.target,
                         chosen.confidence, thought)  # fmt: skip
@@ -277,10 +293,13 @@ class CitySeekerAgent(Agent):
         return self._emit(memo, option.slot, f"{option.slot}:{option.fine}", calls)
 
     def _call(self, prompt: BuiltPrompt, reply: str, ok: bool, parsed: str,
-              confidence: float | None) -> dict[str, Any]:  # fmt: skip
-        return {"kind": prompt.kind, "prompt_id": prompt.prompt_id, "ok": ok, "parsed": parsed,
+              confidence: float | None, reason: str = "") -> dict[str, Any]:  # fmt: skip
+        call = {"kind": prompt.kind, "prompt_id": prompt.prompt_id, "ok": ok, "parsed": parsed,
                 "confidence": confidence, "images": len(prompt.images),
                 "_prompt": prompt.log_text(self.prompts.system_text), "_reply": reply}  # fmt: skip
+        if reason:
+            call["reason"] = reason
+        return call
 
     # ------------------------------------------------------------------ records
     def _emit(

@@ -6,6 +6,18 @@ read with :func:`flaneur.models.extract_json` (JSON inside prose or code fences,
 commas, single quotes ...) and, failing that, with a small pattern for the one field that
 matters. A reply that still cannot be read is a *parse failure*: it is counted and the agent
 falls back to a documented default (see :class:`StopReply` and :class:`ChoiceReply`).
+
+Two shapes of real small-model output are parse failures too, whatever they contain:
+
+* a reply that **echoes the prompt** (:func:`echoes_prompt`: it repeats the answer
+  template's placeholders such as ``<option letter>`` or ``"continue" or "stop"``, or most of
+  its lines are lines of the prompt) — the template's own ``"decision": "continue"`` must not
+  be read as the model's decision;
+* a choice reply whose JSON has **no ``choice`` key** (nor ``option``/``answer``/...), e.g.
+  the stop prompt's ``{"decision": "continue"}``.
+
+Every failure carries a ``reason`` (``"echoed the prompt"``, ``"no choice in the JSON
+reply"``, ``"unparseable"``) that the agent records with the call.
 """
 
 from __future__ import annotations
@@ -23,6 +35,7 @@ _THOUGHT_KEYS = ("thought", "thoughts", "reasoning", "reason", "observation")
 _DECISION_RE = re.compile(r"decision\W{0,6}(stop|continue)\b", re.IGNORECASE)
 _CHOICE_RE = re.compile(r"(?:choice|option)\W{0,6}([A-Z])\b", re.IGNORECASE)
 _LETTER_RE = re.compile(r"^\(?(?:option\s+)?([A-Za-z])\)?(?:[\s.:)\-]|$)", re.IGNORECASE)
+_PLACEHOLDERS = ("<option letter>", "<number from 0 to 1>", "<what you see", '"continue" or "stop"')
 _STOP_WORDS = frozenset({"stop", "stopped", "arrived", "yes", "true", "done", "finish"})
 _GO_WORDS = frozenset({"continue", "go", "move", "no", "false", "explore", "keep going"})
 
@@ -42,12 +55,15 @@ class StopReply:
         The model's reasoning ("" if none).
     ok
         ``False`` for a parse failure.
+    reason
+        Why the reply is a parse failure (``""`` when it is not).
     """
 
     stop: bool
     confidence: float | None
     thought: str
     ok: bool
+    reason: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,12 +81,15 @@ class ChoiceReply:
         The model's reasoning ("" if none).
     ok
         ``False`` for a parse failure.
+    reason
+        Why the reply is a parse failure (``""`` when it is not).
     """
 
     index: int
     confidence: float | None
     thought: str
     ok: bool
+    reason: str = ""
 
 
 def parse_confidence(value: Any) -> float | None:
@@ -122,8 +141,28 @@ def _decision(value: Any) -> bool | None:
     return None
 
 
-def parse_stop(text: str | None) -> StopReply:
-    """Parse a stop-prompt reply (never raises)."""
+def echoes_prompt(reply: str, prompt: str | None) -> bool:
+    """Whether ``reply`` repeats the prompt instead of answering it.
+
+    True when it contains a placeholder of the answer templates (``<option letter>``,
+    ``<number from 0 to 1>``, ``<what you see``, ``"continue" or "stop"``), or when at least
+    two of its lines, and half of its non-empty lines, are lines of ``prompt`` (lines of 20
+    characters or more, compared without surrounding spaces).
+    """
+    if any(p in reply for p in _PLACEHOLDERS):
+        return True
+    if not prompt:
+        return False
+    known = {ln.strip() for ln in prompt.splitlines() if len(ln.strip()) >= 20}
+    lines = [ln.strip() for ln in reply.splitlines() if ln.strip()]
+    copied = sum(1 for ln in lines if ln in known)
+    return copied >= 2 and copied * 2 >= len(lines)
+
+
+def parse_stop(text: str | None, prompt: str | None = None) -> StopReply:
+    """Parse a stop-prompt reply (never raises); ``prompt`` enables echo detection."""
+    if text and echoes_prompt(text, prompt):
+        return StopReply(False, None, "", False, "echoed the prompt")
     data = extract_json(text or "")
     if isinstance(data, dict):
         stop = _decision(_first(data, _DECISION_KEYS))
@@ -133,7 +172,7 @@ def parse_stop(text: str | None) -> StopReply:
     match = _DECISION_RE.search(text or "")
     if match:
         return StopReply(match.group(1).lower() == "stop", None, "", True)
-    return StopReply(False, None, "", False)
+    return StopReply(False, None, "", False, "unparseable")
 
 
 def _option_index(value: Any, labels: Sequence[str]) -> int | None:
@@ -160,7 +199,9 @@ def _option_index(value: Any, labels: Sequence[str]) -> int | None:
     return hits[0] if len(hits) == 1 else None
 
 
-def parse_choice(text: str | None, labels: Sequence[str]) -> ChoiceReply:
+def parse_choice(
+    text: str | None, labels: Sequence[str], prompt: str | None = None
+) -> ChoiceReply:
     """Parse a choice-prompt reply among ``labels`` (``FRONT``, ``LEFT``, ... in option
     order); never raises.
 
@@ -170,19 +211,33 @@ def parse_choice(text: str | None, labels: Sequence[str]) -> ChoiceReply:
         The model's reply.
     labels
         The coarse direction label of each option, in order (option A first).
+    prompt
+        The prompt sent, for echo detection.
     """
+    if text and echoes_prompt(text, prompt):
+        return ChoiceReply(0, None, "", False, "echoed the prompt")
     data = extract_json(text or "")
+    reason = "unparseable"
     if isinstance(data, dict):
-        index = _option_index(_first(data, _CHOICE_KEYS), labels)
+        value = _first(data, _CHOICE_KEYS)
+        index = _option_index(value, labels)
         if index is not None:
             conf = parse_confidence(_first(data, ("confidence", "certainty", "score")))
             return ChoiceReply(index, conf, _thought(data), True)
+        reason = "no choice in the JSON reply" if value is None else "unknown option"
     match = _CHOICE_RE.search(text or "")
     if match:
         index = _option_index(match.group(1), labels)
         if index is not None:
             return ChoiceReply(index, None, "", True)
-    return ChoiceReply(0, None, "", False)
+    return ChoiceReply(0, None, "", False, reason)
 
 
-__all__ = ["ChoiceReply", "StopReply", "parse_choice", "parse_confidence", "parse_stop"]
+__all__ = [
+    "ChoiceReply",
+    "StopReply",
+    "echoes_prompt",
+    "parse_choice",
+    "parse_confidence",
+    "parse_stop",
+]

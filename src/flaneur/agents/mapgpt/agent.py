@@ -22,7 +22,9 @@ Backtracking: with the scheme option ``allow_jumps=True`` the ``nodes`` scheme a
 observed but unvisited places, which appear as ``go back to Place N`` options (the
 environment walks the route, one step per edge).
 
-Fallback: a reply that names no offered option is a counted parse failure (step record
+Fallback: a reply that names no offered option (an echoed option list names none; a reply
+cut off at ``max_tokens`` names one only in an explicit ``Action`` field, see
+:mod:`flaneur.agents.mapgpt.parse`) is a counted parse failure (step record
 ``parse_failures=1``, :attr:`MapGPTAgent.parse_failures` per episode); the agent then takes
 the option closest to straight ahead among the adjacent places (never stop), keeping its
 previous planning.
@@ -253,7 +255,8 @@ class MapGPTAgent(Agent):
             messages, temperature=self.temperature, max_tokens=self.max_tokens
         )
         raw = completion.text or ""
-        parsed: ParsedReply = parse_reply(raw, options)
+        truncated = completion.finish_reason == "length"
+        parsed: ParsedReply = parse_reply(raw, options, truncated=truncated)
         failures = 0
         chosen = parsed.option
         if chosen is None:
@@ -283,6 +286,7 @@ class MapGPTAgent(Agent):
             "planning": parsed.planning or None,
             "letter": chosen.letter if chosen is not None and parsed.ok else None,
             "parse_method": parsed.method,
+            "truncated": truncated or None,
             "images": sum(len(m.images) for m in messages),
             "tokens": [usage.prompt_tokens, usage.completion_tokens],
         })  # fmt: skip

@@ -27,6 +27,9 @@ from flaneur.world.city import City
 
 DESCRIPTION_SOURCES = ("map", "ocr", "vlm")
 
+CAPTION_MAX_TOKENS = 80
+"""Reply length of a one-sentence caption call."""
+
 
 _SHARED: dict[str, Any] = {}
 
@@ -161,7 +164,9 @@ class PlaceDescriber:
         prompt = load_prompt("mapgpt", "caption")
         image = await self.view_image(node, heading)
         question = prompt.text.strip()
-        reply = await self.model.complete([msg.user(question, image)], temperature=0.0)
+        reply = await self.model.complete(
+            [msg.user(question, image)], temperature=0.0, max_tokens=CAPTION_MAX_TOKENS
+        )
         self.caption_calls += 1
         text = " ".join((reply.text or "").split())[:300]
         self._captions[key] = text

@@ -14,6 +14,15 @@ An action value is matched to an option by its letter (``B``, ``B.``, ``(B)``, `
 the offered options (e.g. ``A`` = stop before stop is offered) does not match. When nothing
 matches the reply is a parse failure; the agent counts it and falls back (see
 :class:`~flaneur.agents.mapgpt.agent.MapGPTAgent`).
+
+Two shapes of real model output are never read as a choice:
+
+* an echoed option list: lines that repeat two or more of the offered options
+  (``A. stop``, ``B. turn left to Place 4``, ...) are removed before parsing, so a reply that
+  only echoes the options names none of them;
+* a reply cut off at ``max_tokens`` (``finish_reason == "length"``, ``truncated=True``) is
+  read only from an explicit ``Action`` field or JSON key; a truncated reply without one is a
+  parse failure, never a stop (its last line may end "The next stop will be").
 """
 
 from __future__ import annotations
@@ -155,9 +164,47 @@ def _loose_choice(text: str, options: Sequence[Option]) -> Option | None:
     return None
 
 
-def parse_reply(text: str | None, options: Sequence[Option]) -> ParsedReply:
-    """Read thought, planning and the chosen option from a reply (never raises)."""
-    text = (text or "").strip()
+_BULLET = re.compile(r"^[\s>*_\-•`]*")
+
+
+def _norm_line(line: str) -> str:
+    return " ".join(_BULLET.sub("", line).lower().split()).rstrip(".;,")
+
+
+def drop_echoed_options(text: str, options: Sequence[Option]) -> str:
+    """``text`` without the lines that repeat offered options, when two or more do."""
+    heads = [_norm_line(f"{o.letter}. {o.phrase}") for o in options]
+    full = {_norm_line(o.line()) for o in options}
+    lines = text.splitlines()
+
+    def echoes(line: str) -> bool:
+        norm = _norm_line(line)
+        if norm in full or norm in heads:
+            return True
+        return any(norm.startswith((f"{h}:", f"{h} (image")) for h in heads)
+
+    echoed = {i for i, line in enumerate(lines) if echoes(line)}
+    if len(echoed) < 2:
+        return text
+    return "\n".join(line for i, line in enumerate(lines) if i not in echoed)
+
+
+def parse_reply(
+    text: str | None, options: Sequence[Option], *, truncated: bool = False
+) -> ParsedReply:
+    """Read thought, planning and the chosen option from a reply (never raises).
+
+    Parameters
+    ----------
+    text
+        The reply.
+    options
+        The offered options.
+    truncated
+        The reply was cut off at ``max_tokens``: only an explicit ``Action`` field or JSON
+        key counts (see the module docstring).
+    """
+    text = drop_echoed_options((text or "").strip(), options).strip()
     if not text:
         return ParsedReply("", "", None, "none")
     data = _json_fields(text)
@@ -171,6 +218,8 @@ def parse_reply(text: str | None, options: Sequence[Option]) -> ParsedReply:
         for candidate in (action, fields["action"]):
             if (opt := match_action(candidate, options)) is not None:
                 return ParsedReply(thought, planning, opt, "field")
+    if truncated:
+        return ParsedReply(thought, planning, None, "none")
     lines = [ln for ln in text.splitlines() if ln.strip()]
     if not fields and len(lines) == 1 and (opt := match_action(lines[0], options)) is not None:
         return ParsedReply(thought, planning, opt, "text")
@@ -184,4 +233,4 @@ def parse_reply(text: str | None, options: Sequence[Option]) -> ParsedReply:
     return ParsedReply(thought, planning, None, "none")
 
 
-__all__ = ["ParsedReply", "match_action", "parse_reply", "split_fields"]
+__all__ = ["ParsedReply", "drop_echoed_options", "match_action", "parse_reply", "split_fields"]

@@ -9,6 +9,12 @@ are extracted from the instructions once per episode, on the first step (model +
 or the rule-based extractor), and observed on the map or, with views and an image scorer,
 in the five VELMA views.
 
+The log-probability choice is trusted only when the action words hold at least
+``min_action_mass`` of the probability at that position (or one is the most likely token);
+otherwise the reply text decides and the step counts a parse failure (see
+:func:`flaneur.models.scoring.choose_literal`). The recorded ``confidence`` is the chosen
+word's probability over the model's whole distribution; ``action_mass`` that of all five.
+
 Invalid and unparseable answers never end an episode:
 
 * a chosen action the state does not allow is replaced by the best-scored allowed one when
@@ -22,7 +28,6 @@ Invalid and unparseable answers never end an episode:
 
 from __future__ import annotations
 
-import math
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
@@ -86,6 +91,12 @@ class VelmaAgent(Agent):
         given here, fitted on reference views).
     params
         Extra sampling parameters for the action call.
+    min_action_mass
+        Probability the action words must hold together for the log-probability choice.
+    max_tokens
+        Reply length of the action call (a word or two).
+    extract_max_tokens
+        Reply length of the landmark-extraction call (a short list).
     """
 
     name: ClassVar[str] = "velma"
@@ -101,6 +112,9 @@ class VelmaAgent(Agent):
         landmark_radius_m: float = 30.0,
         scorer: Any = None,
         params: Mapping[str, Any] | None = None,
+        min_action_mass: float = 0.5,
+        max_tokens: int = 8,
+        extract_max_tokens: int = 160,
     ) -> None:
         if extract not in ("model", "rules"):
             raise FlaneurError(f"extract must be 'model' or 'rules', not {extract!r}")
@@ -112,6 +126,13 @@ class VelmaAgent(Agent):
         self.landmark_radius_m = float(landmark_radius_m)
         self.scorer = scorer
         self.params = dict(params or {})
+        if not 0.0 <= float(min_action_mass) <= 1.0:
+            raise FlaneurError(f"min_action_mass must be in [0, 1], not {min_action_mass!r}")
+        if int(max_tokens) < 1 or int(extract_max_tokens) < 1:
+            raise FlaneurError("max_tokens and extract_max_tokens must be at least 1")
+        self.min_action_mass = float(min_action_mass)
+        self.max_tokens = int(max_tokens)
+        self.extract_max_tokens = int(extract_max_tokens)
         self.system_prompt = load_prompt("velma", "system")
         self.prompt = load_prompt("velma", "navigate")
 
@@ -188,7 +209,9 @@ class VelmaAgent(Agent):
         found = None
         if self.extract == "model":
             messages = extraction_messages(instruction)
-            reply = await self.model.complete(messages, temperature=0)
+            reply = await self.model.complete(
+                messages, temperature=0, max_tokens=self.extract_max_tokens
+            )
             found = parse_landmark_list(reply.text or "")
             info = {
                 "method": "model" if found is not None else "rules (unparseable reply)",
@@ -218,7 +241,8 @@ class VelmaAgent(Agent):
             trajectory=self.trajectory.render(),
         )
         messages = [system(self.system_text), user(text)]
-        score, reply = await score_actions(self.model, messages, ACTION_WORDS, **self.params)
+        params = {"max_tokens": self.max_tokens, "min_mass": self.min_action_mass, **self.params}
+        score, reply = await score_actions(self.model, messages, ACTION_WORDS, **params)
         word, note, failed = self._decide(score, mask, node, heading)
         self.parse_failures += failed
         self.trajectory.act(word)
@@ -227,7 +251,7 @@ class VelmaAgent(Agent):
             raw_output=reply.text,
             parsed_action=score.choice,
             thoughts=note,
-            confidence=_confidence(score.scores, score.choice),
+            confidence=score.confidence,
             parse_failures=failed,
             prompt=text,
             system_prompt=self.system_text,
@@ -236,6 +260,8 @@ class VelmaAgent(Agent):
         )
         if score.scores:
             record["scores"] = {k: round(v, 4) for k, v in score.scores.items()}
+        if score.mass is not None:
+            record["action_mass"] = round(score.mass, 4)
         if extraction is not None:
             record["parse_failures"] = failed + extraction.get("parse_failures", 0)
             record["landmarks"] = extraction.pop("landmarks")
@@ -263,6 +289,14 @@ class VelmaAgent(Agent):
         if choice is None:
             fallback = next((w for w in ("FORWARD", "TURN_AROUND") if allowed(w)), "STOP")
             return fallback, f"no action in the reply: fallback {fallback}", 1
+        failed = 1 if score.fallback else 0
+        if score.fallback:
+            mass = f"{score.mass:.3f}" if score.mass is not None else "?"
+            note = f"action words hold {mass} of the probability: read {choice} from the text"
+            if allowed(choice):
+                return choice, note, failed
+            slot = self.scheme.remap(AgentState(node, heading), slot_of(choice))
+            return word_of(slot), f"{note}; not possible here: {word_of(slot)}", failed
         if allowed(choice):
             return choice, None, 0
         ranked = sorted((w for w in score.scores if allowed(w)), key=lambda w: -score.scores[w])
@@ -273,15 +307,6 @@ class VelmaAgent(Agent):
         if word != choice:
             return word, f"{choice} not possible here: remapped to {word}", 0
         return choice, f"{choice} not possible here", 0
-
-
-def _confidence(scores: Mapping[str, float], choice: str | None) -> float | None:
-    """Probability of ``choice`` among the scored literals (log-probability method only)."""
-    if not scores or choice not in scores:
-        return None
-    top = max(scores.values())
-    total = sum(math.exp(v - top) for v in scores.values())
-    return round(math.exp(scores[choice] - top) / total, 4)
 
 
 __all__ = ["VelmaAgent"]

@@ -66,9 +66,12 @@ class Thinker:
     ----------
     model
         A :class:`~flaneur.models.ChatModel`, or ``None`` to run offline.
+    max_tokens
+        Reply length of every call (short answers: a choice, a name, a sentence or two).
     """
 
     model: Any = None
+    max_tokens: int = 256
     transcript: list[dict[str, str]] = field(default_factory=list)
     fallbacks: int = 0
     calls: int = 0
@@ -87,7 +90,9 @@ class Thinker:
         messages = ([system(system_text)] if system_text else []) + [user(prompt)]
         self.calls += 1
         try:
-            reply = self.model.complete_sync(messages, temperature=0)
+            reply = self.model.complete_sync(
+                messages, temperature=0, max_tokens=self.max_tokens
+            )
         except ModelError as err:
             self.fallbacks += 1
             self.transcript.append({"prompt": prompt, "error": str(err)[:200]})

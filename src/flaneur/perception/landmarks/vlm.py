@@ -83,7 +83,7 @@ class VLMLandmarks(LandmarkScorer):
     max_options
         Landmarks per question (longer lists are asked in several questions).
     params
-        Sampling parameters for every call (default ``temperature=0``).
+        Sampling parameters for every call (default ``temperature=0``, ``max_tokens=40``).
     prompt
         Template with ``{options}`` and ``{none}``.
     """
@@ -100,7 +100,7 @@ class VLMLandmarks(LandmarkScorer):
     ) -> None:
         self.model = model
         self.max_options = max(1, min(max_options, len(LETTERS) - 1))
-        self.params = {"temperature": 0.0} if params is None else dict(params)
+        self.params = {"temperature": 0.0, "max_tokens": 40} if params is None else dict(params)
         self.prompt = prompt
 
     def question(self, view: View, names: Sequence[str]) -> list[dict[str, Any]]:
