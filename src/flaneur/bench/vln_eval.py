@@ -11,7 +11,8 @@ she sees is the recogniser's job:
 * :class:`OCRRecogniser` — V-IRL's PP-OCR row without the LLM yes/no step: four synthetic
   views (fov 90, all around; V-IRL: street views around 360°) are read by PP-OCR
   (:class:`~flaneur.perception.landmarks.ocr.OCRLandmarks`) and a landmark is seen when a
-  line of text fuzzily matches its name.
+  line of text fuzzily matches its name. OCR results are kept on disk
+  (``$FLANEUR_CACHE_DIR/ocr``), so a second run costs a render and a hash per view.
 
 Offline the tourist's policy is a rule of our own design that depends on the recogniser: it
 reads the instruction's legs (``face <compass> and walk about <N> m``) and the landmark at
@@ -116,12 +117,14 @@ class OCRRecogniser:
     name = "ocr"
 
     def __init__(self, city: City, views: Any = None, scorer: Any = None) -> None:
+        from flaneur.paths import cache_dir
         from flaneur.perception.landmarks.ocr import OCRLandmarks
+        from flaneur.perception.ocr import OCR
         from flaneur.views.synthetic import SyntheticViews
 
         self.city = city
         self.views = views or SyntheticViews(city, scene_cache=True)
-        self.scorer = scorer or OCRLandmarks()
+        self.scorer = scorer or OCRLandmarks(OCR(cache_dir=cache_dir("ocr")))
         self.calls = 0
 
     def seen(self, node: int, facing: float, landmarks: Sequence[str]) -> dict[str, str]:
@@ -136,6 +139,8 @@ class OCRRecogniser:
             for obs in self.scorer.visible(view, names):
                 heading = obs.heading if obs.heading is not None else view.heading
                 out.setdefault(obs.landmark, relative8(relative_angle(heading, facing)))
+            if len(out) == len(set(names)):
+                break  # every landmark asked about is found: no need to look further
         return out
 
 
