@@ -9,7 +9,8 @@ she sees is the recogniser's job:
 * :class:`OracleRecogniser` — V-IRL's oracle row: a landmark named in the instruction is seen
   when a place of that name lies within 20 m of the viewpoint (the map knows).
 * :class:`OCRRecogniser` — V-IRL's PP-OCR row without the LLM yes/no step: four synthetic
-  views (fov 90, all around; V-IRL: street views around 360°) are read by PP-OCR
+  views (fov 90, all around; V-IRL: street views around 360°) — or, when the instruction
+  says on which side the landmark stands, the one view towards that side — are read by PP-OCR
   (:class:`~flaneur.perception.landmarks.ocr.OCRLandmarks`) and a landmark is seen when a
   line of text fuzzily matches its name. OCR results are kept on disk
   (``$FLANEUR_CACHE_DIR/ocr``), so a second run costs a render and a hash per view.
@@ -59,18 +60,22 @@ REFACE_DEG = 60.0
 OCR_FOV = 90.0
 _WORDS = "|".join(sorted(COMPASS, key=len, reverse=True))
 _FIRST = re.compile(r"Face (" + _WORDS + r") and walk about (\d+) m")
-_TURN = re.compile(r"(?:At the intersection|Then)(?: with (.+?) on your [a-z-]+)?, turn to face ("
+_TURN = re.compile(r"(?:At the intersection|Then)(?: with (.+?) on your ([a-z-]+))?, turn to face ("
                    + _WORDS + r") and walk about (\d+) m")
+_RELATIVE_DEG = {word: 45.0 * i for i, word in enumerate(
+    ("front", "front-right", "right", "back-right", "back", "back-left", "left", "front-left"))}
 
 
 @dataclass(frozen=True)
 class Leg:
     """One leg of an instruction: face ``direction``, walk ``metres``; ``landmark`` marks its
-    end (the turn into the next leg), empty when the instruction names none."""
+    end (the turn into the next leg), empty when the instruction names none; ``side`` is where
+    the instruction says it stands (``right``, ``front-left``, ...)."""
 
     direction: str
     metres: float
     landmark: str = ""
+    side: str = ""
 
 
 def parse_legs(instruction: str) -> list[Leg]:
@@ -78,13 +83,15 @@ def parse_legs(instruction: str) -> list[Leg]:
     first = _FIRST.search(instruction)
     if not first:
         return []
-    dirs, metres, marks = [first.group(1)], [float(first.group(2))], []
+    dirs, metres, marks, sides = [first.group(1)], [float(first.group(2))], [], []
     for match in _TURN.finditer(instruction):
         marks.append(match.group(1) or "")
-        dirs.append(match.group(2))
-        metres.append(float(match.group(3)))
+        sides.append(match.group(2) or "")
+        dirs.append(match.group(3))
+        metres.append(float(match.group(4)))
     marks.append("")
-    return [Leg(d, m, lm) for d, m, lm in zip(dirs, metres, marks, strict=True)]
+    sides.append("")
+    return [Leg(d, m, lm, sd) for d, m, lm, sd in zip(dirs, metres, marks, sides, strict=True)]
 
 
 class OracleRecogniser:
@@ -96,8 +103,10 @@ class OracleRecogniser:
         self.city = city
         self.radius_m = radius_m
 
-    def seen(self, node: int, facing: float, landmarks: Sequence[str]) -> dict[str, str]:
-        """``{landmark: relative direction}`` of the landmarks seen from ``node``."""
+    def seen(self, node: int, facing: float, landmarks: Sequence[str],
+             side: str = "") -> dict[str, str]:
+        """``{landmark: relative direction}`` of the landmarks within reach of ``node``
+        (``side`` is ignored: the map knows every direction)."""
         graph, places = self.city.graph, self.city.places
         wanted = {normalize_name(x): x for x in landmarks if x}
         rows, _ = places.within(graph.xy[node], self.radius_m)
@@ -127,14 +136,20 @@ class OCRRecogniser:
         self.scorer = scorer or OCRLandmarks(OCR(cache_dir=cache_dir("ocr")))
         self.calls = 0
 
-    def seen(self, node: int, facing: float, landmarks: Sequence[str]) -> dict[str, str]:
-        """``{landmark: relative direction}`` of the landmarks read in the views."""
+    def seen(self, node: int, facing: float, landmarks: Sequence[str],
+             side: str = "") -> dict[str, str]:
+        """``{landmark: relative direction}`` of the landmarks read in the views: one view
+        towards ``side`` (relative to ``facing``) when given, else four around."""
         names = [x for x in landmarks if x]
         out: dict[str, str] = {}
         if not names:
             return out
-        for k in range(int(360 / OCR_FOV)):
-            view = self.views.view(int(node), (facing + k * OCR_FOV) % 360.0, fov=OCR_FOV)
+        if side in _RELATIVE_DEG:
+            headings = [(facing + _RELATIVE_DEG[side]) % 360.0]
+        else:
+            headings = [(facing + k * OCR_FOV) % 360.0 for k in range(int(360 / OCR_FOV))]
+        for heading_k in headings:
+            view = self.views.view(int(node), heading_k, fov=OCR_FOV)
             self.calls += 1
             for obs in self.scorer.visible(view, names):
                 heading = obs.heading if obs.heading is not None else view.heading
@@ -185,7 +200,7 @@ def follow_route(city: City, episode: Episode, recogniser: Any,
         junction = graph.degree[node] > 2
         if legs and leg < len(legs) - 1 and walked_leg >= 0.5 * legs[leg].metres and junction:
             mark = legs[leg].landmark
-            found = bool(mark) and mark in recogniser.seen(node, facing, [mark])
+            found = bool(mark) and mark in recogniser.seen(node, facing, [mark], legs[leg].side)
             if found or walked_leg >= legs[leg].metres + (LOST_AFTER_M if mark else -LEG_SLACK_M):
                 leg, walked_leg, must_turn = leg + 1, 0.0, True
         if not legs or (leg == len(legs) - 1 and walked_leg >= legs[leg].metres - LEG_SLACK_M):
