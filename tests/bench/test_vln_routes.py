@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import shapely
 
-from flaneur.bench.vln_eval import OracleRecogniser, evaluate, parse_legs
+from flaneur.bench.vln_eval import Leg, OCRRecogniser, OracleRecogniser, evaluate, parse_legs
 from flaneur.bench.vln_routes import (
     VlnRegion,
     best_start,
@@ -132,3 +132,58 @@ def test_cli_json_and_empty_region(city, tmp_path):
     assert ok.returncode == 0, ok.stderr
     data = json.loads(ok.stdout)
     assert data["routes"] == 1 and data["metrics"]["oracle"]["success"] == 1.0
+
+
+def test_task_set_is_registered():
+    from flaneur.tasks.registry import get_task
+
+    spec = get_task("helsinki-virl-vln-v1")
+    assert (spec.scheme, spec.success_metric, spec.city) == ("headings", "virl_success",
+                                                             "helsinki")
+    assert spec.build is not None and not spec.needs_data_dir
+
+
+def test_parse_legs_reads_landmark_and_side():
+    text = ("Face north and walk about 40 m. At the intersection with Kiasma on your "
+            "front-right, turn to face east and walk about 25 m. Then, turn to face south and "
+            "walk about 30 m. Cafe X will be on your left.")
+    assert parse_legs(text) == [
+        Leg("north", 40.0, "Kiasma", "front-right"), Leg("east", 25.0), Leg("south", 30.0)]
+    assert parse_legs("Go somewhere nice.") == []
+
+
+class _FakeView:
+    def __init__(self, heading):
+        self.heading = heading
+
+
+class _FakeViews:
+    def __init__(self):
+        self.asked = []
+
+    def view(self, node, heading, fov):
+        self.asked.append(round(heading))
+        return _FakeView(heading)
+
+
+class _FakeScorer:
+    """Reads "Kiasma" only in the view looking east (90 degrees)."""
+
+    def visible(self, view, names):
+        from flaneur.perception.landmarks.base import LandmarkObservation
+
+        if round(view.heading) == 90 and "Kiasma" in names:
+            return [LandmarkObservation("Kiasma", True, 1.0, heading=100.0)]
+        return []
+
+
+def test_ocr_recogniser_looks_where_told(city):
+    views = _FakeViews()
+    rec = OCRRecogniser(city, views=views, scorer=_FakeScorer())
+    assert rec.seen(0, 0.0, ["Kiasma"], "right") == {"Kiasma": "right"}
+    assert views.asked == [90]
+    assert rec.seen(0, 0.0, ["Kiasma"], "left") == {}
+    assert views.asked == [90, 270]
+    views.asked.clear()
+    assert rec.seen(0, 0.0, ["Kiasma"]) == {"Kiasma": "right"}
+    assert views.asked == [0, 90]  # stops looking once every landmark is found
