@@ -12,6 +12,7 @@ import sys
 import typer
 
 from flaneur import __version__
+from flaneur.cli.bench_vln import bench_vln_app
 from flaneur.cli.city import city_app
 from flaneur.cli.demo import demo_command
 from flaneur.cli.export import export_app
@@ -46,6 +47,7 @@ app.command("fake-llm")(fake_llm_command)
 app.command("render")(render_command)
 app.add_typer(virl_app, name="virl")
 app.command("serve")(serve_command)
+app.add_typer(bench_vln_app, name="bench")
 
 
 def _version_callback(value: bool) -> None:

@@ -44,6 +44,12 @@ def _helsinki_needs_v1(data_dir: Path | None) -> tuple[City, list[Episode]]:
     return helsinki_needs_v1(data_dir)
 
 
+def _helsinki_virl_vln_v1(data_dir: Path | None) -> tuple[City, list[Episode]]:
+    from flaneur.bench.vln_set import helsinki_virl_vln_v1
+
+    return helsinki_virl_vln_v1(data_dir)
+
+
 VELMA_FACTS = {"scheme": "turns", "success_metric": "tc"}
 """VELMA's route-following sets: the corrected Touchdown turn rules, task completion (TC)."""
 NEED_FACTS = {"scheme": "headings", "success_metric": "tcp"}
@@ -102,6 +108,17 @@ BUILTIN_TASKS: list[TaskSpec] = [
         build=_helsinki_needs_v1,
         origin="built-in",
         **NEED_FACTS,
+    ),
+    TaskSpec(
+        id="helsinki-virl-vln-v1",
+        description="V-IRL's VLN routes (Local's instructions) on built-in Helsinki (seed 0)",
+        city="helsinki",
+        split="all",
+        loader="generated",
+        build=_helsinki_virl_vln_v1,
+        origin="built-in",
+        scheme="headings",
+        success_metric="virl_success",
     ),
 ]
 """The built-in task sets (all v1)."""

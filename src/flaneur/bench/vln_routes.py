@@ -1,0 +1,275 @@
+"""V-IRL's VLN route set on any city: destinations, starts, filters, regions, instructions.
+
+The collector follows V-IRL's ``collect_vln_routes.py`` (paper §5.4):
+
+* a *destination* is a named place of one of V-IRL's 20 benchmark types
+  (:data:`VLN_TYPES`, mapped onto flaneur's taxonomy) whose nearest viewpoint lies within
+  :data:`DEST_VIEWPOINT_M` (20 m);
+* a *start* is the viewpoint of another named place :data:`MIN_START_M`-:data:`MAX_START_M`
+  (40-150 m, straight line) away;
+* the walking route (:func:`flaneur.services.directions`) is at most :data:`MAX_ROUTE_M`
+  (150 m) long with 1-2 *intersections* (key positions before the destination), and each
+  intersection has a landmark (Local's choice: the most prominent named place within 18 m);
+* at most :data:`PER_REGION` (10) routes per region, one per destination.
+
+V-IRL's collector stopped at the first valid start, so its "most landmarks" choice never ran.
+Here every candidate start is checked and the valid one whose intersections have the most
+named places within Local's landmark radius wins (ties: the shorter route, then the lower
+viewpoint index). The order of destinations is a permutation drawn from ``seed``.
+
+Regions: the built-in extract has no district boundaries, so a region is a square cell of
+:data:`REGION_CELL_M` (500 m) in the city's metric projection, anchored at the south-west
+corner of its streets and places, named ``r<row>c<col>`` (the same grid as the place
+benchmarks' default regions); a GeoJSON polygon can be given instead.
+
+Instructions come from Local (:class:`flaneur.agents.virl.local.Local`): the offline template
+over its milestones, or the language model with a thinker attached.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+
+import numpy as np
+import shapely
+
+from flaneur.agents.virl.local import LANDMARK_RADIUS_M, Local, landmark_at
+from flaneur.errors import FlaneurError
+from flaneur.services.directions import Route, directions
+from flaneur.services.errors import RegionError, UnreachableError
+from flaneur.services.geocode import GeocodeResult
+from flaneur.tasks.episode import Episode
+from flaneur.world.city import City
+
+DEST_VIEWPOINT_M = 20.0
+MIN_START_M, MAX_START_M = 40.0, 150.0
+MAX_ROUTE_M = 150.0
+MIN_INTERSECTIONS, MAX_INTERSECTIONS = 1, 2
+PER_REGION = 10
+REGION_CELL_M = 500.0
+STEP_LIMIT = 40
+"""Actions per route in V-IRL's benchmark (its tourist alone: 30)."""
+COLLECTOR_VERSION = 1
+
+VLN_TYPES = MappingProxyType({
+    "bank": ("bank",), "restaurant": ("restaurant",), "supermarket": ("supermarket",),
+    "bakery": ("bakery",), "cafe": ("cafe",), "pharmacy": ("pharmacy",),
+    "hospital": ("hospital",), "spa": ("massage", "sauna", "public_bath"),
+    "convenience_store": ("convenience_store",), "school": ("school",),
+    "library": ("library",), "park": ("park",), "lodging": ("lodging",),
+    "laundry": ("laundry", "dry_cleaner"), "movie_theater": ("cinema",),
+    "book_store": ("book_store",), "clothing_store": ("clothing_store",),
+    "jewelry_store": ("jewelry_store",), "gym": ("gym",), "bar": ("bar",),
+})  # fmt: skip
+"""V-IRL's 20 benchmark place types (``place_types_20.txt``) → flaneur categories."""
+
+
+@dataclass(frozen=True)
+class VlnRegion:
+    """A named polygon in ``(lng, lat)``."""
+
+    name: str
+    polygon: shapely.Geometry
+
+
+@dataclass(frozen=True)
+class VlnRoute:
+    """One collected route: where it starts, where it goes, and Local's directions."""
+
+    region: str
+    start: int
+    destination: GeocodeResult
+    route: Route
+    landmarks: tuple[str, ...]
+    milestones: tuple[dict, ...]
+    instruction: str
+    written_by: str
+
+    @property
+    def intersections(self) -> tuple[int, ...]:
+        """Key positions before the destination (viewpoint indices)."""
+        return self.route.key_positions[:-1]
+
+
+def grid_regions(city: City, cell_m: float = REGION_CELL_M) -> list[VlnRegion]:
+    """Square cells of ``cell_m`` metres over the city holding at least one place."""
+    if cell_m <= 0:
+        raise RegionError(f"region cell size must be positive, got {cell_m}")
+    graph, places = city.graph, city.places
+    if len(places) == 0:
+        raise RegionError(f"city {city.name!r} has no places to build VLN routes to")
+    origin = np.minimum(graph.xy.min(axis=0), places.xy.min(axis=0))
+    cells = np.floor((places.xy - origin) / cell_m).astype(int)
+    out = []
+    for col, row in sorted({(int(c), int(r)) for c, r in cells}, key=lambda cr: (cr[1], cr[0])):
+        xs = np.array([origin[0] + col * cell_m, origin[0] + (col + 1) * cell_m])
+        ys = np.array([origin[1] + row * cell_m, origin[1] + (row + 1) * cell_m])
+        lat, lng = graph.projection.inverse(xs, ys)
+        box = shapely.box(float(min(lng)), float(min(lat)), float(max(lng)), float(max(lat)))
+        out.append(VlnRegion(f"r{row:02d}c{col:02d}", box))
+    return out
+
+
+def destination_rows(city: City, polygon: shapely.Geometry) -> np.ndarray:
+    """Rows of named places of the 20 types inside ``polygon`` with a viewpoint within 20 m."""
+    places, graph = city.places, city.graph
+    wanted = {c for cats in VLN_TYPES.values() for c in cats}
+    rows = [i for i in range(len(places)) if places.names[i]
+            and wanted.intersection(places.categories[i])]
+    rows = np.asarray([r for r in rows if shapely.contains_xy(
+        polygon, float(places.lng[r]), float(places.lat[r]))], dtype=np.int64)
+    if rows.size == 0:
+        return rows
+    nodes = np.atleast_1d(graph.nearest_node(places.lat[rows], places.lng[rows]))
+    gap = np.hypot(*(graph.xy[nodes] - places.xy[rows]).T)
+    return rows[gap <= DEST_VIEWPOINT_M]
+
+
+def region_has_viewpoints(city: City, polygon: shapely.Geometry) -> bool:
+    """Whether any viewpoint of the city lies inside ``polygon``."""
+    graph = city.graph
+    return bool(shapely.contains_xy(polygon, graph.lng, graph.lat).any())
+
+
+def landmark_count(city: City, node: int, exclude: int) -> int:
+    """Named places within Local's landmark radius of ``node`` (the destination left out)."""
+    rows, _ = city.places.within(city.graph.xy[node], LANDMARK_RADIUS_M)
+    return sum(1 for r in rows.tolist() if r != exclude and city.places.names[r])
+
+
+def best_start(city: City, dest_row: int, goal: int) -> tuple[Route, int] | None:
+    """The valid start with the most landmarks for a destination (V-IRL's intent, fixed).
+
+    Returns ``(route, landmark count)`` or ``None`` when no start passes the filters.
+    """
+    places, graph = city.places, city.graph
+    rows, dist = places.within(places.xy[dest_row], MAX_START_M)
+    candidates = [r for r, d in zip(rows.tolist(), dist.tolist(), strict=True)
+                  if r != dest_row and places.names[r] and d >= MIN_START_M]
+    if not candidates:
+        return None
+    nodes = np.atleast_1d(graph.nearest_node(places.lat[candidates], places.lng[candidates]))
+    best: tuple[tuple, Route, int] | None = None
+    for start in sorted(set(nodes.tolist()) - {goal}):
+        try:
+            route = directions(city, start, goal)
+        except UnreachableError:
+            continue
+        inner = route.key_positions[:-1]
+        if route.distance_m > MAX_ROUTE_M or not (
+                MIN_INTERSECTIONS <= len(inner) <= MAX_INTERSECTIONS):
+            continue
+        if any(landmark_at(city, k, exclude=dest_row) < 0 for k in inner):
+            continue
+        count = sum(landmark_count(city, k, dest_row) for k in inner)
+        key = (-count, route.distance_m, start)
+        if best is None or key < best[0]:
+            best = (key, route, count)
+    return None if best is None else (best[1], best[2])
+
+
+def collect_routes(
+    city: City,
+    regions: Sequence[VlnRegion] | None = None,
+    *,
+    seed: int = 0,
+    per_region: int = PER_REGION,
+    local: Local | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[VlnRoute]:
+    """V-IRL's VLN routes in every region, reproducible by ``seed``.
+
+    Raises
+    ------
+    RegionError
+        A given region holds no viewpoint of the city.
+    """
+    regions = list(regions) if regions is not None else grid_regions(city)
+    for region in regions:
+        if not region_has_viewpoints(city, region.polygon):
+            raise RegionError(f"region {region.name!r} holds no viewpoint of {city.name}")
+    local = local or Local(city)
+    rng = np.random.default_rng(seed)
+    places, graph = city.places, city.graph
+    out: list[VlnRoute] = []
+    for done, region in enumerate(regions):
+        rows = destination_rows(city, region.polygon)
+        taken = 0
+        for row in rng.permutation(rows).tolist() if rows.size else []:
+            if taken >= per_region:
+                break
+            goal = int(graph.nearest_node(float(places.lat[row]), float(places.lng[row])))
+            found = best_start(city, row, goal)
+            if found is None:
+                continue
+            route, _ = found
+            dest = GeocodeResult(str(places.names[row]), "place", float(places.lat[row]),
+                                 float(places.lng[row]), goal, row, 100.0)
+            answer = local.answer(f"How do I get to {dest.name}?", route.nodes[0],
+                                  destination=dest)
+            marks = tuple(m["landmark"] for m in answer.milestones if "landmark" in m)
+            out.append(VlnRoute(region.name, route.nodes[0], dest, answer.route, marks,
+                                tuple(answer.milestones), answer.instruction, answer.written_by))
+            taken += 1
+        if progress is not None:
+            progress(done + 1, len(regions))
+    return out
+
+
+def route_episode(city: City, item: VlnRoute, index: int) -> Episode:
+    """The flaneur episode of a collected route (V-IRL's initial heading: north)."""
+    graph, places = city.graph, city.places
+    row = item.destination.place_row
+    key_xy = [[float(graph.lat[k]), float(graph.lng[k])] for k in item.route.key_positions]
+    return Episode(
+        id=f"virl-vln-{item.region}-{index:03d}",
+        city=city.name,
+        instruction=item.instruction,
+        start_node=str(graph.ids[item.start]),
+        start_heading=0.0,
+        goal_nodes=(str(graph.ids[item.destination.node]),),
+        goal_place_ids=(str(places.ids[row]),),
+        goal_categories=tuple(c for c in places.categories[row]
+                              if any(c in cats for cats in VLN_TYPES.values())),
+        reference_path=tuple(str(graph.ids[n]) for n in item.route.nodes),
+        category=f"virl-vln-{len(item.intersections)}-int",
+        max_steps=STEP_LIMIT + 1,
+        metadata={
+            "region": item.region,
+            "destination": item.destination.name,
+            "destination_latlng": [float(places.lat[row]), float(places.lng[row])],
+            "key_positions": [str(graph.ids[k]) for k in item.route.key_positions],
+            "key_latlng": key_xy,
+            "landmarks": list(item.landmarks),
+            "milestones": [dict(m) for m in item.milestones],
+            "route_m": round(item.route.distance_m, 1),
+            "written_by": item.written_by,
+        },
+    )
+
+
+def route_episodes(city: City, routes: Sequence[VlnRoute]) -> list[Episode]:
+    """Episodes of collected routes, numbered within each region."""
+    counts: dict[str, int] = {}
+    out = []
+    for item in routes:
+        counts[item.region] = counts.get(item.region, 0) + 1
+        out.append(route_episode(city, item, counts[item.region]))
+    return out
+
+
+def check_set(episodes: Sequence[Episode]) -> None:
+    """Raise :class:`FlaneurError` when a route set is empty (nothing to evaluate)."""
+    if not episodes:
+        raise FlaneurError("no VLN route passes V-IRL's filters in the given regions")
+
+
+def distance_m(a: Sequence[float], b: Sequence[float]) -> float:
+    """Haversine distance in metres between two ``(lat, lng)`` points."""
+    la1, lo1, la2, lo2 = map(math.radians, (a[0], a[1], b[0], b[1]))
+    h = (math.sin((la2 - la1) / 2) ** 2
+         + math.cos(la1) * math.cos(la2) * math.sin((lo2 - lo1) / 2) ** 2)
+    return 2 * 6_371_008.8 * math.asin(min(1.0, math.sqrt(h)))
