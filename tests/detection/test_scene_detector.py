@@ -48,6 +48,7 @@ def test_size_factor_hand_computed():
     assert noise.size_factor(40.0) == pytest.approx(0.8)  # 1 / (1 + 0.25)
     assert noise.size_factor(10.0) == pytest.approx(0.2)  # 1 / (1 + 4)
     assert noise.size_factor(0.0) == 0.0
+    assert noise.size_factor(20.0, 10.0) == pytest.approx(0.8)  # the box curve
 
 
 def test_small_far_objects_are_missed_more():

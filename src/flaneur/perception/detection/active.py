@@ -94,8 +94,11 @@ def active_detect(
     threshold: float = PASSIVE_THRESHOLD,
     active_threshold: float = ACTIVE_THRESHOLD,
     min_fov: float = MIN_FOV,
+    stats: dict[str, int] | None = None,
 ) -> list[Sighting]:
     """Detect in ``views``, then confirm every box in a re-aimed, zoomed view.
+
+    ``stats``, if given, gets ``zoom_views`` (how many zoomed views were taken) added.
 
     Returns
     -------
@@ -112,6 +115,8 @@ def active_detect(
                 provider.view(view.node, heading, pitch=pitch, fov=fov, size=view.size)
             )
             asked.append(det)
+    if stats is not None:
+        stats["zoom_views"] = stats.get("zoom_views", 0) + len(zoomed)
     second = detector.detect_batch(zoomed, labels, threshold=active_threshold)
     out = []
     for zview, det, dets in zip(zoomed, asked, second, strict=True):

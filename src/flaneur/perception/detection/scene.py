@@ -4,12 +4,13 @@ This is a simulator, not a vision model. :class:`~flaneur.views.synthetic.Synthe
 records every piece of street furniture it paints (object id, kind, pixel box); this
 detector reports those objects as a detector would, with seeded, configurable errors:
 
-* **misses** — an object of a requested label is found with probability
-  ``recall_max / (1 + (size50 / s) ** slope)``, where ``s`` is the square root of its box
-  area in pixels: small, far objects are missed more, as with real detectors;
-* **scores** — a found object scores ``score_floor + score_span * q + N(0, score_noise)``
-  with ``q`` its size factor in [0, 1], so small objects also score low and a higher
-  threshold drops them;
+* **misses** — an object of a requested label gets a box at all with probability
+  ``recall_max / (1 + (box_size50 / s) ** slope)``, where ``s`` is the square root of its
+  box area in pixels: small, far objects are missed more, as with real detectors;
+* **scores** — a boxed object scores ``score_floor + score_span * q + N(0, score_noise)``
+  with ``q = 1 / (1 + (size50 / s) ** slope)`` in [0, 1]: like a real detector, it still
+  proposes most small objects but with low confidence, so a threshold drops them unless a
+  closer (zoomed) look makes them bigger;
 * **label confusion** — with probability ``confusion`` a found object is reported under
   another requested label, and an object of a kind nobody asked for is reported as a
   requested label with probability ``confusion`` times its size factor;
@@ -47,6 +48,7 @@ class SceneNoise:
 
     recall_max: float = 0.95
     size50: float = 22.0
+    box_size50: float = 10.0
     slope: float = 2.5
     score_floor: float = 0.42
     score_span: float = 0.55
@@ -61,24 +63,26 @@ class SceneNoise:
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
                 raise DetectionError(f"noise setting {name} must lie in [0, 1], not {value}")
-        for name in ("size50", "slope"):
+        for name in ("size50", "box_size50", "slope"):
             if getattr(self, name) <= 0:
                 raise DetectionError(f"noise setting {name} must be positive")
         for name in ("false_positives", "jitter", "score_noise"):
             if getattr(self, name) < 0:
                 raise DetectionError(f"noise setting {name} must not be negative")
 
-    def size_factor(self, size_px: float) -> float:
-        """Detection probability relative to ``recall_max`` for an object of ``size_px``."""
+    def size_factor(self, size_px: float, size50: float | None = None) -> float:
+        """``1 / (1 + (size50 / size_px) ** slope)`` (default ``size50``: the score's)."""
         if size_px <= 0:
             return 0.0
-        return 1.0 / (1.0 + (self.size50 / size_px) ** self.slope)
+        half = self.size50 if size50 is None else size50
+        return 1.0 / (1.0 + (half / size_px) ** self.slope)
 
     @classmethod
     def perfect(cls) -> SceneNoise:
         """No errors at all: every drawn object of a requested label, exact box, score 1."""
-        return cls(recall_max=1.0, size50=1e-6, slope=1.0, score_floor=1.0, score_span=0.0,
-                   score_noise=0.0, confusion=0.0, false_positives=0.0, jitter=0.0)  # fmt: skip
+        return cls(recall_max=1.0, size50=1e-6, box_size50=1e-6, slope=1.0, score_floor=1.0,
+                   score_span=0.0, score_noise=0.0, confusion=0.0, false_positives=0.0,
+                   jitter=0.0)  # fmt: skip
 
 
 class SceneDetector(Detector):
@@ -132,11 +136,12 @@ class SceneDetector(Detector):
         out: list[Detection] = []
         for obj in sorted(objects, key=lambda o: str(o["object_id"])):
             x0, y0, x1, y1 = (float(v) for v in obj["box"])
-            q = n.size_factor(math.sqrt(max(x1 - x0, 0.0) * max(y1 - y0, 0.0)))
+            size = math.sqrt(max(x1 - x0, 0.0) * max(y1 - y0, 0.0))
+            q, q_box = n.size_factor(size), n.size_factor(size, n.box_size50)
             wanted = by_category.get(str(obj["label"]))
             draws = rng.random(3)
             if wanted:
-                if draws[0] >= n.recall_max * q:
+                if draws[0] >= n.recall_max * q_box:
                     continue
                 label = wanted[0]
                 others = [lab for lab in labels if lab not in wanted]
