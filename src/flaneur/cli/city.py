@@ -74,6 +74,9 @@ def info(
     top = list(summary["categories"].items())[:12]
     if top:
         table.add_row("top categories", ", ".join(f"{k} {v}" for k, v in top))
+    furniture = {k: v for k, v in summary.get("furniture", {}).items() if v}
+    if furniture:
+        table.add_row("street furniture", ", ".join(f"{k} {v}" for k, v in furniture.items()))
     console.print(table)
 
 

@@ -9,6 +9,7 @@ A city pack is a directory::
     buildings.npz   building footprints as shapely ragged arrays (optional)
     streets.npz     the street name of every directed edge, in graph edge order (optional;
                     format version 2, OpenStreetMap sources)
+    furniture.json  street furniture records (optional; format version 3)
 
 Loading a pack reads these files only; it never re-parses the source data.
 """
@@ -27,11 +28,13 @@ import shapely
 from numpy.typing import NDArray
 
 from flaneur.errors import DataError
+from flaneur.world.furniture import Furniture
 from flaneur.world.graph import StreetGraph
 from flaneur.world.places import Places
 
 PACK_FORMAT = "flaneur-city-pack"
-PACK_VERSION = 2
+PACK_VERSION = 3
+"""2: street names (``streets.npz``); 3: street furniture (``furniture.json``)."""
 
 
 @dataclass(eq=False)
@@ -61,6 +64,8 @@ class City:
         unknown); empty when the source has no street names.
     metadata
         Free metadata (build parameters, counts, source details).
+    furniture
+        Street furniture (:mod:`flaneur.world.furniture`), where the source has it.
     """
 
     name: str
@@ -73,6 +78,7 @@ class City:
     node_sets: dict[str, NDArray[np.bool_]] = field(default_factory=dict)
     edge_streets: NDArray[np.str_] = field(default_factory=lambda: np.zeros(0, dtype=str))
     metadata: dict[str, Any] = field(default_factory=dict)
+    furniture: Furniture = field(default_factory=Furniture.empty)
 
     def __post_init__(self) -> None:
         self.buildings = np.asarray(self.buildings, dtype=object)
@@ -82,6 +88,7 @@ class City:
         self.edge_streets = np.asarray(self.edge_streets, dtype=str)
         if len(self.edge_streets) not in (0, self.graph.n_edges):
             raise ValueError("edge_streets must have one name per edge of the graph")
+        self.furniture.projection = self.graph.projection
         for key, mask in self.node_sets.items():
             if len(mask) != self.graph.n_nodes:
                 raise ValueError(f"node set {key!r} must have one flag per node")
@@ -135,6 +142,7 @@ class City:
             "bbox": list(self.bbox),
             "node_sets": {k: int(v.sum()) for k, v in self.node_sets.items()},
             "categories": self.places.category_counts(),
+            "furniture": self.furniture.counts(),
             "metadata": self.metadata,
         }
 
@@ -155,6 +163,12 @@ class City:
         (out / "places.json").write_text(
             json.dumps(self.places.to_records(), ensure_ascii=False), encoding="utf-8"
         )
+        if len(self.furniture):
+            (out / "furniture.json").write_text(
+                json.dumps(self.furniture.to_records()), encoding="utf-8"
+            )
+        elif (out / "furniture.json").exists():
+            (out / "furniture.json").unlink()
         if len(self.buildings):
             kind, coords, offsets = shapely.to_ragged_array(self.buildings)
             np.savez(
@@ -175,6 +189,7 @@ class City:
             "edges": self.graph.n_edges,
             "places": len(self.places),
             "buildings": len(self.buildings),
+            "furniture": len(self.furniture),
             "node_sets": sorted(self.node_sets),
             "saved_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "metadata": self.metadata,
@@ -226,6 +241,7 @@ class City:
         places = Places.from_records(
             json.loads((folder / "places.json").read_text(encoding="utf-8"))
         )
+        furniture = _load_furniture(folder / "furniture.json")
         buildings = np.zeros(0, dtype=object)
         heights = np.zeros(0)
         if (folder / "buildings.npz").is_file():
@@ -248,4 +264,17 @@ class City:
             node_sets=node_sets,
             edge_streets=edge_streets,
             metadata=meta.get("metadata", {}),
+            furniture=furniture,
         )
+
+
+def _load_furniture(path: Path) -> Furniture:
+    """The furniture file of a pack (empty when absent); a bad file is a one-line error."""
+    if not path.is_file():
+        return Furniture.empty()
+    try:
+        return Furniture.from_records(json.loads(path.read_text(encoding="utf-8")))
+    except json.JSONDecodeError as err:
+        raise DataError(f"invalid JSON ({err.msg})", path=path, line=err.lineno) from None
+    except (KeyError, TypeError, ValueError) as err:
+        raise DataError(f"bad furniture record ({err})", path=path) from None

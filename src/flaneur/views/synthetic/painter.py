@@ -17,9 +17,16 @@ from PIL import Image, ImageDraw
 
 from flaneur.views.synthetic.camera import NEAR, Camera
 from flaneur.views.synthetic.labels import LabelParams, screen_box, view_labels
+from flaneur.views.synthetic.objects import (
+    object_corners,
+    object_record,
+    paint_object,
+    visible_objects,
+)
 from flaneur.views.synthetic.scene import Scene
 from flaneur.views.synthetic.signs import FASCIA, Signs, board_image
 from flaneur.views.synthetic.windows import wall_windows
+from flaneur.world.furniture import Furniture
 
 SIGN_KINDS = ("fascia", "column", "blade", "label")
 
@@ -39,6 +46,7 @@ class Style:
     ground_radius: float = 110.0
     window_radius: float = 60.0
     min_wall_distance: float = 2.5
+    object_radius: float = 80.0
     sun: tuple[float, float] = (-0.45, -0.89)
 
 
@@ -270,8 +278,14 @@ def paint(
     camera: Camera,
     style: Style | None = None,
     labels: LabelParams | None = None,
+    furniture: Furniture | None = None,
+    objects: list[dict] | None = None,
 ) -> tuple[Image.Image, list[dict]]:
     """Render the view of ``camera``.
+
+    Street ``furniture`` within ``style.object_radius`` whose centre line of sight is not
+    cut by a wall is drawn in depth order over the walls; each one drawn is appended to
+    ``objects`` (see :func:`flaneur.views.synthetic.objects.object_record`).
 
     Returns
     -------
@@ -316,6 +330,10 @@ def paint(
         items.append(((min(hung) if hung else dist) - 1e-3, 1, i))
     extra = view_labels(signs, walls, rows, camera, shown, labels, taken) if labels else []
     items += [(lab.dist - 1e4, 2, k) for k, lab in enumerate(extra)]
+    if furniture is not None and len(furniture):
+        for dist, row in visible_objects(furniture, camera, style.object_radius):
+            if not _blocked(walls, rows, object_corners(furniture, row, pos), pos)[1]:
+                items.append((dist - 1e4, 3, row))
     items.sort(key=lambda it: -it[0])
     front = np.flatnonzero(cam[..., 2].min(axis=1) >= NEAR) if len(cam) else np.zeros(0, int)
     outlines = dict(zip(front.tolist(), camera.project(cam[front]).tolist(), strict=True))
@@ -331,6 +349,11 @@ def paint(
             draw.polygon(pts, fill=_fogged(walls.colour[row] * shade, d, style))
             if d < style.window_radius:
                 _paint_windows(draw, walls, row, camera, d, style)
+            continue
+        if kind == 3:
+            obox = paint_object(draw, furniture, k, camera, partial(_fogged, style=style))
+            if obox is not None and objects is not None:
+                objects.append(object_record(furniture, k, obox, d + 1e4))
             continue
         if kind == 1:
             if signs.column[k]:

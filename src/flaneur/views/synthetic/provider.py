@@ -21,7 +21,7 @@ from flaneur.views.synthetic.scene import Scene, SceneParams
 from flaneur.views.synthetic.signs import SignParams, Signs
 from flaneur.world.city import City
 
-RENDER_VERSION = 1
+RENDER_VERSION = 2
 """Bumped whenever the renderer's output changes (it is part of every cache key)."""
 
 
@@ -34,6 +34,8 @@ def city_fingerprint(city: City) -> str:
     h.update("\x1f".join(city.places.names.tolist()).encode())
     h.update(city.places.lat.tobytes() + city.places.lng.tobytes())
     h.update(str(len(city.buildings)).encode() + city.building_heights.tobytes())
+    h.update("\x1f".join(city.furniture.kinds.tolist()).encode())
+    h.update(city.furniture.lat.tobytes() + city.furniture.lng.tobytes())
     for geom in city.buildings[:: max(1, len(city.buildings) // 64)]:
         h.update(geom.wkb if geom is not None else b"")
     return h.hexdigest()[:16]
@@ -249,7 +251,11 @@ class SyntheticViews:
         """Render without validation or caching: ``(PIL image, metadata)``."""
         x, y = self.city.graph.xy[node]
         camera = Camera(float(x), float(y), self.eye_height, heading, pitch, fov, *size)
-        image, drawn = paint(self.scene, self.signs, camera, self.style, self.label_params)
+        objects: list[dict] = []
+        image, drawn = paint(
+            self.scene, self.signs, camera, self.style, self.label_params,
+            furniture=self.city.furniture, objects=objects,
+        )  # fmt: skip
         ids = self.city.places.ids
         meta = {
             "signs": [
@@ -260,6 +266,7 @@ class SyntheticViews:
                     "box": d["box"],
                 }
                 for d in drawn
-            ]
+            ],
+            "objects": objects,
         }
         return image, meta

@@ -28,6 +28,7 @@ import shapely
 from flaneur.errors import DataError
 from flaneur.geo import LocalProjection
 from flaneur.world.city import City
+from flaneur.world.furniture import furniture_from_osm
 from flaneur.world.graph import StreetGraph
 from flaneur.world.places import Places
 from flaneur.world.taxonomy import attributes_from_tags, categorize
@@ -289,6 +290,7 @@ def city_from_osm(
     graph, street_names = _densify(streets, spacing_m)
     places = places_from_osm(osm)
     buildings, heights = _buildings(osm)
+    furniture = furniture_from_osm(osm)
     return City(
         name=name or path.name.split(".")[0].lower(),
         graph=graph,
@@ -298,6 +300,7 @@ def city_from_osm(
         buildings=buildings,
         building_heights=heights,
         edge_streets=np.asarray(street_names, dtype=str),
+        furniture=furniture,
         metadata={
             "spacing_m": spacing_m,
             "junctions": streets.number_of_nodes(),

@@ -1,0 +1,181 @@
+"""The *scene detector simulator*: detection on synthetic views, from what the renderer drew.
+
+This is a simulator, not a vision model. :class:`~flaneur.views.synthetic.SyntheticViews`
+records every piece of street furniture it paints (object id, kind, pixel box); this
+detector reports those objects as a detector would, with seeded, configurable errors:
+
+* **misses** — an object of a requested label gets a box at all with probability
+  ``recall_max / (1 + (box_size50 / s) ** slope)``, where ``s`` is the square root of its
+  box area in pixels: small, far objects are missed more, as with real detectors;
+* **scores** — a boxed object scores ``score_floor + score_span * q + N(0, score_noise)``
+  with ``q = 1 / (1 + (size50 / s) ** slope)`` in [0, 1]: like a real detector, it still
+  proposes most small objects but with low confidence, so a threshold drops them unless a
+  closer (zoomed) look makes them bigger;
+* **label confusion** — with probability ``confusion`` a found object is reported under
+  another requested label, and an object of a kind nobody asked for is reported as a
+  requested label with probability ``confusion`` times its size factor;
+* **false positives** — a Poisson number (mean ``false_positives`` per view) of boxes of
+  random requested labels at random places and sizes, scoring uniformly in
+  ``fp_scores``;
+* **box jitter** — each box edge moves by ``N(0, jitter × box side)``.
+
+The random draws are seeded by ``seed``, the view's pixels and the labels, so one view
+always gives the same answer while a re-aimed, zoomed view (active detection) gets fresh
+draws on a bigger object: that is what makes zooming in pay, as in V-IRL.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from flaneur.perception.detection.base import (
+    Detection,
+    DetectionError,
+    Detector,
+    taxonomy_labels,
+)
+from flaneur.views.base import View
+
+
+@dataclass(frozen=True)
+class SceneNoise:
+    """Error model of :class:`SceneDetector` (see the module docstring)."""
+
+    recall_max: float = 0.95
+    size50: float = 22.0
+    box_size50: float = 10.0
+    slope: float = 2.5
+    score_floor: float = 0.42
+    score_span: float = 0.55
+    score_noise: float = 0.04
+    confusion: float = 0.05
+    false_positives: float = 0.3
+    fp_scores: tuple[float, float] = (0.45, 0.7)
+    jitter: float = 0.06
+
+    def __post_init__(self) -> None:
+        for name in ("recall_max", "confusion"):
+            value = getattr(self, name)
+            if not 0.0 <= value <= 1.0:
+                raise DetectionError(f"noise setting {name} must lie in [0, 1], not {value}")
+        for name in ("size50", "box_size50", "slope"):
+            if getattr(self, name) <= 0:
+                raise DetectionError(f"noise setting {name} must be positive")
+        for name in ("false_positives", "jitter", "score_noise"):
+            if getattr(self, name) < 0:
+                raise DetectionError(f"noise setting {name} must not be negative")
+
+    def size_factor(self, size_px: float, size50: float | None = None) -> float:
+        """``1 / (1 + (size50 / size_px) ** slope)`` (default ``size50``: the score's)."""
+        if size_px <= 0:
+            return 0.0
+        half = self.size50 if size50 is None else size50
+        return 1.0 / (1.0 + (half / size_px) ** self.slope)
+
+    @classmethod
+    def perfect(cls) -> SceneNoise:
+        """No errors at all: every drawn object of a requested label, exact box, score 1."""
+        return cls(recall_max=1.0, size50=1e-6, box_size50=1e-6, slope=1.0, score_floor=1.0,
+                   score_span=0.0, score_noise=0.0, confusion=0.0, false_positives=0.0,
+                   jitter=0.0)  # fmt: skip
+
+
+class SceneDetector(Detector):
+    """Simulated open-vocabulary detection on :class:`SyntheticViews` (a simulator).
+
+    Parameters
+    ----------
+    noise
+        The error model (:class:`SceneNoise`; default settings are documented there).
+    seed
+        Seed of the random draws.
+    threshold, cache_items, cache_dir
+        See :class:`~flaneur.perception.detection.base.Detector`.
+    """
+
+    name = "scene-simulator"
+
+    def __init__(self, noise: SceneNoise | None = None, *, seed: int = 0, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.noise = noise or SceneNoise()
+        self.seed = int(seed)
+
+    def __repr__(self) -> str:
+        return f"SceneDetector(seed={self.seed}, noise={self.noise})"
+
+    def settings(self) -> dict[str, Any]:
+        return {"seed": self.seed, "noise": asdict(self.noise)}
+
+    def check(self, labels: tuple[str, ...]) -> None:
+        taxonomy_labels(labels)
+
+    def _rng(self, view: View, labels: tuple[str, ...]) -> np.random.Generator:
+        text = f"{self.seed}|{view.digest()}|{'|'.join(labels)}"
+        return np.random.default_rng(int(hashlib.sha1(text.encode()).hexdigest()[:16], 16))
+
+    def _detect(self, view: View, labels: tuple[str, ...]) -> list[Detection]:
+        objects = view.metadata.get("objects")
+        if objects is None:
+            raise DetectionError(
+                f"the scene detector simulates detection on synthetic views only; this view "
+                f"({view.source or 'unknown source'}) records no drawn objects: use the "
+                "yolo-world or owlvit detector for real imagery"
+            )
+        categories = taxonomy_labels(labels)
+        by_category: dict[str, list[str]] = {}
+        for label, category in categories.items():
+            by_category.setdefault(category, []).append(label)
+        rng = self._rng(view, labels)
+        n = self.noise
+        width, height = view.size
+        out: list[Detection] = []
+        for obj in sorted(objects, key=lambda o: str(o["object_id"])):
+            x0, y0, x1, y1 = (float(v) for v in obj["box"])
+            size = math.sqrt(max(x1 - x0, 0.0) * max(y1 - y0, 0.0))
+            q, q_box = n.size_factor(size), n.size_factor(size, n.box_size50)
+            wanted = by_category.get(str(obj["label"]))
+            draws = rng.random(3)
+            if wanted:
+                if draws[0] >= n.recall_max * q_box:
+                    continue
+                label = wanted[0]
+                others = [lab for lab in labels if lab not in wanted]
+                confused = others and draws[1] < n.confusion
+                if confused:
+                    label = others[int(draws[2] * len(others)) % len(others)]
+            else:
+                if draws[0] >= n.confusion * q:
+                    continue
+                label, confused = labels[int(draws[2] * len(labels)) % len(labels)], True
+            score = n.score_floor + n.score_span * q
+            if n.score_noise > 0:
+                score += rng.normal(0.0, n.score_noise)
+            if confused:
+                score *= 0.85
+            box = self._jitter(rng, (x0, y0, x1, y1), width, height)
+            out.append(Detection(box, label, float(np.clip(score, 0, 1)), str(obj["object_id"])))
+        for _ in range(int(rng.poisson(n.false_positives))):
+            side = float(rng.uniform(8, 0.25 * min(width, height)))
+            cx, cy = rng.uniform(0, width), rng.uniform(0.35 * height, height)
+            aspect = float(rng.uniform(0.5, 2.0))
+            w, h = side * math.sqrt(aspect), side / math.sqrt(aspect)
+            box = (max(0.0, cx - w / 2), max(0.0, cy - h / 2),
+                   min(float(width), cx + w / 2), min(float(height), cy + h / 2))  # fmt: skip
+            label = labels[int(rng.integers(len(labels)))]
+            out.append(Detection(box, label, float(rng.uniform(*n.fp_scores))))
+        return out
+
+    def _jitter(self, rng, box, width: int, height: int) -> tuple[float, float, float, float]:
+        x0, y0, x1, y1 = box
+        if self.noise.jitter <= 0:
+            return box
+        sx, sy = self.noise.jitter * (x1 - x0), self.noise.jitter * (y1 - y0)
+        dx0, dy0, dx1, dy1 = rng.normal(0.0, 1.0, 4) * (sx, sy, sx, sy)
+        nx0, nx1 = sorted((min(max(x0 + dx0, 0.0), width), min(max(x1 + dx1, 0.0), width)))
+        ny0, ny1 = sorted((min(max(y0 + dy0, 0.0), height), min(max(y1 + dy1, 0.0), height)))
+        return (round(nx0, 1), round(ny0, 1), round(nx1, 1), round(ny1, 1))
