@@ -6,7 +6,6 @@ import time
 from pathlib import Path
 
 import typer
-from rich.table import Table
 
 from flaneur.cli.output import console, err_console, print_json
 
@@ -56,6 +55,8 @@ def info(
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Describe a city: counts, degree histogram, bounding box, place categories."""
+    from rich.table import Table
+
     from flaneur.world.builtin import load_city
 
     summary = load_city(pack).summary()

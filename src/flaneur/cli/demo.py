@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from flaneur.cli import llm_options as lo
-from flaneur.cli.output import console, err_console, print_json
+from flaneur.cli.output import console, err_console, print_json, print_tables
 
 DEMO_TASKS = "helsinki-needs-v1"
 DEMO_AGENTS = "random,forward,oracle,explorer"
@@ -119,6 +119,5 @@ def demo_command(
     for (group, each), pairs in zip(summaries.items(), paired, strict=True):
         if len(summaries) > 1:
             console.print(f"[bold]{group}[/] ({', '.join(each['config']['agents'])})")
-        for table in results_tables(each) + paired_tables(pairs):
-            console.print(table)
+        print_tables(results_tables(each) + paired_tables(pairs))
     console.print(f"report: [bold]{report}[/]  ({result['total_s']} s)")

@@ -4,16 +4,21 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
-from PIL import Image, ImageDraw
 
 from flaneur.cli.output import console, print_json
 from flaneur.errors import FlaneurError
 
+if TYPE_CHECKING:
+    from PIL import Image
+
 
 def contact_sheet(images: list[Image.Image], labels: list[str], columns: int = 4) -> Image.Image:
     """Tile images (all the same size) in rows of ``columns``, each with a caption."""
+    from PIL import Image, ImageDraw
+
     w, h = images[0].size
     rows = (len(images) + columns - 1) // columns
     cols = min(columns, len(images))

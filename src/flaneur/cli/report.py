@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from flaneur.cli.output import console, err_console, print_json
+from flaneur.cli.output import console, err_console, print_json, print_tables
 
 
 def report_command(
@@ -82,7 +82,7 @@ def report_command(
     for run, pairs in zip(loaded, paired, strict=True):
         for table in results_tables(run.summary) + paired_tables(pairs):
             table.title = f"{run.name}: {table.title}"
-            console.print(table)
+            print_tables([table])
     for c in comparisons:
         console.print(f"{c['a']} vs {c['b']}: {c['wins']} wins, {c['losses']} losses "
                       f"({c['paired']} paired episodes)")  # fmt: skip

@@ -11,10 +11,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.table import Table
 
 from flaneur.cli import llm_options as lo
-from flaneur.cli.output import console, err_console, print_json
+from flaneur.cli.output import console, err_console, print_json, print_tables
 from flaneur.cli.task_options import (
     CITY_OPTION,
     FORMAT_OPTION,
@@ -24,7 +23,6 @@ from flaneur.cli.task_options import (
     resolve_cli_tasks,
 )
 from flaneur.errors import FlaneurError
-from flaneur.report.tables import format_value
 
 if TYPE_CHECKING:
     from flaneur.evaluate.runner import RunConfig, RunInterrupted
@@ -176,8 +174,7 @@ def run_command(
         return
     from flaneur.report.tables import results_tables
 
-    for table in results_tables(summary):
-        console.print(table)
+    print_tables(results_tables(summary))
     console.print(f"rows: {out / 'episodes.jsonl'}, summary: {out / 'summary.json'}")
     if not summary["reportable"]:
         console.print("[yellow]--limit/--ids run: not reportable[/]")
@@ -360,6 +357,10 @@ def validate_gold(
     if json_out:
         print_json({"ok": ok, "results": results})
     else:
+        from rich.table import Table
+
+        from flaneur.report.tables import format_value
+
         table = Table(title="teacher replay of the gold paths")
         for col in ("task", "scheme", "episodes", "TC", "exact paths", "mismatches", "s"):
             table.add_column(col, no_wrap=True)
@@ -367,7 +368,7 @@ def validate_gold(
             table.add_row(r["task"], r["scheme"], str(r["episodes"]), format_value(r["tc"], 3),
                           str(r["exact_paths"]), ", ".join(r["mismatches"]) or "-",
                           format_value(r["seconds"], 2))  # fmt: skip
-        console.print(table)
+        print_tables([table])
     if not ok:
         bad = sum(r["mismatch_count"] for r in results)
         raise FlaneurError(f"gold validation failed: {bad} episode(s) not reproduced")

@@ -6,7 +6,6 @@ import os
 from pathlib import Path
 
 import typer
-from rich.table import Table
 
 from flaneur.cli.output import console, print_json
 from flaneur.cli.task_options import (
@@ -72,6 +71,8 @@ def ls(
     if json_out:
         print_json({"data_dir": str(folder) if folder else None, "tasks": tasks})
         return
+    from rich.table import Table
+
     table = Table(title=f"task sets (data: {folder or 'not set'})")
     table.add_column("id", no_wrap=True)
     table.add_column("episodes", justify="right", no_wrap=True)
@@ -172,6 +173,8 @@ def generate(
     if json_out:
         print_json(result)
         return
+    from rich.table import Table
+
     table = Table(title=f"{len(report.episodes)} tasks on {model.name} -> {out}")
     table.add_column("category")
     table.add_column("tasks", justify="right")
