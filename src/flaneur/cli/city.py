@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from pathlib import Path
 
@@ -32,6 +33,8 @@ def build(
     """Build a city pack from a source."""
     from flaneur.world.builtin import build_city
 
+    if spacing is not None and not (math.isfinite(spacing) and spacing > 0):
+        raise typer.BadParameter(f"--spacing must be a positive number of metres, not {spacing:g}")
     start = time.perf_counter()
     with err_console.status(f"building {source} ..."):
         city = build_city(source, spacing_m=spacing)

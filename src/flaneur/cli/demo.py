@@ -49,12 +49,14 @@ def demo_command(
     finished episodes are cached, so a second run only re-prints the results.
     """
     from flaneur.agents import AGENTS
-    from flaneur.cli.run import exit_on_failed_run, report_interrupted
+    from flaneur.cli.run import check_progress, exit_on_failed_run, names_option, report_interrupted
     from flaneur.evaluate.runner import RunConfig, RunInterrupted, run_benchmark
     from flaneur.report.run_report import build_report, load_run, paired_comparisons
     from flaneur.report.tables import paired_tables, results_tables
     from flaneur.tasks.registry import load_task
 
+    check_progress(progress)
+    chosen = names_option("--agents", agents, "agent")
     model_options = lo.llm_options(
         llm, api_key_env=api_key_env, timeout=llm_timeout, retries=llm_retries,
         max_in_flight=llm_max_in_flight, max_tokens=llm_max_tokens, failures=llm_failures,
@@ -64,7 +66,6 @@ def demo_command(
     with err_console.status("building or loading the Helsinki city and its need tasks ..."):
         city, episodes = load_task(DEMO_TASKS)
     prepared = time.perf_counter() - start
-    chosen = [a.strip() for a in agents.split(",") if a.strip()]
     if llm:
         chosen += [a for a in LLM_AGENTS if a in AGENTS and a not in chosen]
     groups: dict[str, list[str]] = {}

@@ -31,7 +31,7 @@ def finetune_command(
     k_shot: int = typer.Option(
         0, "--k-shot", min=0, help="In-context examples in each prompt (VELMA fine-tunes with 0)."
     ),
-    seed: int = typer.Option(0, "--seed", help="Seed of the in-context example choice."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the in-context example choice."),
     metadata: bool = typer.Option(
         False, "--metadata", help="Add task, episode id and step to every record."
     ),

@@ -115,7 +115,7 @@ def run_command(
     cache_mode: str = typer.Option(
         "use", "--cache", help="Model response cache: use, refresh or off."
     ),
-    seed: int = typer.Option(0, "--seed", help="Run seed."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Run seed."),
     resume: bool = typer.Option(
         False, "--resume", help="Continue the run in --out: skip finished, re-run errored."
     ),
@@ -133,19 +133,19 @@ def run_command(
     """
     from flaneur.evaluate.runner import RunConfig, RunInterrupted, run_benchmark
 
+    names_option("--tasks", tasks, "task set")  # none, or one named twice: a usage error
     specs = resolve_cli_tasks(tasks, fmt=task_format, city=city, registries=registry)
     task_ids = [spec.id for spec in specs]
     _check_choice("--views", views, ("synthetic", "panorama", "google", "mapillary"))
     _check_choice("--landmarks", landmarks, ("map", "ocr", "clip", "vlm"))
     _check_choice("--cache", cache_mode, ("use", "refresh", "off"))
-    if progress not in ("rich", "plain", "none"):
-        raise typer.BadParameter("--progress must be rich, plain or none")
+    check_progress(progress)
     model_options = lo.llm_options(
         llm, api_key_env=api_key_env, timeout=llm_timeout, retries=llm_retries,
         max_in_flight=llm_max_in_flight, max_tokens=llm_max_tokens, failures=llm_failures,
         n_ctx=llm_n_ctx, threads=llm_threads,
     )  # fmt: skip
-    agents = tuple(_split(agent))
+    agents = tuple(names_option("--agent", agent, "agent"))
     shared, own = parse_agent_options(option or [], agents)
     per_agent = _per_agent_options(strategy, round_, mapgpt_mode)
     for name, values in own.items():
@@ -316,6 +316,26 @@ def _per_agent_options(strategy: str | None, round_: int, mapgpt_mode: str | Non
     return options
 
 
+def names_option(option: str, value: str, what: str) -> list[str]:
+    """The comma-separated names of ``option``; a usage error when it names none or repeats
+    one (``--agent random,random`` would run, and count, the same agent twice)."""
+    names = _split(value)
+    if not names:
+        raise typer.BadParameter(f"{option} names no {what} (got {value!r})")
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise typer.BadParameter(f"{option} names {', '.join(repeated)} more than once")
+    return names
+
+
+PROGRESS_MODES = ("rich", "plain", "none")
+
+
+def check_progress(progress: str) -> None:
+    """A usage error unless ``progress`` is one of :data:`PROGRESS_MODES`."""
+    _check_choice("--progress", progress, PROGRESS_MODES)
+
+
 def _check_choice(option: str, value: str | None, choices: tuple[str, ...]) -> None:
     if value is not None and value.split(":", 1)[0] not in choices:
         raise typer.BadParameter(f"{option} must be one of {', '.join(choices)}, not {value!r}")
@@ -339,10 +359,11 @@ def validate_gold(
     from flaneur.env.schemes import SCHEMES
     from flaneur.evaluate.gold import replay_gold
 
-    scheme_list = _split(schemes)
+    scheme_list = names_option("--schemes", schemes, "scheme")
     for name in scheme_list:
         if name not in SCHEMES:
             raise FlaneurError(f"unknown scheme {name!r}; choose from {', '.join(SCHEMES)}")
+    names_option("--tasks", tasks, "task set")
     specs = resolve_cli_tasks(tasks, fmt=task_format, city=city, registries=registry)
     results = []
     for spec in specs:
