@@ -49,6 +49,7 @@ def demo_command(
     finished episodes are cached, so a second run only re-prints the results.
     """
     from flaneur.agents import AGENTS
+    from flaneur.cli.failures import check_output_path
     from flaneur.cli.run import check_progress, exit_on_failed_run, names_option, report_interrupted
     from flaneur.evaluate.runner import RunConfig, RunInterrupted, run_benchmark
     from flaneur.report.run_report import build_report, load_run, paired_comparisons
@@ -56,6 +57,7 @@ def demo_command(
     from flaneur.tasks.registry import load_task
 
     check_progress(progress)
+    check_output_path(out, "--out", folder=True)
     chosen = names_option("--agents", agents, "agent")
     model_options = lo.llm_options(
         llm, api_key_env=api_key_env, timeout=llm_timeout, retries=llm_retries,

@@ -18,6 +18,7 @@ import contextlib
 import errno
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 USAGE_EXIT = 2
@@ -61,13 +62,51 @@ def describe_os_error(err: OSError) -> str:
     shown = " -> ".join(os.fsdecode(p) if isinstance(p, bytes | os.PathLike) else str(p)
                         for p in paths)  # fmt: skip
     hint = ""
-    if isinstance(err, PermissionError):
+    cache = _cache_root()
+    if cache and any(str(p).startswith(cache) for p in paths):
+        hint = f" (in the cache folder FLANEUR_CACHE_DIR={cache}; use one you can write to)"
+    elif isinstance(err, PermissionError):
         hint = " (choose a folder you can write to)"
     elif isinstance(err, FileExistsError | NotADirectoryError):
         hint = " (a file is in the way of a folder)"
     elif isinstance(err, IsADirectoryError):
         hint = " (a folder, where a file was expected)"
     return f"{shown}: {reason}{hint}"
+
+
+def _cache_root() -> str | None:
+    root = os.environ.get("FLANEUR_CACHE_DIR")
+    return os.path.expanduser(root) if root else None
+
+
+def check_output_path(path: Path, option: str, *, folder: bool) -> None:
+    """Refuse, before any work, an output ``path`` that cannot be written: a file where a
+    folder is wanted (or the reverse), a file in the way of a parent folder, or a read-only
+    parent. Nothing is created.
+
+    Raises
+    ------
+    FlaneurError
+        Naming ``option`` and the path.
+    """
+    from flaneur.errors import FlaneurError
+
+    kind = "folder" if folder else "file"
+    if path.exists():
+        if folder and not path.is_dir():
+            raise FlaneurError(f"{option} {path}: exists and is not a folder (choose a new name)")
+        if not folder and path.is_dir():
+            raise FlaneurError(f"{option} {path}: is a folder, expected a {kind} to write")
+        if not os.access(path, os.W_OK):
+            raise FlaneurError(f"{option} {path}: not writable (permission denied)")
+        return
+    parent = path.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        raise FlaneurError(f"{option} {path}: {parent} is a file, not a folder")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise FlaneurError(f"{option} {path}: cannot create it, {parent} is not writable")
 
 
 def report_failure(err: BaseException) -> int:

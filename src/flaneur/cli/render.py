@@ -46,10 +46,12 @@ def render_command(
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Render the synthetic street view of NODE (or a contact sheet of N headings)."""
+    from flaneur.cli.failures import check_output_path
     from flaneur.views.base import parse_size
     from flaneur.views.synthetic import SyntheticViews
     from flaneur.world.builtin import load_city
 
+    check_output_path(out, "--out", folder=False)
     wh = parse_size(size)
     if not 0.0 < fov < 180.0:
         raise FlaneurError(f"--fov must be in (0, 180) degrees, not {fov:g}")

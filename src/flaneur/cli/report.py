@@ -41,6 +41,7 @@ def report_command(
     """
     from rich.markup import escape as markup_escape
 
+    from flaneur.cli.failures import check_output_path
     from flaneur.errors import FlaneurError
     from flaneur.report.run_report import (
         build_report,
@@ -52,6 +53,8 @@ def report_command(
     from flaneur.tasks.registry import load_spec
     from flaneur.tasks.resolve import register_registries, spec_of_run
 
+    if out is not None:
+        check_output_path(out, "--out", folder=False)
     loaded = [load_run(folder) for folder in runs]
     for run in loaded:  # problems of the run folders (cut or changed logs) are said, not hidden
         for warning in run.warnings:

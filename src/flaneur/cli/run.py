@@ -131,8 +131,10 @@ def run_command(
     A model server that fails --llm-failures calls in a row stops the run with one error line
     (exit 1), as does a run whose rows all errored.
     """
+    from flaneur.cli.failures import check_output_path
     from flaneur.evaluate.runner import RunConfig, RunInterrupted, run_benchmark
 
+    check_output_path(out, "--out", folder=True)
     names_option("--tasks", tasks, "task set")  # none, or one named twice: a usage error
     specs = resolve_cli_tasks(tasks, fmt=task_format, city=city, registries=registry)
     task_ids = [spec.id for spec in specs]

@@ -160,10 +160,12 @@ def generate(
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Generate CitySeeker-style implicit-need tasks on a city and print counts per category."""
+    from flaneur.cli.failures import check_output_path
     from flaneur.tasks.episode import write_episodes
     from flaneur.tasks.generate import generate_need_tasks
     from flaneur.world.builtin import load_city
 
+    check_output_path(out, "--out", folder=False)
     if max_hops < min_hops:
         raise typer.BadParameter(
             f"--max-hops {max_hops} is below --min-hops {min_hops} (a reversed range)"
