@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> None:
     with code 2; Ctrl-C exits 130; no failure prints a traceback (unless ``FLANEUR_DEBUG=1``).
     """
     try:
-        code = app(args=argv, standalone_mode=False)
+        code = app(args=argv, prog_name="flaneur", standalone_mode=False)
     except BaseException as err:
         from flaneur.cli.failures import report_failure
 
