@@ -138,3 +138,21 @@ def test_goal_only_task_passes_check_and_validate_names_the_empty_path(workspace
                                                           "--city", "pack"), ""), folder, cache)
     assert validate.code == 1 and "reference path is empty" in validate.stdout
     assert "Traceback" not in validate.stderr
+
+
+def test_an_eof_error_is_not_reported_as_ctrl_c(monkeypatch, capsys):
+    """typer turns an EOFError into Abort; that is a truncated read (a bug), not Ctrl-C."""
+    import typer
+
+    from flaneur.cli.failures import report_failure
+
+    monkeypatch.delenv("FLANEUR_DEBUG", raising=False)
+    try:
+        try:
+            raise EOFError("no more data")
+        except EOFError as eof:
+            raise typer.Abort() from eof
+    except typer.Abort as err:
+        assert report_failure(err) == 1
+    assert capsys.readouterr().err.startswith("internal error: EOFError: no more data")
+    assert report_failure(KeyboardInterrupt()) == 130

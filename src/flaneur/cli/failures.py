@@ -119,6 +119,8 @@ def report_failure(err: BaseException) -> int:
     """
     from flaneur.errors import FlaneurError
 
+    if _is(err, "Abort") and isinstance(err.__cause__, EOFError):
+        err = err.__cause__  # typer turns an EOFError into Abort: a truncated read, not Ctrl-C
     if isinstance(err, SystemExit):
         return err.code if isinstance(err.code, int) else (0 if err.code is None else 1)
     if isinstance(err, KeyboardInterrupt) or _is(err, "Abort"):
