@@ -64,6 +64,8 @@ CLI_CASES: list[HostileCase] = [
     _c("no-such-cache-command", "usage", "cache drop", "No such command"),
     _c("no-such-export-command", "usage", "export weights", "No such command"),
     _c("no-such-validate-command", "usage", "validate silver", "No such command"),
+    _c("no-such-virl-command", "usage", "virl teleport", "No such command"),
+    _c("virl-geocode-missing-query", "usage", "virl geocode", "query"),
     _c("root-unknown-option", "usage", "--colour", "No such option"),
     _c("run-unknown-option", "usage", RUN + " --bogus", "No such option"),
     _c("run-missing-agent", "usage", "run --tasks helsinki-needs-v1 --out r", "--agent"),
