@@ -15,9 +15,10 @@ Usage::
   process is timed once, then run again and killed with SIGKILL at half that time (counted
   from the first episode); the fraction of all rows found complete in ``episodes.jsonl``.
   About 0.5 means rows are written as episodes finish.
-* ``sigint_exit_s``: ``flaneur run --agent random,forward --tasks helsinki-needs-v1`` gets
-  SIGINT one second into its episodes; seconds until the process ends (``sigint_exit_code``,
-  130 expected), capped at 60 s (then it is killed and ``sigint_timed_out`` is true).
+* ``sigint_exit_s``: ``flaneur run --agent random,forward --tasks FILE`` (the same 1,140
+  episodes as a task file) gets SIGINT 0.3 s after its run folder appears; seconds until
+  the process ends (``sigint_exit_code``, 130 expected), capped at 60 s (then it is killed
+  and ``sigint_timed_out`` is true).
 * ``dead_server_exit_s``: ``flaneur run --agent velma`` with ``--llm-base-url`` pointing at a
   closed port on 127.0.0.1; seconds until the command ends (``dead_server_exit_code``; a
   fail-fast run exits non-zero with one error line), capped at 120 s.
@@ -138,17 +139,31 @@ def kill_test(copies: int) -> dict:
             "kill_rows_kept_fraction": round(kept / total, 4) if total else None}  # fmt: skip
 
 
-def sigint_test(cap_s: float = 60.0) -> dict:
-    """SIGINT a CLI run one second into its episodes; seconds until it ends."""
+def _task_file(path: Path, copies: int) -> Path:
+    """helsinki-needs-v1 repeated ``copies`` times under new ids, as an episodes file."""
+    from dataclasses import replace
+
+    from flaneur.tasks.episode import write_episodes
+    from flaneur.tasks.registry import load_task
+
+    _, base = load_task(TASKS)
+    return write_episodes([replace(e, id=f"{e.id}~{k}") for k in range(copies) for e in base],
+                          path)  # fmt: skip
+
+
+def sigint_test(copies: int = 6, cap_s: float = 60.0) -> dict:
+    """SIGINT a CLI run (a task file of ``copies`` x helsinki-needs-v1) a moment into its
+    episodes; seconds until it ends."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "run"
-        cmd = [FLANEUR, "run", "--agent", "random,forward", "--tasks", TASKS, "--out", str(out),
-               "--progress", "none"]  # fmt: skip
+        tasks = _task_file(Path(tmp) / "tasks.jsonl", copies)
+        cmd = [FLANEUR, "run", "--agent", "random,forward", "--tasks", str(tasks), "--city",
+               "helsinki", "--out", str(out), "--progress", "none"]  # fmt: skip
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         deadline = time.perf_counter() + 300
         while not out.exists() and proc.poll() is None and time.perf_counter() < deadline:
             time.sleep(0.05)
-        time.sleep(1.0)
+        time.sleep(0.3)
         if proc.poll() is not None:
             return {"sigint_exit_s": None, "sigint_note": "the run ended before the signal"}
         sent = time.perf_counter()
@@ -223,7 +238,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.skip_runs:
         subprocess.run([FLANEUR, "city", "info", "helsinki"], capture_output=True)  # build once
         result.update(kill_test(1 if args.quick else 6))
-        result.update(sigint_test())
+        result.update(sigint_test(1 if args.quick else 6))
         result.update(dead_server_test())
     if args.json:
         print(json.dumps(result))
