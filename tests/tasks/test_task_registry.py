@@ -157,7 +157,7 @@ def test_cli_tasks_check(data_dir, tmp_path):
     info = json.loads(result.stdout)
     assert info["episodes"] == 2 and info["ok"] is True and info["city"] == "manhattan"
     bad = [episodes[0], Episode(id="x", city="manhattan", instruction="", start_node="nope",
-                                start_heading=0)]  # fmt: skip
+                                start_heading=0, goal_nodes=("nope",))]  # fmt: skip
     path = write_episodes(bad, tmp_path / "bad.jsonl")
     result = runner.invoke(app, ["tasks", "check", str(path), "--city", str(pack)])
     assert result.exit_code != 0 and isinstance(result.exception, DataError)

@@ -1,8 +1,9 @@
 """The ``flaneur`` command line.
 
-Each command group lives in its own module and is registered here; ``main`` turns
-:class:`flaneur.errors.FlaneurError` into a one-line message and exit code 2 instead of a
-traceback.
+Each command group lives in its own module and is registered here; ``main`` turns every
+failure into one line on stderr and an exit code (:mod:`flaneur.cli.failures`) instead of a
+traceback. Command modules import their heavy dependencies inside the commands, so that
+``flaneur --help`` starts quickly.
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from flaneur.cli.run import run_command, validate_app
 from flaneur.cli.serve import serve_command
 from flaneur.cli.tasks import tasks_app
 from flaneur.cli.virl import virl_app
-from flaneur.errors import FlaneurError
 
 app = typer.Typer(
     name="flaneur",
@@ -66,23 +66,16 @@ def _root(
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Run the ``flaneur`` command; user errors exit with code 2 and a one-line message."""
-    try:
-        code = app(args=argv, standalone_mode=False)
-    except FlaneurError as err:
-        typer.secho(f"error: {err}", err=True, fg=typer.colors.RED)
-        sys.exit(2)
-    except (typer.Abort, KeyboardInterrupt):
-        typer.secho("aborted", err=True)
-        sys.exit(130)
-    except typer.Exit as exit_:
-        sys.exit(exit_.exit_code)
-    except Exception as err:  # click usage errors carry their own formatting
-        import click
+    """Run the ``flaneur`` command; see :mod:`flaneur.cli.failures` for how failures end.
 
-        if isinstance(err, click.ClickException):
-            err.show()
-            sys.exit(err.exit_code)
-        raise
+    Usage errors print the usage line and one error line, user errors one line, both exit
+    with code 2; Ctrl-C exits 130; no failure prints a traceback (unless ``FLANEUR_DEBUG=1``).
+    """
+    try:
+        code = app(args=argv, prog_name="flaneur", standalone_mode=False)
+    except BaseException as err:
+        from flaneur.cli.failures import report_failure
+
+        sys.exit(report_failure(err))
     if isinstance(code, int) and code:
         sys.exit(code)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import math
 import time
 from pathlib import Path
 
 import typer
-from rich.table import Table
 
 from flaneur.cli.output import console, err_console, print_json
 
@@ -31,8 +31,12 @@ def build(
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Build a city pack from a source."""
+    from flaneur.cli.failures import check_output_path
     from flaneur.world.builtin import build_city
 
+    if spacing is not None and not (math.isfinite(spacing) and spacing > 0):
+        raise typer.BadParameter(f"--spacing must be a positive number of metres, not {spacing:g}")
+    check_output_path(out, "--out", folder=True)
     start = time.perf_counter()
     with err_console.status(f"building {source} ..."):
         city = build_city(source, spacing_m=spacing)
@@ -56,6 +60,8 @@ def info(
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Describe a city: counts, degree histogram, bounding box, place categories."""
+    from rich.table import Table
+
     from flaneur.world.builtin import load_city
 
     summary = load_city(pack).summary()
@@ -96,9 +102,11 @@ def map_(
     The page works offline: Leaflet is inside it and the streets are drawn from the city
     graph; map tiles only with --tiles.
     """
+    from flaneur.cli.failures import check_output_path
     from flaneur.report.city_map import save_city_map
     from flaneur.world.builtin import load_city
 
+    check_output_path(out, "--out", folder=False)
     city = load_city(pack)
     path = save_city_map(city, out, tiles=tiles)
     if json_out:

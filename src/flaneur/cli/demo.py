@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from flaneur.cli import llm_options as lo
-from flaneur.cli.output import console, err_console, print_json
+from flaneur.cli.output import console, err_console, print_json, print_tables
 
 DEMO_TASKS = "helsinki-needs-v1"
 DEMO_AGENTS = "random,forward,oracle,explorer"
@@ -49,12 +49,16 @@ def demo_command(
     finished episodes are cached, so a second run only re-prints the results.
     """
     from flaneur.agents import AGENTS
-    from flaneur.cli.run import exit_on_failed_run, report_interrupted
+    from flaneur.cli.failures import check_output_path
+    from flaneur.cli.run import check_progress, exit_on_failed_run, names_option, report_interrupted
     from flaneur.evaluate.runner import RunConfig, RunInterrupted, run_benchmark
     from flaneur.report.run_report import build_report, load_run, paired_comparisons
     from flaneur.report.tables import paired_tables, results_tables
     from flaneur.tasks.registry import load_task
 
+    check_progress(progress)
+    check_output_path(out, "--out", folder=True)
+    chosen = names_option("--agents", agents, "agent")
     model_options = lo.llm_options(
         llm, api_key_env=api_key_env, timeout=llm_timeout, retries=llm_retries,
         max_in_flight=llm_max_in_flight, max_tokens=llm_max_tokens, failures=llm_failures,
@@ -64,7 +68,6 @@ def demo_command(
     with err_console.status("building or loading the Helsinki city and its need tasks ..."):
         city, episodes = load_task(DEMO_TASKS)
     prepared = time.perf_counter() - start
-    chosen = [a.strip() for a in agents.split(",") if a.strip()]
     if llm:
         chosen += [a for a in LLM_AGENTS if a in AGENTS and a not in chosen]
     groups: dict[str, list[str]] = {}
@@ -119,6 +122,5 @@ def demo_command(
     for (group, each), pairs in zip(summaries.items(), paired, strict=True):
         if len(summaries) > 1:
             console.print(f"[bold]{group}[/] ({', '.join(each['config']['agents'])})")
-        for table in results_tables(each) + paired_tables(pairs):
-            console.print(table)
+        print_tables(results_tables(each) + paired_tables(pairs))
     console.print(f"report: [bold]{report}[/]  ({result['total_s']} s)")

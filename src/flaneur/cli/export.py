@@ -31,7 +31,7 @@ def finetune_command(
     k_shot: int = typer.Option(
         0, "--k-shot", min=0, help="In-context examples in each prompt (VELMA fine-tunes with 0)."
     ),
-    seed: int = typer.Option(0, "--seed", help="Seed of the in-context example choice."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the in-context example choice."),
     metadata: bool = typer.Option(
         False, "--metadata", help="Add task, episode id and step to every record."
     ),
@@ -44,9 +44,11 @@ def finetune_command(
     gold action words as assistant messages.
     """
     from flaneur.agents.velma.finetune import FORMATS, export_finetune
+    from flaneur.cli.failures import check_output_path
     from flaneur.errors import FlaneurError
     from flaneur.tasks.registry import load_task
 
+    check_output_path(out, "--out", folder=False)
     if fmt not in FORMATS:
         raise FlaneurError(f"--format must be one of {', '.join(FORMATS)}, not {fmt!r}")
     ids = [t.strip() for t in tasks.split(",") if t.strip()]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import typer
@@ -60,7 +61,9 @@ def cache_clear(
 
 
 def fake_llm_command(
-    port: int = typer.Option(8000, "--port", help="Port on 127.0.0.1 (0 picks a free one)."),
+    port: int = typer.Option(
+        8000, "--port", min=0, max=65535, help="Port on 127.0.0.1 (0 picks a free one)."
+    ),
     policy: str = typer.Option(
         "echo",
         "--policy",
@@ -69,14 +72,14 @@ def fake_llm_command(
     script: Path | None = typer.Option(
         None, "--script", help="JSON list of replies for --policy script."
     ),
-    latency: float = typer.Option(0.0, "--latency", help="Seconds every reply waits."),
+    latency: float = typer.Option(0.0, "--latency", min=0.0, help="Seconds every reply waits."),
     fault: list[str] = typer.Option(
         [], "--fault", help="INDEX=KIND or FIRST-LAST=KIND, e.g. 0=429 or 3-5=500 (repeatable)."
     ),
     fault_rate: list[str] = typer.Option(
         [], "--fault-rate", help="KIND=PROBABILITY, e.g. 500=0.1 (repeatable)."
     ),
-    seed: int = typer.Option(0, "--seed", help="Seed of random faults and random-action."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed of random faults and random-action."),
     json_out: bool = typer.Option(False, "--json", help="Announce the server as one JSON object."),
 ) -> None:
     """Serve a fake OpenAI-compatible API on 127.0.0.1 until interrupted."""
@@ -86,9 +89,7 @@ def fake_llm_command(
     try:
         replies = None
         if script is not None:
-            replies = json.loads(script.read_text(encoding="utf-8"))
-            if not isinstance(replies, list) or not all(isinstance(r, str) for r in replies):
-                raise ValueError(f"{script} must hold a JSON list of strings")
+            replies = _read_script(script)
         chosen = policy_from_name(policy, script=replies, seed=seed)
         server = FakeOpenAIServer(
             chosen,
@@ -101,6 +102,9 @@ def fake_llm_command(
     except (ValueError, OSError, ImportError) as err:
         raise FlaneurError(f"fake-llm: {err}") from None
 
+    if not math.isfinite(latency):
+        raise FlaneurError(f"--latency must be a finite number of seconds, not {latency}")
+
     def announce(base_url: str) -> None:
         if json_out:
             print_json({"base_url": base_url, "port": server.port, "policy": policy})
@@ -112,3 +116,16 @@ def fake_llm_command(
         server.serve_until_interrupted(announce)
     except OSError as err:
         raise FlaneurError(f"fake-llm cannot listen on 127.0.0.1:{port}: {err}") from None
+
+
+def _read_script(script: Path) -> list[str]:
+    """The replies of ``--script``: a JSON list of strings (errors name the file)."""
+    try:
+        replies = json.loads(script.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise FlaneurError(f"{script}: not UTF-8 text (expected a JSON list of strings)") from None
+    except json.JSONDecodeError as err:
+        raise FlaneurError(f"{script}, line {err.lineno}: invalid JSON ({err.msg})") from None
+    if not isinstance(replies, list) or not all(isinstance(r, str) for r in replies):
+        raise FlaneurError(f"{script}: expected a JSON list of strings")
+    return replies

@@ -4,16 +4,21 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
-from PIL import Image, ImageDraw
 
 from flaneur.cli.output import console, print_json
 from flaneur.errors import FlaneurError
 
+if TYPE_CHECKING:
+    from PIL import Image
+
 
 def contact_sheet(images: list[Image.Image], labels: list[str], columns: int = 4) -> Image.Image:
     """Tile images (all the same size) in rows of ``columns``, each with a caption."""
+    from PIL import Image, ImageDraw
+
     w, h = images[0].size
     rows = (len(images) + columns - 1) // columns
     cols = min(columns, len(images))
@@ -41,10 +46,12 @@ def render_command(
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Render the synthetic street view of NODE (or a contact sheet of N headings)."""
+    from flaneur.cli.failures import check_output_path
     from flaneur.views.base import parse_size
     from flaneur.views.synthetic import SyntheticViews
     from flaneur.world.builtin import load_city
 
+    check_output_path(out, "--out", folder=False)
     wh = parse_size(size)
     if not 0.0 < fov < 180.0:
         raise FlaneurError(f"--fov must be in (0, 180) degrees, not {fov:g}")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from flaneur.cli.output import console, err_console, print_json
+from flaneur.cli.output import console, err_console, print_json, print_tables
 
 
 def report_command(
@@ -41,6 +41,7 @@ def report_command(
     """
     from rich.markup import escape as markup_escape
 
+    from flaneur.cli.failures import check_output_path
     from flaneur.errors import FlaneurError
     from flaneur.report.run_report import (
         build_report,
@@ -52,6 +53,8 @@ def report_command(
     from flaneur.tasks.registry import load_spec
     from flaneur.tasks.resolve import register_registries, spec_of_run
 
+    if out is not None:
+        check_output_path(out, "--out", folder=False)
     loaded = [load_run(folder) for folder in runs]
     for run in loaded:  # problems of the run folders (cut or changed logs) are said, not hidden
         for warning in run.warnings:
@@ -82,7 +85,7 @@ def report_command(
     for run, pairs in zip(loaded, paired, strict=True):
         for table in results_tables(run.summary) + paired_tables(pairs):
             table.title = f"{run.name}: {table.title}"
-            console.print(table)
+            print_tables([table])
     for c in comparisons:
         console.print(f"{c['a']} vs {c['b']}: {c['wins']} wins, {c['losses']} losses "
                       f"({c['paired']} paired episodes)")  # fmt: skip

@@ -11,10 +11,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.table import Table
 
 from flaneur.cli import llm_options as lo
-from flaneur.cli.output import console, err_console, print_json
+from flaneur.cli.output import console, err_console, print_json, print_tables
 from flaneur.cli.task_options import (
     CITY_OPTION,
     FORMAT_OPTION,
@@ -24,7 +23,6 @@ from flaneur.cli.task_options import (
     resolve_cli_tasks,
 )
 from flaneur.errors import FlaneurError
-from flaneur.report.tables import format_value
 
 if TYPE_CHECKING:
     from flaneur.evaluate.runner import RunConfig, RunInterrupted
@@ -117,7 +115,7 @@ def run_command(
     cache_mode: str = typer.Option(
         "use", "--cache", help="Model response cache: use, refresh or off."
     ),
-    seed: int = typer.Option(0, "--seed", help="Run seed."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Run seed."),
     resume: bool = typer.Option(
         False, "--resume", help="Continue the run in --out: skip finished, re-run errored."
     ),
@@ -133,21 +131,23 @@ def run_command(
     A model server that fails --llm-failures calls in a row stops the run with one error line
     (exit 1), as does a run whose rows all errored.
     """
+    from flaneur.cli.failures import check_output_path
     from flaneur.evaluate.runner import RunConfig, RunInterrupted, run_benchmark
 
+    check_output_path(out, "--out", folder=True)
+    names_option("--tasks", tasks, "task set")  # none, or one named twice: a usage error
     specs = resolve_cli_tasks(tasks, fmt=task_format, city=city, registries=registry)
     task_ids = [spec.id for spec in specs]
     _check_choice("--views", views, ("synthetic", "panorama", "google", "mapillary"))
     _check_choice("--landmarks", landmarks, ("map", "ocr", "clip", "vlm"))
     _check_choice("--cache", cache_mode, ("use", "refresh", "off"))
-    if progress not in ("rich", "plain", "none"):
-        raise typer.BadParameter("--progress must be rich, plain or none")
+    check_progress(progress)
     model_options = lo.llm_options(
         llm, api_key_env=api_key_env, timeout=llm_timeout, retries=llm_retries,
         max_in_flight=llm_max_in_flight, max_tokens=llm_max_tokens, failures=llm_failures,
         n_ctx=llm_n_ctx, threads=llm_threads,
     )  # fmt: skip
-    agents = tuple(_split(agent))
+    agents = tuple(names_option("--agent", agent, "agent"))
     shared, own = parse_agent_options(option or [], agents)
     per_agent = _per_agent_options(strategy, round_, mapgpt_mode)
     for name, values in own.items():
@@ -176,8 +176,7 @@ def run_command(
         return
     from flaneur.report.tables import results_tables
 
-    for table in results_tables(summary):
-        console.print(table)
+    print_tables(results_tables(summary))
     console.print(f"rows: {out / 'episodes.jsonl'}, summary: {out / 'summary.json'}")
     if not summary["reportable"]:
         console.print("[yellow]--limit/--ids run: not reportable[/]")
@@ -319,6 +318,26 @@ def _per_agent_options(strategy: str | None, round_: int, mapgpt_mode: str | Non
     return options
 
 
+def names_option(option: str, value: str, what: str) -> list[str]:
+    """The comma-separated names of ``option``; a usage error when it names none or repeats
+    one (``--agent random,random`` would run, and count, the same agent twice)."""
+    names = _split(value)
+    if not names:
+        raise typer.BadParameter(f"{option} names no {what} (got {value!r})")
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise typer.BadParameter(f"{option} names {', '.join(repeated)} more than once")
+    return names
+
+
+PROGRESS_MODES = ("rich", "plain", "none")
+
+
+def check_progress(progress: str) -> None:
+    """A usage error unless ``progress`` is one of :data:`PROGRESS_MODES`."""
+    _check_choice("--progress", progress, PROGRESS_MODES)
+
+
 def _check_choice(option: str, value: str | None, choices: tuple[str, ...]) -> None:
     if value is not None and value.split(":", 1)[0] not in choices:
         raise typer.BadParameter(f"{option} must be one of {', '.join(choices)}, not {value!r}")
@@ -342,10 +361,11 @@ def validate_gold(
     from flaneur.env.schemes import SCHEMES
     from flaneur.evaluate.gold import replay_gold
 
-    scheme_list = _split(schemes)
+    scheme_list = names_option("--schemes", schemes, "scheme")
     for name in scheme_list:
         if name not in SCHEMES:
             raise FlaneurError(f"unknown scheme {name!r}; choose from {', '.join(SCHEMES)}")
+    names_option("--tasks", tasks, "task set")
     specs = resolve_cli_tasks(tasks, fmt=task_format, city=city, registries=registry)
     results = []
     for spec in specs:
@@ -360,6 +380,10 @@ def validate_gold(
     if json_out:
         print_json({"ok": ok, "results": results})
     else:
+        from rich.table import Table
+
+        from flaneur.report.tables import format_value
+
         table = Table(title="teacher replay of the gold paths")
         for col in ("task", "scheme", "episodes", "TC", "exact paths", "mismatches", "s"):
             table.add_column(col, no_wrap=True)
@@ -367,7 +391,7 @@ def validate_gold(
             table.add_row(r["task"], r["scheme"], str(r["episodes"]), format_value(r["tc"], 3),
                           str(r["exact_paths"]), ", ".join(r["mismatches"]) or "-",
                           format_value(r["seconds"], 2))  # fmt: skip
-        console.print(table)
+        print_tables([table])
     if not ok:
         bad = sum(r["mismatch_count"] for r in results)
         raise FlaneurError(f"gold validation failed: {bad} episode(s) not reproduced")

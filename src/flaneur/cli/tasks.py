@@ -6,7 +6,6 @@ import os
 from pathlib import Path
 
 import typer
-from rich.table import Table
 
 from flaneur.cli.output import console, print_json
 from flaneur.cli.task_options import (
@@ -72,6 +71,8 @@ def ls(
     if json_out:
         print_json({"data_dir": str(folder) if folder else None, "tasks": tasks})
         return
+    from rich.table import Table
+
     table = Table(title=f"task sets (data: {folder or 'not set'})")
     table.add_column("id", no_wrap=True)
     table.add_column("episodes", justify="right", no_wrap=True)
@@ -147,20 +148,28 @@ def check(
 def generate(
     city: str = typer.Argument(..., help="A city pack folder or built-in city (e.g. helsinki)."),
     out: Path = typer.Option(..., "-o", "--out", help="Episodes file (.jsonl) to write."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the start-node sampling."),
-    per_template: int = typer.Option(2, "--per-template", help="Episodes per need template."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the start-node sampling."),
+    per_template: int = typer.Option(
+        2, "--per-template", min=1, help="Episodes per need template."
+    ),
     categories: str | None = typer.Option(
         None, "--categories", help="Comma-separated task categories (default: all eight)."
     ),
-    min_hops: int = typer.Option(5, "--min-hops", help="Fewest hops from start to target."),
-    max_hops: int = typer.Option(25, "--max-hops", help="Most hops from start to target."),
+    min_hops: int = typer.Option(5, "--min-hops", min=1, help="Fewest hops from start to target."),
+    max_hops: int = typer.Option(25, "--max-hops", min=1, help="Most hops from start to target."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Generate CitySeeker-style implicit-need tasks on a city and print counts per category."""
+    from flaneur.cli.failures import check_output_path
     from flaneur.tasks.episode import write_episodes
     from flaneur.tasks.generate import generate_need_tasks
     from flaneur.world.builtin import load_city
 
+    check_output_path(out, "--out", folder=False)
+    if max_hops < min_hops:
+        raise typer.BadParameter(
+            f"--max-hops {max_hops} is below --min-hops {min_hops} (a reversed range)"
+        )
     model = load_city(city)
     wanted = tuple(c.strip() for c in categories.split(",")) if categories else None
     report = generate_need_tasks(
@@ -172,6 +181,8 @@ def generate(
     if json_out:
         print_json(result)
         return
+    from rich.table import Table
+
     table = Table(title=f"{len(report.episodes)} tasks on {model.name} -> {out}")
     table.add_column("category")
     table.add_column("tasks", justify="right")

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from numbers import Integral
 from typing import Any
 
 import numpy as np
 
-from flaneur.errors import DataError, FlaneurError, UnknownNodeError
+from flaneur.errors import ArgumentError, DataError, FlaneurError, UnknownNodeError
 from flaneur.tasks.episode import Episode, iter_unknown_nodes
 from flaneur.world.graph import StreetGraph
 
@@ -41,6 +42,10 @@ class EpisodeSet:
         """The episode named by ``options`` (``episode``: an Episode, id or index; or
         ``episode_id`` / ``index``), else the next one in the set's order."""
         options = options or {}
+        if not isinstance(options, Mapping):
+            raise ArgumentError(
+                f"reset: options must be a dict such as {{'episode': 'ID'}}, got {options!r}"
+            )
         choice = options.get("episode", options.get("episode_id", options.get("index")))
         if isinstance(choice, Episode):
             return choice
@@ -52,6 +57,12 @@ class EpisodeSet:
                 raise FlaneurError(f"no episode with id {choice!r} in this environment")
             return episodes[self._by_id[choice]]
         if choice is not None:
+            if isinstance(choice, bool) or not isinstance(choice, Integral | float) or (
+                    isinstance(choice, float) and not choice.is_integer()):  # fmt: skip
+                raise ArgumentError(
+                    f"reset: options['episode'] must be an Episode, an id or a whole-number "
+                    f"index, got {choice!r}"
+                )
             index = int(choice)
             if not -len(episodes) <= index < len(episodes):
                 raise FlaneurError(f"episode index {index} out of range")

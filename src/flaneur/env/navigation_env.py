@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from numbers import Integral
 from typing import Any, ClassVar
 
 import gymnasium as gym
@@ -18,7 +19,7 @@ from flaneur.env.spaces import observation_space
 from flaneur.env.state import AgentState
 from flaneur.env.teacher import Teacher
 from flaneur.env.verbalizer import Verbalizer
-from flaneur.errors import FlaneurError
+from flaneur.errors import ArgumentError, DataError, FlaneurError
 from flaneur.tasks.episode import Episode
 from flaneur.world.city import City
 
@@ -107,6 +108,9 @@ class NavigationEnv(gym.Env):
         episode_order: str = "random",
         render_mode: str | None = None,
     ) -> None:
+        if max_steps is not None and (isinstance(max_steps, bool)
+                                      or not isinstance(max_steps, Integral) or max_steps < 1):
+            raise ArgumentError(f"max_steps must be None or a whole number >= 1, got {max_steps!r}")
         self.city = city
         self.episodes = [episodes] if isinstance(episodes, Episode) else list(episodes)
         self._episodes = EpisodeSet(self.episodes, city.graph, episode_order)
@@ -139,6 +143,7 @@ class NavigationEnv(gym.Env):
         self._heading_arrays: dict[float, np.ndarray] = {}
         self._mask_arrays: dict[tuple[bool, ...], np.ndarray] = {}
         self._done = True
+        self._started = False
         self._mask_t: tuple[bool, ...] = ()
         self._fixed_labels: tuple[str, ...] = tuple(getattr(self.scheme, "labels_all", ()))
         self.episode: Episode | None = None
@@ -148,9 +153,17 @@ class NavigationEnv(gym.Env):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, Any], dict[str, Any]]:
         """Start an episode; ``options`` may name it (``episode``: Episode, id or index)."""
+        self._done = True  # a reset that fails leaves no half-started episode to step in
+        self._started = False
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, Integral)
+                                 or seed < 0):  # fmt: skip
+            raise ArgumentError(f"reset: seed must be None or a whole number >= 0, got {seed!r}")
         super().reset(seed=seed)
         episode = self._episodes.pick(options, self.np_random)
         start, goals = self._episodes.resolve(episode)
+        problem = episode.problem()  # a heading that is not finite, max_steps below 1
+        if problem:
+            raise DataError(f"episode {episode.id!r}: {problem}")
         self.episode = episode
         self._goals = goals
         self._goal_set = frozenset(goals)
@@ -169,12 +182,16 @@ class NavigationEnv(gym.Env):
         self.invalid_actions: list[dict[str, Any]] = []
         self.termination: str | None = None
         self._done = False
+        self._started = True
         info = {"episode_id": episode.id, "node_id": self._ids[start], "steps": 0}
         return self._observe(state, info), info
 
     def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         """Take one action (a slot number or an action name)."""
         if self._done:
+            if not self._started:
+                raise FlaneurError("no episode is running (no reset() or the last one failed); "
+                                   "call reset() before step()")  # fmt: skip
             raise FlaneurError("the episode is over; call reset() before step()")
         state = self._state
         scheme = self.scheme

@@ -8,8 +8,9 @@ as reaching the goal. Node ids are the city's string ids. One episode per line i
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -106,22 +107,49 @@ class Episode:
             if key not in data:
                 raise DataError(f"{prefix}missing required field {key!r}")
         try:
-            return cls(
+            episode = cls(
                 id=str(data["id"]),
                 city=str(data["city"]),
                 instruction=str(data["instruction"]),
                 start_node=str(data["start_node"]),
-                start_heading=float(data["start_heading"]) % 360.0,
+                start_heading=float(data["start_heading"]),
                 goal_nodes=tuple(str(x) for x in data.get("goal_nodes", ())),
                 goal_place_ids=tuple(str(x) for x in data.get("goal_place_ids", ())),
                 goal_categories=tuple(str(x) for x in data.get("goal_categories", ())),
                 reference_path=tuple(str(x) for x in data.get("reference_path", ())),
                 category=str(data.get("category", "")),
-                max_steps=int(data.get("max_steps", 55)),
+                max_steps=_whole_number(data.get("max_steps", 55)),
                 metadata=dict(data.get("metadata") or {}),
             )
         except (TypeError, ValueError) as err:
             raise DataError(f"{prefix}bad field value ({err})") from None
+        problem = episode.problem()
+        if problem:
+            raise DataError(f"{prefix}episode {episode.id!r}: {problem}")
+        return replace(episode, start_heading=episode.start_heading % 360.0)
+
+    def problem(self) -> str | None:
+        """What makes this episode unusable (``None`` when it is fine): an empty id, a
+        heading that is not a finite number, ``max_steps`` below 1, or no goal at all."""
+        if not self.id:
+            return "field 'id' is empty"
+        if not math.isfinite(self.start_heading):
+            heading = self.start_heading
+            return f"field 'start_heading' must be a finite number of degrees, not {heading}"
+        if self.max_steps < 1:
+            return f"field 'max_steps' must be at least 1, not {self.max_steps}"
+        if not (self.goal_nodes or self.reference_path or self.goal_place_ids
+                or self.goal_categories):  # fmt: skip
+            return ("no goal: goal_nodes, reference_path, goal_place_ids and goal_categories "
+                    "are all empty")  # fmt: skip
+        return None
+
+
+def _whole_number(value: Any) -> int:
+    """``value`` as an int, refusing fractions and booleans (``max_steps: 2.5``)."""
+    if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+        raise ValueError(f"max_steps must be a whole number, not {value!r}")
+    return int(value)
 
 
 def iter_json_lines(path: str | Path, *, what: str = "file") -> Iterator[tuple[int, Any]]:
@@ -136,8 +164,17 @@ def iter_json_lines(path: str | Path, *, what: str = "file") -> Iterator[tuple[i
     path = Path(path)
     if not path.is_file():
         raise DataError(f"{what} not found", path=path)
-    with path.open(encoding="utf-8") as handle:
-        for line_no, line in enumerate(handle, start=1):
+    with path.open("rb") as handle:
+        for line_no, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as err:
+                what_it_is = "a binary file?" if b"\0" in raw else "save it as UTF-8"
+                raise DataError(
+                    f"not UTF-8 text (byte 0x{raw[err.start]:02x} at column {err.start + 1}; "
+                    f"{what_it_is})",
+                    path=path, line=line_no,
+                ) from None  # fmt: skip
             if not line.strip():
                 continue
             try:
@@ -147,13 +184,30 @@ def iter_json_lines(path: str | Path, *, what: str = "file") -> Iterator[tuple[i
 
 
 def read_episodes(path: str | Path) -> list[Episode]:
-    """Read an episodes ``.jsonl`` file; errors name the file and line."""
+    """Read an episodes ``.jsonl`` file; errors name the file and line.
+
+    Raises
+    ------
+    DataError
+        If the file is missing, not UTF-8, holds no episode, a line is not a valid episode
+        (see :meth:`Episode.problem`) or an id repeats.
+    """
     episodes: list[Episode] = []
+    first_line: dict[str, int] = {}
     for line_no, data in iter_json_lines(path, what="episode file"):
         try:
-            episodes.append(Episode.from_json(data))
+            episode = Episode.from_json(data)
         except DataError as err:
             raise DataError(err.reason, path=path, line=line_no) from None
+        if episode.id in first_line:
+            raise DataError(
+                f"duplicate episode id {episode.id!r} (first on line {first_line[episode.id]})",
+                path=path, line=line_no,
+            )  # fmt: skip
+        first_line[episode.id] = line_no
+        episodes.append(episode)
+    if not episodes:
+        raise DataError("no episodes (the file is empty)", path=path)
     return episodes
 
 

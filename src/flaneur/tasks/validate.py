@@ -35,9 +35,12 @@ def check_need_episode(city: City, episode: Episode, fields: dict) -> list[str]:
     """Problems of one generated episode (empty list when it is valid)."""
     graph, places = city.graph, city.places
     problems: list[str] = []
-    unknown = [n for n in (episode.start_node, *episode.reference_path) if n not in graph]
+    nodes = (episode.start_node, *episode.reference_path, *episode.goal_nodes)
+    unknown = [n for n in nodes if n not in graph]
     if unknown:
         return [f"unknown node id(s) {unknown[:3]}"]
+    if not episode.reference_path:
+        return ["reference path is empty (a need task needs its gold path)"]
     path = graph.indices(episode.reference_path).tolist()
     if not path or path[0] != graph.index(episode.start_node):
         problems.append("reference path does not start at the start node")

@@ -8,6 +8,7 @@ action), ``empty`` (empty content), ``echo-auth`` (a 401 quoting the Authorizati
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Mapping, Sequence
 
@@ -62,25 +63,93 @@ class FaultPlan:
         return None
 
 
+NAMED_FAULTS = ("timeout", "malformed", "truncated", "missing-choices", "wrong-action", "empty",
+                "echo-auth")  # fmt: skip
+"""Faults named by a word (the others are an HTTP status, ``429:<s>`` or ``slow:<s>``)."""
+
+
+def check_fault(fault: str) -> str:
+    """``fault`` if it is a kind the server knows (see :data:`FAULT_KINDS`).
+
+    Raises
+    ------
+    ValueError
+        For an unknown kind, an HTTP status outside 400-599, or a negative or non-numeric
+        delay of ``429:<s>`` / ``slow:<s>``; the message quotes the fault.
+    """
+    head, colon, arg = fault.partition(":")
+    if head.isdigit():
+        if not 400 <= int(head) <= 599:
+            raise ValueError(f"fault {fault!r}: an HTTP error status must be in 400-599")
+        if colon and head != "429":
+            raise ValueError(f"fault {fault!r}: only 429 takes a :<retry-after-s>")
+    elif head == "slow" and colon:
+        pass
+    elif fault not in NAMED_FAULTS:
+        raise ValueError(
+            f"unknown fault {fault!r}: use an HTTP status, 429:<s>, slow:<s> or one of "
+            f"{', '.join(NAMED_FAULTS)}"
+        )
+    if colon:
+        try:
+            seconds = float(arg)
+        except ValueError:
+            seconds = -1.0
+        if not (math.isfinite(seconds) and seconds >= 0):
+            raise ValueError(f"fault {fault!r}: the delay must be a number of seconds >= 0")
+    return fault
+
+
+def _index(text: str, spec: str) -> int:
+    if not text.strip().isdigit():
+        raise ValueError(f"fault {spec!r}: request indices must be whole numbers >= 0")
+    return int(text)
+
+
 def parse_fault_args(specs: Sequence[str]) -> dict[int, str]:
-    """``["0=429", "3-5=500"]`` → ``{0: "429", 3: "500", 4: "500", 5: "500"}``."""
+    """``["0=429", "3-5=500"]`` → ``{0: "429", 3: "500", 4: "500", 5: "500"}``.
+
+    Raises
+    ------
+    ValueError
+        For a malformed spec, a negative index, a reversed range (``5-2``) or an unknown
+        fault (see :func:`check_fault`).
+    """
     out: dict[int, str] = {}
     for spec in specs:
         where, sep, fault = spec.partition("=")
         if not sep or not fault:
             raise ValueError(f"fault must look like INDEX=KIND or FIRST-LAST=KIND, not {spec!r}")
-        lo, _, hi = where.partition("-")
-        for i in range(int(lo), int(hi or lo) + 1):
+        lo_text, dash, hi_text = where.partition("-")
+        lo = _index(lo_text, spec)
+        hi = _index(hi_text, spec) if dash else lo
+        if hi < lo:
+            raise ValueError(f"fault {spec!r}: the range {lo}-{hi} is reversed")
+        check_fault(fault)
+        for i in range(lo, hi + 1):
             out[i] = fault
     return out
 
 
 def parse_rate_args(specs: Sequence[str]) -> dict[str, float]:
-    """``["500=0.1", "timeout=0.01"]`` → ``{"500": 0.1, "timeout": 0.01}``."""
+    """``["500=0.1", "timeout=0.01"]`` → ``{"500": 0.1, "timeout": 0.01}``.
+
+    Raises
+    ------
+    ValueError
+        For a malformed spec, an unknown fault, or a probability outside [0, 1].
+    """
     out: dict[str, float] = {}
     for spec in specs:
         fault, sep, p = spec.rpartition("=")
         if not sep or not fault:
             raise ValueError(f"fault rate must look like KIND=PROBABILITY, not {spec!r}")
-        out[fault] = float(p)
+        check_fault(fault)
+        try:
+            rate = float(p)
+        except ValueError:
+            rate = math.nan
+        if not 0.0 <= rate <= 1.0:
+            raise ValueError(f"fault rate {spec!r}: the probability must be in [0, 1]")
+        out[fault] = rate
     return out

@@ -18,6 +18,9 @@ from __future__ import annotations
 
 import json
 import time
+import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -217,6 +220,10 @@ class City:
             meta = json.loads(meta_path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as err:
             raise DataError(f"invalid JSON ({err.msg})", path=meta_path, line=err.lineno) from None
+        except UnicodeDecodeError:
+            raise DataError("not UTF-8 text (a binary file?)", path=meta_path) from None
+        if not isinstance(meta, dict) or not isinstance(meta.get("name"), str):
+            raise DataError("expected a JSON object with a 'name' field", path=meta_path)
         if meta.get("format") != PACK_FORMAT:
             raise DataError(f"field 'format' must be {PACK_FORMAT!r}", path=meta_path)
         if meta.get("format_version") != PACK_VERSION:
@@ -228,24 +235,29 @@ class City:
         for name in ("graph.npz", "places.json"):
             if not (folder / name).is_file():
                 raise DataError(f"city pack is missing {name}", path=folder)
-        with np.load(folder / "graph.npz", allow_pickle=False) as npz:
+        graph_file = folder / "graph.npz"
+        with _pack_file(graph_file), np.load(graph_file, allow_pickle=False) as npz:
             graph = StreetGraph.from_arrays({k: npz[k] for k in npz.files})
         node_sets: dict[str, NDArray[np.bool_]] = {}
         if (folder / "nodesets.npz").is_file():
-            with np.load(folder / "nodesets.npz", allow_pickle=False) as npz:
+            sets_file = folder / "nodesets.npz"
+            with _pack_file(sets_file), np.load(sets_file, allow_pickle=False) as npz:
                 node_sets = {k: npz[k] for k in npz.files}
         edge_streets = np.zeros(0, dtype=str)
         if (folder / "streets.npz").is_file():
-            with np.load(folder / "streets.npz", allow_pickle=False) as npz:
+            streets_file = folder / "streets.npz"
+            with _pack_file(streets_file), np.load(streets_file, allow_pickle=False) as npz:
                 edge_streets = npz["names"]
-        places = Places.from_records(
-            json.loads((folder / "places.json").read_text(encoding="utf-8"))
-        )
+        with _pack_file(folder / "places.json"):
+            places = Places.from_records(
+                json.loads((folder / "places.json").read_text(encoding="utf-8"))
+            )
         furniture = _load_furniture(folder / "furniture.json")
         buildings = np.zeros(0, dtype=object)
         heights = np.zeros(0)
         if (folder / "buildings.npz").is_file():
-            with np.load(folder / "buildings.npz", allow_pickle=False) as npz:
+            shapes_file = folder / "buildings.npz"
+            with _pack_file(shapes_file), np.load(shapes_file, allow_pickle=False) as npz:
                 offsets = tuple(
                     npz[k] for k in sorted(f for f in npz.files if f.startswith("offsets"))
                 )
@@ -278,3 +290,23 @@ def _load_furniture(path: Path) -> Furniture:
         raise DataError(f"invalid JSON ({err.msg})", path=path, line=err.lineno) from None
     except (KeyError, TypeError, ValueError) as err:
         raise DataError(f"bad furniture record ({err})", path=path) from None
+
+
+@contextmanager
+def _pack_file(path: Path) -> Iterator[None]:
+    """Turn a corrupt or truncated file of a city pack into a :class:`DataError` naming it."""
+    try:
+        yield
+    except DataError:
+        raise
+    except (ValueError, KeyError, TypeError, IndexError, EOFError, OSError,
+            zipfile.BadZipFile) as err:  # fmt: skip
+        if isinstance(err, OSError) and not isinstance(err, zipfile.BadZipFile) and err.filename:
+            raise
+        detail = " ".join(str(err).split()) or type(err).__name__
+        if isinstance(err, EOFError) or "empty" in detail.lower():
+            detail = "the file is empty or truncated"
+        raise DataError(
+            f"corrupt city pack file ({detail[:160]}); rebuild the pack with `flaneur city build`",
+            path=path,
+        ) from None

@@ -23,7 +23,7 @@ from scipy import sparse
 from scipy.sparse import csgraph
 from scipy.spatial import cKDTree
 
-from flaneur.errors import DataError, UnknownNodeError
+from flaneur.errors import ArgumentError, DataError, UnknownNodeError
 from flaneur.geo import LocalProjection, bearing, haversine
 
 if TYPE_CHECKING:
@@ -194,6 +194,33 @@ class StreetGraph:
                 raise UnknownNodeError(node_id) from None
         return np.asarray(out, dtype=np.int64)
 
+    def check_indices(self, nodes: ArrayLike, name: str, *, where: str) -> NDArray[np.int64]:
+        """``nodes`` (an index or a sequence of them) as a 1-D ``int64`` array.
+
+        Raises
+        ------
+        ArgumentError
+            Naming ``name`` (in ``where``) if a value is not a whole number in
+            ``[0, n_nodes)`` (a node id string, a fraction, a negative or a huge index).
+        """
+        try:
+            arr = np.atleast_1d(np.asarray(nodes))
+        except (TypeError, ValueError):
+            arr = np.asarray([None], dtype=object)
+        whole = arr.dtype.kind in "iu" or (
+            arr.dtype.kind == "f" and bool(np.all(np.isfinite(arr))) and not np.any(arr % 1)
+        )
+        if arr.size and not whole:
+            raise ArgumentError(
+                f"{where}: {name} must be node indices (whole numbers; use "
+                f"graph.index(id) for an id), got {_shown(nodes)}"
+            )
+        if arr.ndim != 1 or (arr.size and (arr.min() < 0 or arr.max() >= self.n_nodes)):
+            raise ArgumentError(
+                f"{where}: {name} must be node indices in [0, {self.n_nodes}), got {_shown(nodes)}"
+            )
+        return arr.astype(np.int64)
+
     def __contains__(self, node_id: object) -> bool:
         return node_id in self._id_to_index
 
@@ -304,9 +331,19 @@ class StreetGraph:
         return cKDTree(self.xy[rows]), rows
 
     def nearest_node(self, lat: ArrayLike, lng: ArrayLike) -> NDArray[np.int64] | int:
-        """Index of the located node nearest to each coordinate (scalar in, scalar out)."""
+        """Index of the located node nearest to each coordinate (scalar in, scalar out).
+
+        Raises
+        ------
+        ArgumentError
+            If ``lat``/``lng`` are not finite degrees in range, differ in shape, or the
+            graph has no located node.
+        """
+        lat_arr, lng_arr = _coordinates(lat, lng, where="nearest_node")
         tree, rows = self._kdtree
-        x, y = self.projection.forward(lat, lng)
+        if rows.size == 0:
+            raise ArgumentError("nearest_node: the graph has no node with coordinates")
+        x, y = self.projection.forward(lat_arr, lng_arr)
         _, idx = tree.query(np.column_stack([np.ravel(x), np.ravel(y)]))
         if np.ndim(lat) == 0:
             return int(rows[idx[0]])
@@ -367,8 +404,13 @@ class StreetGraph:
             ``int32`` array of shape ``(k, n)`` (or ``(n,)`` for a single goal); entry
             ``[j, v]`` is the number of edges on a shortest path from ``v`` to ``goals[j]``,
             :data:`UNREACHABLE` (-1) where there is none.
+
+        Raises
+        ------
+        ArgumentError
+            If a goal is not a whole-number node index in ``[0, n_nodes)``.
         """
-        goals_arr = np.atleast_1d(np.asarray(goals, dtype=np.int64))
+        goals_arr = self.check_indices(goals, "goals", where="hop_distances_to")
         unique, inverse = np.unique(goals_arr, return_inverse=True)
         out = np.empty((len(unique), self.n_nodes), dtype=np.int32)
         for row, goal in enumerate(unique.tolist()):
@@ -413,7 +455,7 @@ class StreetGraph:
 
         Same shapes as :meth:`hop_distances_to`.
         """
-        goals_arr = np.atleast_1d(np.asarray(goals, dtype=np.int64))
+        goals_arr = self.check_indices(goals, "goals", where="hop_distances_to")
         unique, inverse = np.unique(goals_arr, return_inverse=True)
         dist = csgraph.dijkstra(self._reverse_length, indices=unique)[inverse]
         return dist[0] if np.ndim(goals) == 0 else dist
@@ -575,3 +617,30 @@ def _bfs_depths(matrix: sparse.csr_matrix, root: int) -> NDArray[np.int32]:
         parent = parent[parent]
     depth[order] = level
     return depth
+
+
+def _shown(value: object, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _coordinates(lat: ArrayLike, lng: ArrayLike, *, where: str) -> tuple[NDArray, NDArray]:
+    """``lat``, ``lng`` as float arrays of one shape, finite and in range, or
+    :class:`ArgumentError` naming the bad one."""
+    arrays = []
+    for name, value, bound in (("lat", lat, 90.0), ("lng", lng, 180.0)):
+        try:
+            arr = np.asarray(value, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ArgumentError(f"{where}: {name} must be degrees, got {_shown(value)}") from None
+        if arr.size == 0 or not np.all(np.isfinite(arr)) or np.any(np.abs(arr) > bound):
+            raise ArgumentError(
+                f"{where}: {name} must be finite degrees in [-{bound:g}, {bound:g}], "
+                f"got {_shown(value)}"
+            )
+        arrays.append(arr)
+    if arrays[0].shape != arrays[1].shape:
+        raise ArgumentError(
+            f"{where}: lat and lng differ in shape ({arrays[0].shape} and {arrays[1].shape})"
+        )
+    return arrays[0], arrays[1]

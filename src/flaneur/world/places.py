@@ -11,6 +11,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.spatial import cKDTree
 
+from flaneur.errors import ArgumentError, check_finite
 from flaneur.geo import LocalProjection, angle_diff
 
 
@@ -259,8 +260,26 @@ class Places:
         tuple
             ``(rows, distances_m, relative_bearings)``; a relative bearing is the signed
             angle from ``heading`` to the place in (-180, 180] (negative = left).
+
+        Raises
+        ------
+        ArgumentError
+            If ``xy`` is not two finite metres, ``heading`` not finite, ``fov`` outside
+            (0, 360] or ``radius_m`` negative or not finite.
         """
-        rows, dist = self.within(xy, radius_m)
+        where = "in_view"
+        try:
+            point = np.asarray(xy, dtype=np.float64)
+        except (TypeError, ValueError):
+            point = np.full(1, np.nan)
+        if point.shape != (2,) or not np.all(np.isfinite(point)):
+            raise ArgumentError(f"{where}: xy must be two finite metres (x, y), got {xy!r}")
+        heading = check_finite(heading, "heading", where=where, what="degrees")
+        fov = check_finite(fov, "fov", where=where, what="degrees", low=0.0, high=360.0)
+        if fov == 0.0:
+            raise ArgumentError(f"{where}: fov must be above 0 degrees, got {fov!r}")
+        radius_m = check_finite(radius_m, "radius_m", where=where, what="metres", low=0.0)
+        rows, dist = self.within(point, radius_m)
         if named_only and rows.size:
             keep = self.names[rows] != ""
             rows, dist = rows[keep], dist[keep]
