@@ -26,6 +26,7 @@ Ray is an optional extra (``pip install 'flaneur[ray]'``).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Awaitable, Callable, Iterable
@@ -89,6 +90,8 @@ class RayExecutor:
         self.worker_deaths = 0
         self.usage: dict[str, float] = {}
         self.model_slots: dict[str, int] | None = None
+        self.worker_cpu_s: list[float] | None = None
+        self.startup_s: float | None = None
         self._bound: dict[str, Any] | None = None
         self._started_ray = False
 
@@ -100,7 +103,8 @@ class RayExecutor:
         """What went into ``summary.json`` under ``executor``."""
         return {"kind": "ray", "address": self.address or "local", "workers": self.workers,
                 "retried": self.retried, "worker_deaths": self.worker_deaths,
-                "model_slots": self.model_slots}  # fmt: skip
+                "model_slots": self.model_slots, "worker_cpu_s": self.worker_cpu_s,
+                "startup_s": self.startup_s}  # fmt: skip
 
     def _start(self) -> None:
         ray = self.ray
@@ -153,13 +157,15 @@ class RayExecutor:
         loaded = bound.pop("loaded")
         loaded_ref = ray.put(loaded) if loaded else None
         slots = None
+        n_workers = int(self.workers or 1)
         if config.llm:
             limit = self.model_in_flight or model_limit(config)
-            slots = ray.remote(ModelSlots).options(num_cpus=0).remote(limit)
+            slots = ray.remote(ModelSlots).options(num_cpus=0).remote(limit, n_workers)
         actor = ray.remote(EpisodeWorker).options(
             num_cpus=1, max_concurrency=max(1, self.per_worker or config.concurrency)
         )
         per_worker = max(1, self.per_worker or config.concurrency)
+        args = (config, loaded_ref, bound["agent_factory"], slots)
 
         def started(handles: list[Any]) -> list[Any]:
             """Wait until the workers are up; a worker that cannot start (an error in its
@@ -171,11 +177,12 @@ class RayExecutor:
                 raise FlaneurError(f"a Ray worker could not start: {cause}") from None
             return handles
 
-        def new_worker() -> Any:
-            return started([actor.remote(config, loaded_ref, bound["agent_factory"], slots)])[0]
+        def new_worker(i: int) -> Any:  # a replacement takes over worker i's model share
+            return started([actor.remote(*args, i)])[0]
 
-        args = (config, loaded_ref, bound["agent_factory"], slots)
-        workers = started([actor.remote(*args) for _ in range(int(self.workers or 1))])
+        t0 = time.perf_counter()
+        workers = started([actor.remote(*args, i) for i in range(n_workers)])
+        self.startup_s = round(time.perf_counter() - t0, 3)
         queue = list(reversed([(job, 1) for job in jobs]))  # pop() takes the next job
         in_flight: dict[Any, tuple[Any, int, int, Any]] = {}  # ref -> (job, attempt, i, actor)
         load = [0] * len(workers)
@@ -209,7 +216,7 @@ class RayExecutor:
                 except ray.exceptions.RayActorError:
                     if workers[i] is handle:  # replace it once (its other episodes fail too)
                         self.worker_deaths += 1
-                        workers[i] = new_worker()
+                        workers[i] = new_worker(i)
                     if cancelled:
                         continue
                     if attempt >= MAX_ATTEMPTS:
@@ -226,10 +233,16 @@ class RayExecutor:
                     self._count(result["row"], config.token_budget, stop)
                     deliver(result["row"])
             submit()
+        with contextlib.suppress(ray.exceptions.RayError):  # what each worker's process used
+            self.worker_cpu_s = [round(c, 3) for c in ray.get([w.cpu_s.remote() for w in workers])]
+            if slots is not None:
+                self.model_slots = _slot_stats(
+                    ray.get(slots.stats.remote()),
+                    ray.get([w.model_stats.remote() for w in workers]),
+                )
         for worker in workers:
             ray.kill(worker)
         if slots is not None:
-            self.model_slots = ray.get(slots.stats.remote())
             ray.kill(slots)
 
     def _count(self, row: Row, budget: int | None, stop: RunStop) -> None:
@@ -248,6 +261,17 @@ class RayExecutor:
         if "cost_usd" in usage:
             usage["cost_usd"] = round(usage["cost_usd"], 6)
         return usage
+
+
+def _slot_stats(actor: dict[str, int], gates: list[dict[str, int] | None]) -> dict[str, int]:
+    """The run's use of its model limit: ``limit``, ``peak`` (most requests in flight at
+    once: the actor's count, or with shares the sum of the workers' peaks, an upper bound)
+    and ``granted`` (requests that took a slot; workers replaced mid-run are not counted)."""
+    gates = [g for g in gates if g]
+    if not gates or not any(g["share"] for g in gates):
+        return actor
+    return {"limit": actor["limit"], "peak": sum(g["peak"] for g in gates),
+            "granted": sum(g["granted"] for g in gates)}  # fmt: skip
 
 
 def _lost_row(job: Any, attempts: int) -> Row:

@@ -10,26 +10,44 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from typing import Any
 
 from flaneur.models.usage import BudgetExceeded
 
 
 class ModelSlots:
-    """One run-wide bound on model requests in flight (an async Ray actor).
+    """The run-wide bound on model requests in flight (an async Ray actor).
+
+    With at least one slot per worker, the actor splits the limit into fixed shares, one
+    per worker index (:meth:`share`): each worker then bounds its own requests with a
+    local semaphore of its share, so the bound holds across workers with no round trip
+    per request (a per-request actor call costs milliseconds on a busy machine, which at
+    hundreds of requests a second made the limiter the bottleneck). With fewer slots than
+    workers, every request takes a slot from the actor itself (:meth:`acquire`).
 
     Parameters
     ----------
     limit
         Requests in flight at most, across every worker of the run.
+    workers
+        Worker indices the limit is shared between.
     """
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, workers: int = 1) -> None:
         self.limit = max(1, int(limit))
+        self.workers = max(1, int(workers))
         self._free = asyncio.Semaphore(self.limit)
         self.in_flight = 0
         self.peak = 0
         self.granted = 0
+
+    def share(self, index: int) -> int:
+        """Slots of worker ``index`` (0: it asks the actor for every request)."""
+        if self.limit < self.workers:
+            return 0
+        base, extra = divmod(self.limit, self.workers)
+        return base + (1 if index < extra else 0)
 
     async def acquire(self) -> None:
         """Wait for a free slot and take it."""
@@ -48,6 +66,41 @@ class ModelSlots:
         return {"limit": self.limit, "peak": self.peak, "granted": self.granted}
 
 
+class SlotGate:
+    """A worker's side of :class:`ModelSlots`: its share as a local semaphore, or the
+    actor's slots one request at a time (share 0)."""
+
+    def __init__(self, slots: Any, share: int) -> None:
+        self.slots = slots
+        self.share = int(share)
+        self._local = asyncio.Semaphore(self.share) if self.share else None
+        self.in_flight = 0
+        self.peak = 0
+        self.granted = 0
+
+    async def acquire(self) -> None:
+        """Take one slot (waits while none is free)."""
+        if self._local is not None:
+            await self._local.acquire()
+        else:
+            await self.slots.acquire.remote()
+        self.in_flight += 1
+        self.granted += 1
+        self.peak = max(self.peak, self.in_flight)
+
+    def release(self) -> None:
+        """Give the slot back."""
+        self.in_flight -= 1
+        if self._local is not None:
+            self._local.release()
+        else:
+            self.slots.release.remote()
+
+    def stats(self) -> dict[str, int]:
+        """``share``, ``peak`` and ``granted`` of this worker."""
+        return {"share": self.share, "peak": self.peak, "granted": self.granted}
+
+
 def model_limit(config: Any) -> int:
     """The run's model's own ``max_in_flight`` (16 when the backend has none)."""
     from flaneur.models import ModelConfig
@@ -59,32 +112,24 @@ def model_limit(config: Any) -> int:
     return int(getattr(model, "max_in_flight", 16) or 16)
 
 
-def limit_model(model: Any, slots: Any) -> None:
-    """Make every request of ``model`` hold one of the run's global ``slots``.
+def limit_model(model: Any, gate: SlotGate, limit: int) -> None:
+    """Make every request of ``model`` hold a slot of the run's global limit (``gate``).
 
-    The backend's own bound (``max_in_flight``) is raised to the global one: the global
-    limiter is the binding one, and a worker may use all of it when the others are idle.
-    Cached replies never reach ``_complete`` and take no slot.
+    The backend's own bound (``max_in_flight``) is raised to the global ``limit``: the gate
+    is the binding bound. Cached replies never reach ``_complete`` and take no slot.
     """
     inner = model._complete
     if hasattr(model, "max_in_flight"):
-        model.max_in_flight = max(int(model.max_in_flight), int(ray_limit(slots)))
+        model.max_in_flight = max(int(model.max_in_flight), int(limit))
 
     async def limited(messages: Any, params: Any) -> Any:
-        await slots.acquire.remote()
+        await gate.acquire()
         try:
             return await inner(messages, params)
         finally:
-            slots.release.remote()
+            gate.release()
 
     model._complete = limited
-
-
-def ray_limit(slots: Any) -> int:
-    """The limit of a :class:`ModelSlots` actor."""
-    import ray
-
-    return int(ray.get(slots.stats.remote())["limit"])
 
 
 class EpisodeWorker:
@@ -101,9 +146,13 @@ class EpisodeWorker:
         ``name -> Agent`` (the runner's).
     slots
         The run's :class:`ModelSlots` actor, or ``None`` without a model.
+    index
+        This worker's index (its share of the model limit).
     """
 
-    def __init__(self, config: Any, loaded: Any, agent_factory: Any, slots: Any) -> None:
+    def __init__(
+        self, config: Any, loaded: Any, agent_factory: Any, slots: Any, index: int = 0
+    ) -> None:
         from flaneur.evaluate.resources import RunResources
 
         self.config = config
@@ -116,12 +165,25 @@ class EpisodeWorker:
             landmarks=config.landmarks, cache_mode=config.cache_mode,
             token_budget=config.token_budget, model_options=getattr(config, "llm_options", {}),
         )  # fmt: skip
+        self.gate: SlotGate | None = None
         if slots is not None and self.resources.model is not None:
-            limit_model(self.resources.model, slots)
+            import ray
+
+            limit = ray.get(slots.stats.remote())["limit"]
+            self.gate = SlotGate(slots, ray.get(slots.share.remote(index)))
+            limit_model(self.resources.model, self.gate, limit)
 
     def pid(self) -> int:
         """This worker's process id."""
         return os.getpid()
+
+    def model_stats(self) -> dict[str, int] | None:
+        """This worker's use of the model limit (see :meth:`SlotGate.stats`)."""
+        return self.gate.stats() if self.gate is not None else None
+
+    def cpu_s(self) -> float:
+        """CPU seconds this worker process has used (all its threads)."""
+        return time.process_time()
 
     def _context(self, task: str, scheme: str) -> Any:
         from flaneur.evaluate.envpool import env_pool
@@ -152,4 +214,4 @@ class EpisodeWorker:
         return {"row": score_jobs([(job, row)])[0]}
 
 
-__all__ = ["EpisodeWorker", "ModelSlots", "limit_model", "model_limit"]
+__all__ = ["EpisodeWorker", "ModelSlots", "SlotGate", "limit_model", "model_limit"]
