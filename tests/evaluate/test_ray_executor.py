@@ -152,3 +152,18 @@ def test_executor_ray_without_ray_is_one_line(tmp_path):
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and "pip install 'flaneur[ray]'" in lines[0], proc.stderr
     assert not (tmp_path / "out" / "episodes.jsonl").exists()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--executor", "dask"], "--executor must be local or ray"),
+    (["--workers", "2"], "--ray-address and --workers need --executor ray"),
+])  # fmt: skip
+def test_executor_options_misused_are_one_line(tmp_path, args, message):
+    flaneur = os.path.join(os.path.dirname(sys.executable), "flaneur")
+    proc = subprocess.run(
+        [flaneur, "run", "--agent", "random", "--tasks", "helsinki-needs-v1", "--limit", "1",
+         "--out", str(tmp_path / "out"), *args],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert proc.returncode == 2 and len(lines) == 1 and message in lines[0], proc.stderr

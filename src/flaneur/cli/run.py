@@ -228,10 +228,10 @@ def exit_on_failed_run(summary: dict[str, Any]) -> None:
 def _executor(name: str, address: str | None, workers: int | None) -> Any:
     """The executor of ``--executor`` (``None``: the runner's local default)."""
     if name not in ("local", "ray"):
-        raise typer.BadParameter(f"--executor must be local or ray, not {name!r}")
+        raise FlaneurError(f"--executor must be local or ray, not {name!r}")
     if name == "local":
         if address or workers:
-            raise typer.BadParameter("--ray-address and --workers need --executor ray")
+            raise FlaneurError("--ray-address and --workers need --executor ray")
         return None
     from flaneur.evaluate.executors_ray import RayExecutor
 
