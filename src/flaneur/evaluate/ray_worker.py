@@ -116,7 +116,8 @@ def limit_model(model: Any, gate: SlotGate, limit: int) -> None:
     """Make every request of ``model`` hold a slot of the run's global limit (``gate``).
 
     The backend's own bound (``max_in_flight``) is raised to the global ``limit``: the gate
-    is the binding bound (a backend's adaptive limit still lowers it inside the gate). Cached replies never reach ``_complete`` and take no slot.
+    is the binding bound (a backend's adaptive limit still lowers it inside the gate).
+    Cached replies never reach ``_complete`` and take no slot.
     """
     inner = model._complete
     if hasattr(model, "max_in_flight"):
