@@ -89,7 +89,23 @@ def run_command(
     ids: str | None = typer.Option(
         None, "--ids", help="Only these episode ids, comma-separated (not reportable)."
     ),
-    concurrency: int = typer.Option(8, "--concurrency", min=1, help="Episodes in flight."),
+    concurrency: int = typer.Option(
+        8, "--concurrency", min=1,
+        help="Episodes in flight (with --executor ray: per worker; use 1 for CPU-bound agents).",
+    ),
+    executor_name: str = typer.Option(
+        "local", "--executor",
+        help="Where episodes run: local (asyncio, this process) or ray (Ray actors on this "
+        "machine or a cluster; needs pip install 'flaneur[ray]'; see docs/scale.md).",
+    ),
+    ray_address: str | None = typer.Option(
+        None, "--ray-address",
+        help="Ray cluster to join (auto, ray://HOST:PORT); default: start a local Ray instance.",
+    ),
+    workers: int | None = typer.Option(
+        None, "--workers", min=1,
+        help="Ray workers (actors; each loads the city packs once); default: the cluster's CPUs.",
+    ),
     allow_jumps: bool = typer.Option(
         False,
         "--allow-jumps",
@@ -164,10 +180,12 @@ def run_command(
         llm_options=model_options,
     )  # fmt: skip
     _build_agents_once(config)
+    executor = _executor(executor_name, ray_address, workers)
     try:
         summary = run_benchmark(
-            config, out, resume=resume, progress="none" if json_out else progress
-        )
+            config, out, resume=resume, progress="none" if json_out else progress,
+            executor=executor,
+        )  # fmt: skip
     except RunInterrupted as stopped:
         raise typer.Exit(report_interrupted(stopped, "the same command with --resume")) from None
     if json_out:
@@ -204,6 +222,19 @@ def exit_on_failed_run(summary: dict[str, Any]) -> None:
     if reason:
         err_console.print(f"[red]error:[/] {reason}", soft_wrap=True, highlight=False)
         raise typer.Exit(1)
+
+
+def _executor(name: str, address: str | None, workers: int | None) -> Any:
+    """The executor of ``--executor`` (``None``: the runner's local default)."""
+    if name not in ("local", "ray"):
+        raise FlaneurError(f"--executor must be local or ray, not {name!r}")
+    if name == "local":
+        if address or workers:
+            raise FlaneurError("--ray-address and --workers need --executor ray")
+        return None
+    from flaneur.evaluate.executors_ray import RayExecutor
+
+    return RayExecutor(address=address, workers=workers)
 
 
 def report_interrupted(stopped: RunInterrupted, again: str) -> int:

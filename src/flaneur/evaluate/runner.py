@@ -318,8 +318,11 @@ def run_benchmark(
                     tokens=tokens,
                 )  # fmt: skip
 
+            executor = executor or LocalExecutor(config.concurrency)
+            if hasattr(executor, "bind"):  # executors whose workers rebuild the jobs (Ray)
+                executor.bind(config=config, loaded=loaded, agent_factory=factory)
             with InterruptHandler(stop, note=bar.note, log_path=log.path):
-                (executor or LocalExecutor(config.concurrency)).run(
+                executor.run(
                     jobs, work, score_jobs, deliver, stop, cleanup=resources.aclose
                 )
             if stop and not stop.interrupted:
@@ -333,8 +336,12 @@ def run_benchmark(
         )  # fmt: skip
         summary["task_sets"] = {task: spec.facts() for task, spec in specs.items()}
         summary["server_down"] = resources.server_down()
+        if hasattr(executor, "stats"):
+            summary["executor"] = executor.stats()
         if resources.usage is not None:
             usage = resources.usage.summary()
+            if hasattr(executor, "usage_run"):  # the calls were made in the executor's workers
+                usage["run"] = {**usage["run"], **executor.usage_run()}
             summary["usage"] = {"run": usage["run"], "token_budget": usage["token_budget"]}
         else:
             summary["usage"] = None

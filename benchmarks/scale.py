@@ -1,0 +1,319 @@
+"""Scaling figures: the Ray executor, a model-bound sweep, a 1,000,000-node city.
+
+Usage::
+
+    python benchmarks/scale.py --json [--quick] [--episodes 40] [--sweep-episodes 10000]
+
+* ``ray_speedup_2_workers`` (and ``_1_worker``): the explorer with OCR (``--views synthetic
+  --landmarks ocr``) on the first ``--episodes`` episodes of ``helsinki-needs-v1``, cold OCR
+  cache, each variant in a fresh process: local executor wall time over Ray's with 1 and 2
+  workers (``--concurrency 1`` per worker). The machine may be shared, so the CPU-time
+  figure ``ray_speedup_2_workers_cpu`` is given too: the local run's CPU time over the
+  busiest Ray worker's (the speed-up when each worker has a core of its own);
+  ``ray_cpu_overhead`` is the Ray workers' CPU time over the local run's.
+  ``ray_rows_identical``: the rows of the three runs, without their timing fields, are equal.
+* ``sweep_wall_over_ideal``: ``--sweep-episodes`` episodes of a harness agent that makes
+  ``CALLS`` model calls per episode against flaneur's fake OpenAI-compatible server
+  (``flaneur fake-llm``, its own process, 100 ms per reply), run through Ray with 2 workers
+  and one global limit of 64 calls in flight: wall time over ``calls x 0.1 s / 64``;
+  ``sweep_peak_in_flight`` (must not exceed 64), ``sweep_driver_rss_mb``, the workers'
+  start-up time and ``sweep_cpu_ms_per_call`` (the workers' CPU time per model call: at
+  640 calls a second, the CPU a cluster needs for the ideal wall time).
+* ``grid_1m_*``: a synthetic ``--grid`` x ``--grid`` street grid (1,000 x 1,000 nodes,
+  two-way streets) saved as a city pack: ``grid_1m_pack_load_s`` (median of 3 loads),
+  ``grid_1m_pack_load_cpu_s`` (its CPU time), ``grid_1m_rss_mb`` (the loading process's
+  peak memory, queries included), ``grid_1m_nearest_us`` (per query of 10,000 random
+  points, index built), ``grid_1m_nearest_index_s`` (building it) and ``grid_1m_hops_s``
+  (hop distances from one goal to every node).
+
+The harness agent of the sweep is a measurement harness, not one of flaneur's agents.
+``--quick`` (CI): 4 explorer episodes, 600 sweep episodes, the grid at full size.
+``--check`` gates correctness (identical rows, the sweep within its limit, the grid
+within 1 GB), never wall times. ``--landmarks map`` runs the explorer without views (map
+perception); ``--skip`` leaves parts out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+
+CALLS = 4
+"""Model calls per episode of the sweep."""
+LIMIT = 64
+"""The sweep's global limit on model calls in flight."""
+LATENCY = 0.1
+VOLATILE = ("started_at", "duration_s")
+
+
+def _rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+# ---------------------------------------------------------------- explorer with OCR
+def explorer_child(variant: str, episodes: int, out: str, landmarks: str = "ocr") -> None:
+    """One explorer run in this (fresh) process; prints its wall and CPU times as JSON."""
+    from flaneur.evaluate.runner import RunConfig, run_benchmark
+    from flaneur.paths import cache_dir
+
+    shutil.rmtree(cache_dir("explorer-ocr"), ignore_errors=True)  # cold OCR cache
+    views = "synthetic" if landmarks == "ocr" else None
+    config = RunConfig(agents=("explorer",), tasks=("helsinki-needs-v1",), views=views,
+                       landmarks=landmarks, limit=episodes, concurrency=1)  # fmt: skip
+    executor = None
+    if variant.startswith("ray"):
+        from flaneur.evaluate.executors_ray import RayExecutor
+
+        executor = RayExecutor(workers=int(variant[3:]), local_cpus=2)
+    cpu0, t0 = time.process_time(), time.perf_counter()
+    summary = run_benchmark(config, out, progress="none", executor=executor)
+    wall = time.perf_counter() - t0
+    cpu = time.process_time() - cpu0
+    stats = summary.get("executor") or {}
+    print(json.dumps({"wall_s": wall, "driver_cpu_s": cpu,
+                      "worker_cpu_s": stats.get("worker_cpu_s")}))  # fmt: skip
+
+
+def explorer_figures(episodes: int, landmarks: str = "ocr") -> dict:
+    """Local vs Ray with 1 and 2 workers (see the module docstring)."""
+    from flaneur.evaluate.runlog import read_rows
+
+    runs, rows = {}, {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for variant in ("local", "ray1", "ray2"):
+            out = str(Path(tmp) / variant)
+            proc = subprocess.run(
+                [sys.executable, __file__, "--child", variant, str(episodes), out, landmarks],
+                capture_output=True, text=True, check=False,
+            )  # fmt: skip
+            if proc.returncode != 0:
+                raise SystemExit(f"{variant} run failed: {proc.stderr.strip()[-2000:]}")
+            runs[variant] = json.loads(proc.stdout.strip().splitlines()[-1])
+            got = read_rows(Path(out) / "episodes.jsonl")[0]
+            rows[variant] = {(r["task"], r["agent"], r["episode_id"]):
+                             {k: v for k, v in r.items() if k not in VOLATILE} for r in got}
+    local = runs["local"]
+    local_cpu = local["driver_cpu_s"]
+    ray2 = runs["ray2"]["worker_cpu_s"] or []
+    return {
+        "explorer_episodes": episodes, "explorer_landmarks": landmarks,
+        "explorer_local_s": round(local["wall_s"], 2),
+        "explorer_ray1_s": round(runs["ray1"]["wall_s"], 2),
+        "explorer_ray2_s": round(runs["ray2"]["wall_s"], 2),
+        "ray_speedup_1_worker": round(local["wall_s"] / runs["ray1"]["wall_s"], 3),
+        "ray_speedup_2_workers": round(local["wall_s"] / runs["ray2"]["wall_s"], 3),
+        "explorer_local_cpu_s": round(local_cpu, 2),
+        "explorer_ray2_worker_cpu_s": [round(c, 2) for c in ray2],
+        "ray_speedup_2_workers_cpu": round(local_cpu / max(ray2), 3) if ray2 else None,
+        "ray_cpu_overhead": round(sum(ray2) / local_cpu, 3) if ray2 else None,
+        "ray_rows_identical": bool(rows["local"]) and rows["local"] == rows["ray1"] == rows["ray2"],
+    }
+
+
+# ---------------------------------------------------------------- simulated sweep
+@contextlib.contextmanager
+def fake_server():
+    """``flaneur fake-llm`` in its own process, ``LATENCY`` s per reply."""
+    cmd = [sys.executable, "-c", "from flaneur.cli import main; main()", "fake-llm", "--port",
+           "0", "--policy", "constant:FORWARD", "--latency", str(LATENCY), "--json"]  # fmt: skip
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+    try:
+        yield json.loads(proc.stdout.readline())["base_url"]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def harness_factory(name: str):
+    """The sweep's agent: ``CALLS`` model calls, then stop (defined here, sent to workers)."""
+    from flaneur.agents import Action, Agent, step_record
+
+    class Caller(Agent):
+        name = "caller"
+
+        def reset(self, episode, env_info):
+            super().reset(episode, env_info)
+            self.calls = 0
+
+        async def act(self, observation):
+            self.calls += 1
+            text = f"{observation['instruction']} call {self.calls}"
+            model = self.env_info["model"]
+            completion = await model.complete([{"role": "user", "content": text}])
+            slot = 0 if self.calls >= CALLS else 2  # stop after CALLS calls, else turn
+            record = step_record(raw_output=completion.text)
+            return Action(slot, "stop" if slot == 0 else "turn", record)
+
+    return Caller()
+
+
+def sweep_figures(episodes: int) -> dict:
+    """The simulated sweep through Ray (see the module docstring)."""
+    import ray
+
+    from flaneur.env.toy import toy_city, toy_episodes
+    from flaneur.evaluate.executors_ray import RayExecutor
+    from flaneur.evaluate.runner import RunConfig, run_benchmark
+
+    base = toy_episodes()
+    chosen = [replace(base[i % len(base)], id=f"{base[i % len(base)].id}-{i}")
+              for i in range(episodes)]  # fmt: skip
+    with fake_server() as url, tempfile.TemporaryDirectory() as tmp:
+        ray.init(num_cpus=2, include_dashboard=False, object_store_memory=128 * 1024**2,
+                 log_to_driver=False, configure_logging=False)  # fmt: skip
+        try:
+            config = RunConfig(agents=("caller",), tasks=("toy",), llm="fake-model",
+                               llm_base_url=url, cache_mode="off", concurrency=LIMIT)
+            executor = RayExecutor(workers=2, model_in_flight=LIMIT)
+            t0 = time.perf_counter()
+            summary = run_benchmark(config, Path(tmp) / "sweep", progress="none",
+                                    executor=executor, agent_factory=harness_factory,
+                                    loaded={"toy": (toy_city(), chosen)})  # fmt: skip
+            wall = time.perf_counter() - t0
+        finally:
+            ray.shutdown()
+    calls = summary["usage"]["run"]["calls"]
+    ideal = calls * LATENCY / LIMIT
+    return {
+        "sweep_episodes": episodes, "sweep_calls": calls, "sweep_wall_s": round(wall, 2),
+        "sweep_ideal_s": round(ideal, 2), "sweep_wall_over_ideal": round(wall / ideal, 3),
+        "sweep_peak_in_flight": summary["executor"]["model_slots"]["peak"],
+        "sweep_cpu_ms_per_call": round(
+            sum(summary["executor"]["worker_cpu_s"]) / max(calls, 1) * 1000, 2),
+        "sweep_worker_startup_s": summary["executor"]["startup_s"],
+        "sweep_worker_cpu_s": summary["executor"]["worker_cpu_s"],
+        "sweep_driver_rss_mb": round(_rss_mb(), 1),
+    }  # fmt: skip
+
+
+# ---------------------------------------------------------------- a 1,000,000-node grid
+def grid_child(side: int, pack: str) -> None:
+    """Load the grid pack in this fresh process and time its queries; prints JSON."""
+    import numpy as np
+
+    from flaneur.world.city import City
+
+    loads, cpus = [], []
+    for _ in range(3):
+        t0, c0 = time.perf_counter(), time.process_time()
+        city = City.load(pack)
+        loads.append(time.perf_counter() - t0)
+        cpus.append(time.process_time() - c0)
+    graph = city.graph
+    rng = np.random.default_rng(0)
+    lat = rng.uniform(graph.lat.min(), graph.lat.max(), 10_000)
+    lng = rng.uniform(graph.lng.min(), graph.lng.max(), 10_000)
+    t0 = time.perf_counter()
+    graph.nearest_node(lat[:1], lng[:1])
+    index_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    graph.nearest_node(lat, lng)
+    nearest_us = (time.perf_counter() - t0) / len(lat) * 1e6
+    t0 = time.perf_counter()
+    hops = graph.hop_distances_to([0])
+    hops_s = time.perf_counter() - t0
+    assert int(hops.max()) == 2 * (side - 1)
+    print(json.dumps({"nodes": graph.n_nodes, "load_s": sorted(loads)[1],
+                      "load_cpu_s": sorted(cpus)[1], "rss_mb": _rss_mb(),
+                      "index_s": index_s, "nearest_us": nearest_us, "hops_s": hops_s}))  # fmt: skip
+
+
+def write_grid_pack(side: int, folder: Path) -> Path:
+    """A ``side`` x ``side`` grid of two-way streets about 10 m apart, as a city pack."""
+    import numpy as np
+
+    from flaneur.world.city import City
+    from flaneur.world.graph import StreetGraph
+
+    n = side * side
+    r, c = np.divmod(np.arange(n), side)
+    lat = 60.1 + r * 9e-5
+    lng = 24.9 + c * 1.8e-4
+    right = np.flatnonzero(c < side - 1)
+    up = np.flatnonzero(r < side - 1)
+    src = np.concatenate([right, right + 1, up, up + side])
+    dst = np.concatenate([right + 1, right, up + side, up])
+    ids = np.char.add("g", np.arange(n).astype(str))
+    graph = StreetGraph.from_edges(ids, lat, lng, src, dst)
+    return City(f"grid-{side}x{side}", graph, source="synthetic grid").save(folder)
+
+
+def grid_figures(side: int) -> dict:
+    """The grid pack's figures (see the module docstring)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        t0 = time.perf_counter()
+        pack = write_grid_pack(side, Path(tmp) / "grid")
+        write_s = time.perf_counter() - t0
+        proc = subprocess.run([sys.executable, __file__, "--grid-child", str(side), str(pack)],
+                              capture_output=True, text=True, check=False)  # fmt: skip
+        if proc.returncode != 0:
+            raise SystemExit(f"grid load failed: {proc.stderr.strip()[-2000:]}")
+        got = json.loads(proc.stdout.strip().splitlines()[-1])
+    return {
+        "grid_nodes": got["nodes"], "grid_write_s": round(write_s, 2),
+        "grid_1m_pack_load_s": round(got["load_s"], 3),
+        "grid_1m_pack_load_cpu_s": round(got["load_cpu_s"], 3),
+        "grid_1m_rss_mb": round(got["rss_mb"], 1),
+        "grid_1m_nearest_index_s": round(got["index_s"], 3),
+        "grid_1m_nearest_us": round(got["nearest_us"], 2),
+        "grid_1m_hops_s": round(got["hops_s"], 3),
+    }  # fmt: skip
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--json", action="store_true", help="Print one JSON object.")
+    ap.add_argument("--quick", action="store_true", help="Small sizes (CI).")
+    ap.add_argument("--episodes", type=int, default=None, help="Explorer episodes (40; quick 4).")
+    ap.add_argument("--sweep-episodes", type=int, default=None,
+                    help="Sweep episodes (10000; quick 600).")
+    ap.add_argument("--grid", type=int, default=1000, help="Grid side (nodes = side^2).")
+    ap.add_argument("--check", action="store_true",
+                    help="Exit 1 unless the rows are identical, the sweep kept to its limit and "
+                    "the grid fits in 1 GB (correctness, not wall times).")
+    ap.add_argument("--skip", default="", help="Parts to skip: explorer,sweep,grid.")
+    ap.add_argument("--landmarks", default="ocr", choices=("ocr", "map"),
+                    help="Explorer perception (ocr: synthetic views read by OCR; map: no views).")
+    ap.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
+    ap.add_argument("--grid-child", nargs=2, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        explorer_child(args.child[0], int(args.child[1]), args.child[2], args.child[3])
+        return
+    if args.grid_child:
+        grid_child(int(args.grid_child[0]), args.grid_child[1])
+        return
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        raise SystemExit("benchmarks/scale.py needs Ray: pip install 'flaneur[ray]'") from None
+    skip = set(filter(None, args.skip.split(",")))
+    out: dict = {}
+    if "grid" not in skip:
+        out.update(grid_figures(args.grid))
+    if "sweep" not in skip:
+        out.update(sweep_figures(args.sweep_episodes or (600 if args.quick else 10_000)))
+    if "explorer" not in skip:
+        out.update(explorer_figures(args.episodes or (4 if args.quick else 40), args.landmarks))
+    print(json.dumps(out, indent=None if args.json else 2))
+    if args.check:
+        failed = [name for name, ok in (
+            ("ray_rows_identical", out.get("ray_rows_identical", True)),
+            ("sweep_peak_in_flight", out.get("sweep_peak_in_flight", 0) <= LIMIT),
+            ("grid_1m_rss_mb", out.get("grid_1m_rss_mb", 0) <= 1024),
+        ) if not ok]  # fmt: skip
+        if failed:
+            raise SystemExit(f"scale check failed: {', '.join(failed)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,288 @@
+"""The Ray executor: a run's episodes on Ray actors, on this machine or a cluster.
+
+``flaneur run ... --executor ray [--ray-address auto|ray://HOST:PORT] [--workers N]``.
+Each worker is a Ray actor (:class:`flaneur.evaluate.ray_worker.EpisodeWorker`) that
+loads the run's task sets (city pack, episodes, environment pool) and its view providers
+once, then runs the episodes it is sent with the same code as the local executor
+(:func:`~flaneur.evaluate.runner.run_job`, :func:`~flaneur.evaluate.runner.score_jobs`)
+and returns scored rows. The driver (this process) keeps the run's single writer: every
+row is appended to ``episodes.jsonl`` as it comes back, so resume, the summary and
+interrupts behave as with :class:`~flaneur.evaluate.executors.LocalExecutor`.
+
+* Jobs are sent as ``(task, agent, scheme, episode id, config hash)``: workers read the
+  city packs themselves (from ``--data-dir`` and ``FLANEUR_CACHE_DIR`` on their node), or,
+  for task sets the caller pre-loaded, from the object store (put there once).
+* Each worker has at most ``per_worker`` episodes in flight (the run's ``--concurrency``),
+  so a worker that finishes early takes the next episode (CPU-bound agents: use 1).
+* A worker that dies (killed, out of memory, node lost) loses no finished row: its
+  unfinished episodes go to a fresh worker and are counted in ``retried``; an episode
+  that kills :data:`MAX_ATTEMPTS` workers gets an ``agent_error`` row instead.
+* The model's requests in flight are bounded across all workers by one
+  :class:`~flaneur.evaluate.ray_worker.ModelSlots` actor (``model_in_flight``, default
+  the model's own ``max_in_flight``), so a cluster does not overrun an API's rate limit.
+
+Ray is an optional extra (``pip install 'flaneur[ray]'``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
+
+from flaneur.errors import FlaneurError
+from flaneur.evaluate.executors import Row, RunStop
+
+MAX_ATTEMPTS = 3
+"""Workers an episode may take down before it is written as an error row."""
+RAY_MISSING = "--executor ray needs Ray: pip install 'flaneur[ray]'"
+LOCAL_OBJECT_STORE_BYTES = 128 * 1024**2
+"""Object store of a Ray instance started by flaneur itself (rows and task sets are small)."""
+
+
+def import_ray() -> Any:
+    """The ``ray`` module, or a one-line :class:`FlaneurError` naming the extra to install."""
+    try:
+        import ray
+    except ImportError:
+        raise FlaneurError(RAY_MISSING) from None
+    return ray
+
+
+class RayExecutor:
+    """Runs a run's jobs on Ray actors (see the module docstring).
+
+    Parameters
+    ----------
+    address
+        Ray cluster to join (``auto``, ``ray://HOST:PORT``, ``HOST:PORT``); ``None`` starts
+        a local Ray instance for the run (and stops it afterwards).
+    workers
+        Actors to start (default: the CPUs Ray reports).
+    per_worker
+        Episodes in flight per worker (default: the run's ``concurrency``).
+    model_in_flight
+        Model requests in flight across all workers (default: the model's ``max_in_flight``).
+    local_cpus
+        CPUs a local Ray instance offers (default: ``workers`` or the machine's CPUs).
+    """
+
+    def __init__(
+        self,
+        *,
+        address: str | None = None,
+        workers: int | None = None,
+        per_worker: int | None = None,
+        model_in_flight: int | None = None,
+        local_cpus: int | None = None,
+    ) -> None:
+        self.ray = import_ray()
+        if workers is not None and workers < 1:
+            raise FlaneurError(f"--workers must be at least 1, not {workers}")
+        self.address = address
+        self.workers = workers
+        self.per_worker = per_worker
+        self.model_in_flight = model_in_flight
+        self.local_cpus = local_cpus
+        self.retried = 0
+        self.worker_deaths = 0
+        self.usage: dict[str, float] = {}
+        self.model_slots: dict[str, int] | None = None
+        self.worker_cpu_s: list[float] | None = None
+        self.startup_s: float | None = None
+        self._bound: dict[str, Any] | None = None
+        self._started_ray = False
+
+    def bind(self, *, config: Any, loaded: Any, agent_factory: Any) -> None:
+        """Called by the runner before :meth:`run`: what workers need to rebuild a job."""
+        self._bound = {"config": config, "loaded": loaded, "agent_factory": agent_factory}
+
+    def stats(self) -> dict[str, Any]:
+        """What went into ``summary.json`` under ``executor``."""
+        return {"kind": "ray", "address": self.address or "local", "workers": self.workers,
+                "retried": self.retried, "worker_deaths": self.worker_deaths,
+                "model_slots": self.model_slots, "worker_cpu_s": self.worker_cpu_s,
+                "startup_s": self.startup_s}  # fmt: skip
+
+    def _start(self) -> None:
+        ray = self.ray
+        if ray.is_initialized():
+            return
+        if self.address:
+            ray.init(address=self.address, include_dashboard=False, log_to_driver=True)
+        else:
+            cpus = self.local_cpus or self.workers or os.cpu_count() or 1
+            ray.init(
+                num_cpus=cpus, include_dashboard=False, log_to_driver=True,
+                object_store_memory=LOCAL_OBJECT_STORE_BYTES,
+                configure_logging=False,
+            )  # fmt: skip
+            self._started_ray = True
+        if self.workers is None:
+            self.workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
+
+    def run(
+        self,
+        jobs: Iterable[Any],
+        work: Callable[[Any], Awaitable[Any]],
+        finish: Callable[[list[Any]], list[Row]],
+        deliver: Callable[[Row], None],
+        stop: RunStop,
+        *,
+        cleanup: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
+        """Run ``jobs`` on the workers; ``work``/``finish`` run there as
+        :func:`~flaneur.evaluate.runner.run_job`/``score_jobs`` (they are not sent)."""
+        if self._bound is None:
+            raise FlaneurError("RayExecutor.run needs the runner's bind() first")
+        jobs = list(jobs)
+        if not jobs:
+            return
+        self._start()
+        try:
+            self._run(jobs, deliver, stop)
+        finally:
+            if self._started_ray:
+                self.ray.shutdown()
+                self._started_ray = False
+
+    def _run(self, jobs: list[Any], deliver: Callable[[Row], None], stop: RunStop) -> None:
+        from flaneur.evaluate.ray_worker import EpisodeWorker, ModelSlots, model_limit
+
+        ray = self.ray
+        bound = dict(self._bound or {})
+        config = bound["config"]
+        loaded = bound.pop("loaded")
+        loaded_ref = ray.put(loaded) if loaded else None
+        slots = None
+        n_workers = int(self.workers or 1)
+        if config.llm:
+            limit = self.model_in_flight or model_limit(config)
+            slots = ray.remote(ModelSlots).options(num_cpus=0).remote(limit, n_workers)
+        actor = ray.remote(EpisodeWorker).options(
+            num_cpus=1, max_concurrency=max(1, self.per_worker or config.concurrency)
+        )
+        per_worker = max(1, self.per_worker or config.concurrency)
+        args = (config, loaded_ref, bound["agent_factory"], slots)
+
+        def started(handles: list[Any]) -> list[Any]:
+            """Wait until the workers are up; a worker that cannot start (an error in its
+            set-up, not a crash) ends the run with that error instead of being retried."""
+            try:
+                ray.get([h.pid.remote() for h in handles])
+            except ray.exceptions.RayActorError as err:
+                cause = (getattr(err, "error_msg", None) or str(err)).strip()[-300:]
+                raise FlaneurError(f"a Ray worker could not start: {cause}") from None
+            return handles
+
+        def new_worker(i: int) -> Any:  # a replacement takes over worker i's model share
+            return started([actor.remote(*args, i)])[0]
+
+        t0 = time.perf_counter()
+        workers = started([actor.remote(*args, i) for i in range(n_workers)])
+        self.startup_s = round(time.perf_counter() - t0, 3)
+        queue = list(reversed([(job, 1) for job in jobs]))  # pop() takes the next job
+        in_flight: dict[Any, tuple[Any, int, int, Any]] = {}  # ref -> (job, attempt, i, actor)
+        load = [0] * len(workers)
+
+        def submit() -> None:
+            while queue and not stop:
+                free = [i for i, n in enumerate(load) if n < per_worker]
+                if not free:
+                    return
+                i = min(free, key=lambda k: load[k])
+                job, attempt = queue.pop()
+                key = (job.task, job.agent, job.scheme, job.episode.id, job.config_hash)
+                in_flight[workers[i].run.remote(key)] = (job, attempt, i, workers[i])
+                load[i] += 1
+
+        submit()
+        cancelled = False
+        while in_flight:
+            if stop.interrupted and not cancelled:
+                for ref in in_flight:
+                    ray.cancel(ref, force=False)
+                cancelled = True
+            done, _ = ray.wait(list(in_flight), num_returns=1, timeout=0.25)
+            for ref in done:
+                job, attempt, i, handle = in_flight.pop(ref)
+                load[i] -= 1
+                try:
+                    result = ray.get(ref)
+                except ray.exceptions.TaskCancelledError:
+                    continue
+                except ray.exceptions.RayActorError:
+                    if workers[i] is handle:  # replace it once (its other episodes fail too)
+                        self.worker_deaths += 1
+                        workers[i] = new_worker(i)
+                    if cancelled:
+                        continue
+                    if attempt >= MAX_ATTEMPTS:
+                        deliver(_lost_row(job, attempt))
+                    else:
+                        self.retried += 1
+                        queue.append((job, attempt + 1))
+                    continue
+                except ray.exceptions.RayTaskError as err:
+                    raise err.as_instanceof_cause() from None
+                if "stop" in result:
+                    stop.request(result["stop"])
+                else:
+                    self._count(result["row"], config.token_budget, stop)
+                    deliver(result["row"])
+            submit()
+        with contextlib.suppress(ray.exceptions.RayError):  # what each worker's process used
+            self.worker_cpu_s = [round(c, 3) for c in ray.get([w.cpu_s.remote() for w in workers])]
+            if slots is not None:
+                self.model_slots = _slot_stats(
+                    ray.get(slots.stats.remote()),
+                    ray.get([w.model_stats.remote() for w in workers]),
+                )
+        for worker in workers:
+            ray.kill(worker)
+        if slots is not None:
+            ray.kill(slots)
+
+    def _count(self, row: Row, budget: int | None, stop: RunStop) -> None:
+        """Add a row's model usage to the run's; stop at the run's token budget (each
+        worker's own tracker only sees its own calls)."""
+        for key, value in (row.get("usage") or {}).items():
+            if isinstance(value, int | float):
+                self.usage[key] = self.usage.get(key, 0) + value
+        if budget is not None and self.usage.get("total_tokens", 0) >= budget:
+            stop.request(f"token budget of {budget} exhausted across the Ray workers")
+
+    def usage_run(self) -> dict[str, Any]:
+        """The model usage of the episodes this run delivered (``summary.json``'s
+        ``usage.run``, summed over the workers)."""
+        usage = dict(self.usage)
+        if "cost_usd" in usage:
+            usage["cost_usd"] = round(usage["cost_usd"], 6)
+        return usage
+
+
+def _slot_stats(actor: dict[str, int], gates: list[dict[str, int] | None]) -> dict[str, int]:
+    """The run's use of its model limit: ``limit``, ``peak`` (most requests in flight at
+    once: the actor's count, or with shares the sum of the workers' peaks, an upper bound)
+    and ``granted`` (requests that took a slot; workers replaced mid-run are not counted)."""
+    gates = [g for g in gates if g]
+    if not gates or not any(g["share"] for g in gates):
+        return actor
+    return {"limit": actor["limit"], "peak": sum(g["peak"] for g in gates),
+            "granted": sum(g["granted"] for g in gates)}  # fmt: skip
+
+
+def _lost_row(job: Any, attempts: int) -> Row:
+    """The row of an episode whose worker died ``attempts`` times (run again on resume)."""
+    return {
+        "task": job.task, "episode_id": job.episode.id, "agent": job.agent,
+        "scheme": job.scheme, "category": job.episode.category, "termination": "agent_error",
+        "error": f"its Ray worker died {attempts} times", "city": job.context.city.name,
+        "success_metric": job.context.success_metric, "config_hash": job.config_hash,
+        "started_at": round(time.time(), 3), "duration_s": 0.0, "usage": {"calls": 0},
+    }  # fmt: skip
+
+
+__all__ = ["MAX_ATTEMPTS", "RAY_MISSING", "RayExecutor", "import_ray"]

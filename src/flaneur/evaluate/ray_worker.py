@@ -1,0 +1,218 @@
+"""What runs inside Ray: the episode worker actor and the run's global model limiter.
+
+Neither class imports Ray: :class:`~flaneur.evaluate.executors_ray.RayExecutor` makes them
+actors with ``ray.remote``. An :class:`EpisodeWorker` builds a run's task contexts (city,
+episodes, environment pool) and resources (model, view providers) once, on its first
+episode of each task set, and keeps them for every later episode it is sent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from typing import Any
+
+from flaneur.models.usage import BudgetExceeded
+
+
+class ModelSlots:
+    """The run-wide bound on model requests in flight (an async Ray actor).
+
+    With at least one slot per worker, the actor splits the limit into fixed shares, one
+    per worker index (:meth:`share`): each worker then bounds its own requests with a
+    local semaphore of its share, so the bound holds across workers with no round trip
+    per request (a per-request actor call costs milliseconds on a busy machine, which at
+    hundreds of requests a second made the limiter the bottleneck). With fewer slots than
+    workers, every request takes a slot from the actor itself (:meth:`acquire`).
+
+    Parameters
+    ----------
+    limit
+        Requests in flight at most, across every worker of the run.
+    workers
+        Worker indices the limit is shared between.
+    """
+
+    def __init__(self, limit: int, workers: int = 1) -> None:
+        self.limit = max(1, int(limit))
+        self.workers = max(1, int(workers))
+        self._free = asyncio.Semaphore(self.limit)
+        self.in_flight = 0
+        self.peak = 0
+        self.granted = 0
+
+    def share(self, index: int) -> int:
+        """Slots of worker ``index`` (0: it asks the actor for every request)."""
+        if self.limit < self.workers:
+            return 0
+        base, extra = divmod(self.limit, self.workers)
+        return base + (1 if index < extra else 0)
+
+    async def acquire(self) -> None:
+        """Wait for a free slot and take it."""
+        await self._free.acquire()
+        self.in_flight += 1
+        self.granted += 1
+        self.peak = max(self.peak, self.in_flight)
+
+    def release(self) -> None:
+        """Give a slot back."""
+        self.in_flight -= 1
+        self._free.release()
+
+    def stats(self) -> dict[str, int]:
+        """``limit``, ``peak`` (most slots held at once) and ``granted`` (slots given)."""
+        return {"limit": self.limit, "peak": self.peak, "granted": self.granted}
+
+
+class SlotGate:
+    """A worker's side of :class:`ModelSlots`: its share as a local semaphore, or the
+    actor's slots one request at a time (share 0)."""
+
+    def __init__(self, slots: Any, share: int) -> None:
+        self.slots = slots
+        self.share = int(share)
+        self._local = asyncio.Semaphore(self.share) if self.share else None
+        self.in_flight = 0
+        self.peak = 0
+        self.granted = 0
+
+    async def acquire(self) -> None:
+        """Take one slot (waits while none is free)."""
+        if self._local is not None:
+            await self._local.acquire()
+        else:
+            await self.slots.acquire.remote()
+        self.in_flight += 1
+        self.granted += 1
+        self.peak = max(self.peak, self.in_flight)
+
+    def release(self) -> None:
+        """Give the slot back."""
+        self.in_flight -= 1
+        if self._local is not None:
+            self._local.release()
+        else:
+            self.slots.release.remote()
+
+    def stats(self) -> dict[str, int]:
+        """``share``, ``peak`` and ``granted`` of this worker."""
+        return {"share": self.share, "peak": self.peak, "granted": self.granted}
+
+
+def model_limit(config: Any) -> int:
+    """The run's model's own ``max_in_flight`` (16 when the backend has none)."""
+    from flaneur.models import ModelConfig
+
+    options = getattr(config, "llm_options", {})
+    model = ModelConfig(
+        model=config.llm, base_url=config.llm_base_url, cache_mode="off", **options
+    ).build()
+    return int(getattr(model, "max_in_flight", 16) or 16)
+
+
+def limit_model(model: Any, gate: SlotGate, limit: int) -> None:
+    """Make every request of ``model`` hold a slot of the run's global limit (``gate``).
+
+    The backend's own bound (``max_in_flight``) is raised to the global ``limit``: the gate
+    is the binding bound (a backend's adaptive limit still lowers it inside the gate).
+    Cached replies never reach ``_complete`` and take no slot.
+    """
+    inner = model._complete
+    if hasattr(model, "max_in_flight"):
+        model.max_in_flight = max(int(model.max_in_flight or 0), int(limit))
+
+    async def limited(messages: Any, params: Any) -> Any:
+        await gate.acquire()
+        try:
+            return await inner(messages, params)
+        finally:
+            gate.release()
+
+    model._complete = limited
+
+
+class EpisodeWorker:
+    """Runs a run's episodes in one process (a Ray actor; see the module docstring).
+
+    Parameters
+    ----------
+    config
+        The run's :class:`~flaneur.evaluate.runner.RunConfig`.
+    loaded
+        The caller's pre-loaded task sets (sent as an object-store reference, which Ray
+        resolves once per worker), or ``None``.
+    agent_factory
+        ``name -> Agent`` (the runner's).
+    slots
+        The run's :class:`ModelSlots` actor, or ``None`` without a model.
+    index
+        This worker's index (its share of the model limit).
+    """
+
+    def __init__(
+        self, config: Any, loaded: Any, agent_factory: Any, slots: Any, index: int = 0
+    ) -> None:
+        from flaneur.evaluate.resources import RunResources
+
+        self.config = config
+        self._loaded: dict[str, Any] | None = loaded  # Ray resolved the object-store reference
+        self.factory = agent_factory
+        self.contexts: dict[str, Any] = {}
+        self.episodes: dict[str, dict[str, Any]] = {}
+        self.resources = RunResources(
+            llm=config.llm, llm_base_url=config.llm_base_url, views_spec=config.views,
+            landmarks=config.landmarks, cache_mode=config.cache_mode,
+            token_budget=config.token_budget, model_options=getattr(config, "llm_options", {}),
+        )  # fmt: skip
+        self.gate: SlotGate | None = None
+        if slots is not None and self.resources.model is not None:
+            import ray
+
+            limit = ray.get(slots.stats.remote())["limit"]
+            self.gate = SlotGate(slots, ray.get(slots.share.remote(index)))
+            limit_model(self.resources.model, self.gate, limit)
+
+    def pid(self) -> int:
+        """This worker's process id."""
+        return os.getpid()
+
+    def model_stats(self) -> dict[str, int] | None:
+        """This worker's use of the model limit (see :meth:`SlotGate.stats`)."""
+        return self.gate.stats() if self.gate is not None else None
+
+    def cpu_s(self) -> float:
+        """CPU seconds this worker process has used (all its threads)."""
+        return time.process_time()
+
+    def _context(self, task: str, scheme: str) -> Any:
+        from flaneur.evaluate.envpool import env_pool
+        from flaneur.evaluate.episode import average_reference_length
+        from flaneur.evaluate.runner import TaskContext, _task_set
+
+        if task not in self.contexts:
+            spec, city, episodes = _task_set(task, self.config, self._loaded)
+            episodes = list(episodes)
+            pool = env_pool(city, episodes, scheme, self.config.scheme_options)
+            avg = average_reference_length(episodes)
+            self.contexts[task] = TaskContext(city, episodes, avg, pool, spec.success_metric)
+            self.episodes[task] = {e.id: e for e in episodes}
+        return self.contexts[task]
+
+    async def run(self, key: tuple[str, str, str, str, str]) -> dict[str, Any]:
+        """Run one episode; ``{"row": row}`` (scored) or ``{"stop": reason}`` (budget)."""
+        from flaneur.evaluate.runner import EpisodeJob, run_job, score_jobs
+
+        task, agent, scheme, episode_id, config_hash = key
+        context = self._context(task, scheme)
+        episode = self.episodes[task][episode_id]
+        job = EpisodeJob(task, agent, scheme, episode, config_hash, context)
+        try:
+            row = await run_job(job, self.factory, self.config, self.resources)
+        except BudgetExceeded as err:
+            return {"stop": str(err)}
+        return {"row": score_jobs([(job, row)])[0]}
+
+
+__all__ = ["EpisodeWorker", "ModelSlots", "SlotGate", "limit_model", "model_limit"]
