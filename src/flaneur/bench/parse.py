@@ -28,7 +28,7 @@ _EXACT = re.compile(
 
 
 def exact_letter(reply: str) -> str | None:
-    """The letter of a reply that is just a letter form (``"B"``, ``"B."``, ``"(b)"``, ``"Answer: B"``)."""
+    """The letter of a reply that is only a letter form (``"B"``, ``"B."``, ``"(b)"``, ...)."""
     m = _EXACT.match(reply or "")
     if not m:
         return None

@@ -21,6 +21,7 @@ Choices worth knowing: ``drugstore`` is the ``personal_care_store`` (OSM ``shop=
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
 from types import MappingProxyType
 
@@ -43,16 +44,19 @@ class TypeListError(FlaneurError):
 
 
 _SAME = (
-    "accounting airport amusement_park aquarium art_gallery atm bakery bank bar beauty_salon "
-    "bicycle_store book_store bowling_alley bus_station cafe campground car_dealer car_rental "
-    "car_repair car_wash casino church city_hall clothing_store convenience_store courthouse "
-    "dentist department_store doctor electronics_store embassy fire_station florist "
-    "furniture_store gas_station gym hardware_store home_goods_store hospital insurance_agency "
-    "jewelry_store lawyer library light_rail_station liquor_store lodging mosque museum park "
-    "parking pet_store pharmacy physiotherapist police post_office real_estate_agency "
-    "restaurant school shoe_store shopping_mall stadium subway_station supermarket synagogue "
-    "taxi_stand tourist_attraction train_station transit_station travel_agency university zoo"
-).split()
+    "accounting", "airport", "amusement_park", "aquarium", "art_gallery", "atm", "bakery",
+    "bank", "bar", "beauty_salon", "bicycle_store", "book_store", "bowling_alley",
+    "bus_station", "cafe", "campground", "car_dealer", "car_rental", "car_repair", "car_wash",
+    "casino", "church", "city_hall", "clothing_store", "convenience_store", "courthouse",
+    "dentist", "department_store", "doctor", "electronics_store", "embassy", "fire_station",
+    "florist", "furniture_store", "gas_station", "gym", "hardware_store", "home_goods_store",
+    "hospital", "insurance_agency", "jewelry_store", "lawyer", "library", "light_rail_station",
+    "liquor_store", "lodging", "mosque", "museum", "park", "parking", "pet_store", "pharmacy",
+    "physiotherapist", "police", "post_office", "real_estate_agency", "restaurant", "school",
+    "shoe_store", "shopping_mall", "stadium", "subway_station", "supermarket", "synagogue",
+    "taxi_stand", "tourist_attraction", "train_station", "transit_station", "travel_agency",
+    "university", "zoo",
+)
 _RENAMED: dict[str, tuple[str, ...]] = {
     "drugstore": ("personal_care_store",),
     "hair_care": ("hair_salon",),
@@ -66,9 +70,10 @@ _RENAMED: dict[str, tuple[str, ...]] = {
     "veterinary_care": ("veterinary",),
 }
 _NONE = (
-    "cemetery electrician funeral_home locksmith meal_delivery movie_rental moving_company "
-    "painter plumber primary_school roofing_contractor rv_park secondary_school storage store"
-).split()
+    "cemetery", "electrician", "funeral_home", "locksmith", "meal_delivery", "movie_rental",
+    "moving_company", "painter", "plumber", "primary_school", "roofing_contractor", "rv_park",
+    "secondary_school", "storage", "store",
+)
 
 TYPES_96: tuple[str, ...] = tuple(sorted([*_SAME, *_RENAMED, *_NONE]))
 """V-IRL's 96 place types (``place_types.txt``), alphabetical as in the file."""
@@ -90,7 +95,7 @@ assert all(c in CATEGORIES for cats in VIRL_TO_FLANEUR.values() for c in cats)
 
 
 def type_label(virl_type: str) -> str:
-    """The words of a type as V-IRL prompts them (``"convenience_store"`` -> ``"convenience store"``)."""
+    """A type in words, as V-IRL prompts it (``"convenience_store"``: ``"convenience store"``)."""
     return virl_type.replace("_", " ")
 
 
@@ -101,7 +106,8 @@ def load_type_list(spec: str | Sequence[str]) -> tuple[str, ...]:
     ----------
     spec
         ``"20"`` / ``"96"`` for V-IRL's lists, a path to a file (one type per line, blank
-        lines and ``#`` comments skipped; spaces may stand for underscores), or the types.
+        lines and ``#`` comments skipped; spaces may stand for underscores), comma-separated
+        types (``"bank,cafe"``), or a sequence of types.
 
     Returns
     -------
@@ -117,6 +123,8 @@ def load_type_list(spec: str | Sequence[str]) -> tuple[str, ...]:
     if isinstance(spec, str):
         if spec in ("20", "96"):
             return TYPES_20 if spec == "20" else TYPES_96
+        if not os.path.exists(spec) and not spec.endswith(".txt"):
+            return load_type_list(spec.split(","))
         where = spec
         try:
             with open(spec, encoding="utf-8") as handle:

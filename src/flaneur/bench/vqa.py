@@ -181,7 +181,10 @@ def evaluate_vqa(
         letters: list[str] = []
         raws: list[str] = []
 
-        def ask(options: list[str], idx: int, item: dict[str, Any] = item) -> bool:
+        def ask(
+            options: list[str], idx: int, item: dict[str, Any] = item,
+            raws: list[str] = raws, letters: list[str] = letters,
+        ) -> bool:
             prompt = format_question(item["question"], options)
             raw = answer(item, prompt)
             got = parser.parse(raw, item["question"], options)

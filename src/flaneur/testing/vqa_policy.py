@@ -1,17 +1,17 @@
 """A scripted fake-server policy for the place-VQA benchmark (tests and benchmarks).
 
-It knows the true option texts and answers a VQA prompt in one of several reply styles,
-chosen deterministically from the prompt and a seed: the bare letter, ``"Answer: (X)"``,
-the option's text (which only a matcher can read), a wrong letter, or a reply with no option
-("I cannot tell from the picture."). Matcher prompts (``Model answer:``) get the letter of
-the option quoted in the answer, or ``none``.
+It knows each question's options and true option and answers a VQA prompt in one of
+several reply styles, chosen deterministically from the prompt and a seed: the bare letter,
+``"Answer: (X)"``, the option's text (which only a matcher can read), a wrong letter, or a
+reply with no option ("I cannot tell from the picture."). Matcher prompts (``Model
+answer:``) get the letter of the option quoted in the answer, or ``none``.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from flaneur.testing.fake_policies import FakeRequest
 
@@ -25,8 +25,9 @@ class ScriptedVQAPolicy:
 
     Parameters
     ----------
-    true_options
-        The true option text of every question.
+    questions
+        ``(options, true option text)`` of every question; a prompt is recognised by its
+        set of options (the same text may be true for one place and false for another).
     styles
         Weights of ``letter``, ``formal``, ``text``, ``wrong``, ``none`` replies.
     seed
@@ -35,12 +36,12 @@ class ScriptedVQAPolicy:
 
     def __init__(
         self,
-        true_options: Iterable[str],
+        questions: Iterable[tuple[Sequence[str], str]],
         *,
         styles: dict[str, float] | None = None,
         seed: int = 0,
     ) -> None:
-        self.true = set(true_options)
+        self.truth = {frozenset(opts): true for opts, true in questions}
         self.styles = styles or {"letter": 0.7, "formal": 0.1, "text": 0.1, "wrong": 0.05,
                                  "none": 0.05}
         self.seed = seed
@@ -62,7 +63,8 @@ class ScriptedVQAPolicy:
             answer = prompt.split("Model answer:", 1)[1]
             hits = [letter for letter, text in options.items() if text and text in answer]
             return hits[0] if len(hits) == 1 else "none"
-        right = next((k for k, v in options.items() if v in self.true), None)
+        true = self.truth.get(frozenset(options.values()))
+        right = next((k for k, v in options.items() if v == true), None)
         if right is None:
             return "I cannot tell from the picture."
         style = self._style(prompt)
