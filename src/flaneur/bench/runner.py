@@ -22,7 +22,7 @@ from flaneur.bench.recognition import (
     build_recognition_set,
     evaluate_recognition,
 )
-from flaneur.bench.regions import Region, RegionError, grid_regions, load_regions
+from flaneur.bench.regions import RegionError, grid_regions, load_regions
 from flaneur.bench.sets import read_set, write_set
 from flaneur.bench.types import load_type_list
 from flaneur.bench.vqa import VQA_VERSION, build_vqa_set, evaluate_vqa
@@ -44,10 +44,6 @@ def progress(items: Sequence[T], label: str, show: bool = True) -> Iterator[T]:
     yield from track(items, description=label, transient=True)
 
 
-def _regions(city: City, regions: str | Path | None, cell_m: float) -> list[Region]:
-    return load_regions(regions) if regions else grid_regions(city, cell_m)
-
-
 def build_sets(
     city_spec: str,
     out_dir: str | Path,
@@ -66,9 +62,10 @@ def build_sets(
     RegionError
         When no region holds a usable place (a polygon with no viewpoints or places).
     """
+    type_list = load_type_list(types)  # before the city: a bad list fails at once
+    given_regions = load_regions(regions) if regions else None
     city = load_city(city_spec)
-    type_list = load_type_list(types)
-    region_list = _regions(city, regions, cell_m)
+    region_list = given_regions or grid_regions(city, cell_m)
     items = build_recognition_set(city, region_list, type_list, seed=seed, per_region=per_region)
     if not items:
         where = regions or f"grid of {cell_m:g} m cells"
