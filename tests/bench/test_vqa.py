@@ -100,7 +100,8 @@ def test_circular_and_plain_hand_computed() -> None:
     assert r["macc_plain"] == pytest.approx((1 + 1 / 3) / 2)
     assert r["asked"] == 4 + 2 + 1
     single = evaluate_vqa(items, answer, AnswerParser(), circular=False)
-    assert single["acc_circular"] == pytest.approx(2 / 3) and single["asked"] == 3
+    assert single["acc_plain"] == pytest.approx(2 / 3) and single["asked"] == 3
+    assert single["acc_circular"] is None and single["mode"] == "plain"
 
 
 def test_resume_skips_done_places() -> None:

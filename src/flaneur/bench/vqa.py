@@ -203,16 +203,21 @@ def evaluate_vqa(
         results.append(result)
         if on_result is not None:
             on_result(result)
-    return summarize_vqa(results, parser)
+    return summarize_vqa(results, parser, circular=circular)
 
 
-def summarize_vqa(results: Sequence[dict[str, Any]], parser: AnswerParser | None = None) -> dict:
-    """Circular and plain accuracy / mAcc, parse counts and per-type table."""
+def summarize_vqa(
+    results: Sequence[dict[str, Any]], parser: AnswerParser | None = None, *,
+    circular: bool = True,
+) -> dict:
+    """Circular (None after a single-pass run) and plain accuracy / mAcc, parse counts and
+    the per-type table (of the circular score, else of the plain one)."""
     circ = mean_accuracy((r["types"], r["correct"]) for r in results)
     plain = mean_accuracy((r["types"], r["first_pass"]) for r in results)
     return {
-        "places": len(results),
-        "acc_circular": circ.acc, "macc_circular": circ.macc,
+        "places": len(results), "mode": "circular" if circular else "plain",
+        "acc_circular": circ.acc if circular else None,
+        "macc_circular": circ.macc if circular else None,
         "acc_plain": plain.acc, "macc_plain": plain.macc,
         "asked": sum(len(r["answers"]) for r in results),
         "none_replies": sum(a == "none" for r in results for a in r["answers"]),

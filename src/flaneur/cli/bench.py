@@ -139,8 +139,10 @@ def vqa_command(
         "auto", help="Reads replies that are not a letter: model, embedder, none; auto = model "
         "when --model is given, else embedder."
     ),
-    no_image: bool = typer.Option(False, help="Send the question without the view."),
-    plain: bool = typer.Option(False, help="One pass instead of circular evaluation."),
+    with_image: bool = typer.Option(
+        True, "--image/--no-image", help="Send the view with the question (a VLM)."
+    ),
+    plain: bool = typer.Option(False, "--plain", help="One pass instead of circular evaluation."),
     limit: int = typer.Option(None, min=1, help="Only the first N places."),
     resume: bool = typer.Option(True, help="Skip places already in the results file."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
@@ -154,7 +156,7 @@ def vqa_command(
     if answerer == "model":
         if chat is None:
             raise FlaneurError("--answerer model needs --model (e.g. openai/gpt-4o-mini)")
-        a: Any = ModelAnswerer(chat, with_image=not no_image)
+        a: Any = ModelAnswerer(chat, with_image=with_image)
         name = f"model-{model}"
     elif answerer == "embedder":
         a, name = EmbedderAnswerer(), "embedder"
