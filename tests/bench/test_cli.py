@@ -40,8 +40,10 @@ def test_build_and_vqa_with_scripted_model(tmp_path: Path) -> None:
         first = _json(runner.invoke(app, args))
         assert first["acc_circular"] == 1.0 and first["asked"] == 12
         assert server.requests[0].image_count == 1
-        again = _json(runner.invoke(app, args))  # resumed: nothing asked again
-        assert again["acc_circular"] == 1.0 and server.chat_count == 12
+        again = _json(runner.invoke(app, [*args, "--csv", str(tmp_path / "t.csv")]))
+        assert again["acc_circular"] == 1.0 and server.chat_count == 12  # resumed: none asked
+    rows = (tmp_path / "t.csv").read_text().splitlines()
+    assert rows[0] == "table,name,accuracy,weight" and "type,bank,1.000000,1" in rows
 
 
 @pytest.mark.skipif(not FLANEUR.is_file(), reason="console script not installed")

@@ -214,6 +214,9 @@ def summarize_vqa(
     the per-type table (of the circular score, else of the plain one)."""
     circ = mean_accuracy((r["types"], r["correct"]) for r in results)
     plain = mean_accuracy((r["types"], r["first_pass"]) for r in results)
+    regions: dict[str, list[bool]] = {}
+    for r in results:
+        regions.setdefault(str(r.get("region")), []).append(bool(r["correct"]))
     return {
         "places": len(results), "mode": "circular" if circular else "plain",
         "acc_circular": circ.acc if circular else None,
@@ -222,6 +225,7 @@ def summarize_vqa(
         "asked": sum(len(r["answers"]) for r in results),
         "none_replies": sum(a == "none" for r in results for a in r["answers"]),
         "matcher_used": parser.matcher_used if parser is not None else None,
-        "per_type": {t: [a, w] for t, (a, w) in circ.per_type.items()},
+        "per_type": {t: [a, w] for t, (a, w) in (circ if circular else plain).per_type.items()},
+        "per_region": {k: [sum(v) / len(v), len(v)] for k, v in sorted(regions.items())},
         "results": list(results),
     }

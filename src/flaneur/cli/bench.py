@@ -43,6 +43,23 @@ def _emit(summary: dict[str, Any], as_json: bool) -> None:
         Console().print(t)
 
 
+def _write_csv(summary: dict[str, Any], path: Path | None) -> None:
+    """Per-type and per-region rows: ``table,name,accuracy,weight``."""
+    if path is None:
+        return
+    import csv
+
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        out = csv.writer(handle)
+        out.writerow(["table", "name", "accuracy", "weight"])
+        for table in ("per_type", "per_region"):
+            for name, (acc, weight) in (summary.get(table) or {}).items():
+                out.writerow([table.removeprefix("per_"), name, f"{acc:.6f}", f"{weight:g}"])
+
+
+CSV_HELP = "Also write per-type (and per-region) accuracy to this CSV file."
+
+
 def _model(spec: str, base_url: str | None) -> Any:
     from flaneur.models import make_model
 
@@ -106,6 +123,7 @@ def recognition_command(
     clip_weights: str = typer.Option(None, help="open_clip weights: a file or pretrained tag."),
     limit: int = typer.Option(None, min=1, help="Only the first N places."),
     resume: bool = typer.Option(True, help="Skip places already in the results file."),
+    csv_path: Path = typer.Option(None, "--csv", help=CSV_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Score a recogniser: top-1/3/5 accuracy and mAcc over types."""
@@ -125,8 +143,9 @@ def recognition_command(
     else:
         raise FlaneurError(f"--recogniser: expected offline, clip or vlm, got {recogniser!r}")
     path = _set_path(bench_set, "recognition-v1.jsonl")
-    _emit(run_recognition(path, r, limit=limit, resume=resume, show_progress=not as_json),
-          as_json)
+    summary = run_recognition(path, r, limit=limit, resume=resume, show_progress=not as_json)
+    _write_csv(summary, csv_path)
+    _emit(summary, as_json)
 
 
 @bench_app.command("vqa")
@@ -145,6 +164,7 @@ def vqa_command(
     plain: bool = typer.Option(False, "--plain", help="One pass instead of circular evaluation."),
     limit: int = typer.Option(None, min=1, help="Only the first N places."),
     resume: bool = typer.Option(True, help="Skip places already in the results file."),
+    csv_path: Path = typer.Option(None, "--csv", help=CSV_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Score an answerer on place VQA: circular and first-pass accuracy and mAcc."""
@@ -172,8 +192,10 @@ def vqa_command(
         raise FlaneurError(f"--matcher: expected model, embedder or none, got {matcher!r}")
     parser = AnswerParser(matchers[matcher]())
     path = _set_path(bench_set, "vqa-v1.jsonl")
-    _emit(run_vqa(path, a.answer, parser, name, circular=not plain, limit=limit, resume=resume,
-                  show_progress=not as_json), as_json)
+    summary = run_vqa(path, a.answer, parser, name, circular=not plain, limit=limit,
+                      resume=resume, show_progress=not as_json)
+    _write_csv(summary, csv_path)
+    _emit(summary, as_json)
 
 
 def _add_vln_commands() -> None:
