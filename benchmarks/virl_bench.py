@@ -5,9 +5,10 @@ the offline recogniser (PP-OCR + MiniLM) on recognition; a scripted model served
 fake OpenAI-compatible server (through the model layer, with the model matcher) and the
 offline embedder answerer on VQA, circular and plain. Prints one JSON object with ``--json``.
 
-Detection (``detection_ar_ocr``, ``detection_ar_scene``) and VLN (``vln_routes``,
-``vln_oracle_success``, ``vln_ocr_success``) are not measured yet: their detector and
-direction-giver / tourist are not on main (see docs/bench.md).
+VLN: routes with V-IRL's filters (20 types, 10 per region; 3 with ``--quick``) and the
+oracle tourist's Success. Not measured yet (see docs/bench.md): detection
+(``detection_ar_ocr``, ``detection_ar_scene``; the detector is not on main) and
+``vln_ocr_success`` (the tourist has no OCR landmark recogniser yet).
 
 Usage::
 
@@ -27,12 +28,16 @@ from pathlib import Path
 from flaneur.bench.answerers import EmbedderAnswerer, ModelAnswerer
 from flaneur.bench.parse import AnswerParser, ModelMatcher
 from flaneur.bench.recognisers import OfflineRecogniser
+from flaneur.bench.regions import grid_regions
 from flaneur.bench.runner import build_sets, run_recognition, run_vqa
 from flaneur.bench.sets import read_set
+from flaneur.bench.types import TYPES_20
+from flaneur.bench.vln import build_vln_routes, evaluate_vln_oracle
 from flaneur.models import make_model
 from flaneur.perception.ocr import OCR
 from flaneur.testing.fake_openai import FakeOpenAIServer
 from flaneur.testing.vqa_policy import ScriptedVQAPolicy
+from flaneur.world.builtin import load_city
 
 
 def measure(out: Path, per_region: int, seed: int) -> dict:
@@ -62,8 +67,13 @@ def measure(out: Path, per_region: int, seed: int) -> dict:
         res = run_vqa(sizes["vqa_set"], EmbedderAnswerer(ocr=ocr).answer, AnswerParser(),
                       "embedder", circular=circular, resume=False, show_progress=False)
         emb[mode] = res["macc_circular" if circular else "macc_plain"]
+    city = load_city("helsinki")
+    routes = build_vln_routes(city, grid_regions(city), TYPES_20, seed=seed,
+                              per_region=3 if per_region <= 2 else 10)
+    vln = evaluate_vln_oracle(city, routes)
     return {
         "city": "helsinki", "seed": seed, "per_region": per_region,
+        "vln_routes": vln["routes"], "vln_oracle_success": vln["success"],
         "regions": sizes["regions"],
         "recognition_places": sizes["recognition_places"], "vqa_places": sizes["vqa_places"],
         "recognition_macc_offline": rec["macc"], "recognition_acc_offline": rec["acc"],
@@ -88,6 +98,8 @@ def check(result: dict) -> list[str]:
         problems.append("circular accuracy above single-pass accuracy")
     if result["vqa_matcher_used_circular"] == 0:
         problems.append("the scripted model's text replies never reached the matcher")
+    if result["vln_routes"] < 5 or result["vln_oracle_success"] < 0.85:
+        problems.append("VLN: too few routes or oracle Success below 0.85")
     if result["vqa_acc_plain"] < 0.5:
         problems.append("the scripted model (mostly right) scored below 0.5 single-pass")
     return problems
