@@ -5,10 +5,10 @@ the offline recogniser (PP-OCR + MiniLM) on recognition; a scripted model served
 fake OpenAI-compatible server (through the model layer, with the model matcher) and the
 offline embedder answerer on VQA, circular and plain. Prints one JSON object with ``--json``.
 
-VLN: routes with V-IRL's filters (20 types, 10 per region; 3 with ``--quick``) and the
-oracle tourist's Success. Not measured yet (see docs/bench.md): detection
-(``detection_ar_ocr``, ``detection_ar_scene``; the detector is not on main) and
-``vln_ocr_success`` (the tourist has no OCR landmark recogniser yet).
+VLN (``flaneur.bench.vln_*``, set ``helsinki-virl-vln-v1``): the tourist's Success with the
+oracle landmark recogniser on every route and with the OCR recogniser on the first 10
+routes (3 with ``--quick``; ``benchmarks/virl_vln.py`` runs them all). Not measured yet:
+detection (``detection_ar_ocr``, ``detection_ar_scene``; the detector is not on main).
 
 Usage::
 
@@ -28,19 +28,28 @@ from pathlib import Path
 from flaneur.bench.answerers import EmbedderAnswerer, ModelAnswerer
 from flaneur.bench.parse import AnswerParser, ModelMatcher
 from flaneur.bench.recognisers import OfflineRecogniser
-from flaneur.bench.regions import grid_regions
 from flaneur.bench.runner import build_sets, run_recognition, run_vqa
 from flaneur.bench.sets import read_set
-from flaneur.bench.types import TYPES_20
-from flaneur.bench.vln import build_vln_routes, evaluate_vln_oracle
+from flaneur.bench.vln_eval import OCRRecogniser, OracleRecogniser, evaluate
+from flaneur.bench.vln_set import helsinki_virl_vln_v1
 from flaneur.models import make_model
 from flaneur.perception.ocr import OCR
 from flaneur.testing.fake_openai import FakeOpenAIServer
 from flaneur.testing.vqa_policy import ScriptedVQAPolicy
-from flaneur.world.builtin import load_city
 
 
-def measure(out: Path, per_region: int, seed: int) -> dict:
+def measure_vln(ocr_routes: int) -> dict:
+    """V-IRL VLN on ``helsinki-virl-vln-v1`` (flaneur.bench.vln_*): oracle on every route,
+    OCR on the first ``ocr_routes`` (PP-OCR on synthetic views is the slow part)."""
+    city, episodes = helsinki_virl_vln_v1()
+    oracle = evaluate(city, episodes, OracleRecogniser(city))["metrics"]
+    ocr = evaluate(city, episodes[:ocr_routes], OCRRecogniser(city))["metrics"]
+    return {"vln_routes": len(episodes), "vln_oracle_success": oracle["success"],
+            "vln_ocr_success": ocr["success"], "vln_ocr_routes": min(ocr_routes, len(episodes)),
+            "vln_oracle_metrics": oracle, "vln_ocr_metrics": ocr}
+
+
+def measure(out: Path, per_region: int, seed: int, ocr_routes: int = 10) -> dict:
     """Build the sets in ``out`` and run every offline evaluator; return the figures."""
     t0 = time.perf_counter()
     sizes = build_sets("helsinki", out, per_region=per_region, seed=seed)
@@ -67,13 +76,9 @@ def measure(out: Path, per_region: int, seed: int) -> dict:
         res = run_vqa(sizes["vqa_set"], EmbedderAnswerer(ocr=ocr).answer, AnswerParser(),
                       "embedder", circular=circular, resume=False, show_progress=False)
         emb[mode] = res["macc_circular" if circular else "macc_plain"]
-    city = load_city("helsinki")
-    routes = build_vln_routes(city, grid_regions(city), TYPES_20, seed=seed,
-                              per_region=3 if per_region <= 2 else 10)
-    vln = evaluate_vln_oracle(city, routes)
+    vln = measure_vln(ocr_routes)
     return {
-        "city": "helsinki", "seed": seed, "per_region": per_region,
-        "vln_routes": vln["routes"], "vln_oracle_success": vln["success"],
+        "city": "helsinki", "seed": seed, "per_region": per_region, **vln,
         "regions": sizes["regions"],
         "recognition_places": sizes["recognition_places"], "vqa_places": sizes["vqa_places"],
         "recognition_macc_offline": rec["macc"], "recognition_acc_offline": rec["acc"],
@@ -113,11 +118,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--check", action="store_true", help="exit 1 when a gate fails")
     ap.add_argument("--per-region", type=int, default=5, help="places per region (default 5)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--vln-ocr-routes", type=int, default=10,
+                    help="VLN routes scored with the OCR recogniser (default 10)")
     ap.add_argument("--out", type=Path, help="keep the sets and results here")
     args = ap.parse_args(argv)
     per_region = 2 if args.quick else args.per_region
     with tempfile.TemporaryDirectory(prefix="virl-bench-") as tmp:
-        result = measure(args.out or Path(tmp), per_region, args.seed)
+        result = measure(args.out or Path(tmp), per_region, args.seed,
+                         ocr_routes=3 if args.quick else args.vln_ocr_routes)
     problems = check(result) if args.check else []
     if args.json:
         print(json.dumps(result))
