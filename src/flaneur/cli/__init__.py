@@ -13,7 +13,7 @@ import sys
 import typer
 
 from flaneur import __version__
-from flaneur.cli.bench_vln import bench_vln_app
+from flaneur.cli.bench import bench_app
 from flaneur.cli.city import city_app
 from flaneur.cli.demo import demo_command
 from flaneur.cli.export import export_app
@@ -37,6 +37,7 @@ app = typer.Typer(
 )
 app.add_typer(city_app, name="city")
 app.add_typer(tasks_app, name="tasks")
+app.add_typer(bench_app, name="bench")
 app.add_typer(export_app, name="export")
 app.command("demo")(demo_command)
 app.command("run")(run_command)
@@ -47,7 +48,6 @@ app.command("fake-llm")(fake_llm_command)
 app.command("render")(render_command)
 app.add_typer(virl_app, name="virl")
 app.command("serve")(serve_command)
-app.add_typer(bench_vln_app, name="bench")
 
 
 def _version_callback(value: bool) -> None:

@@ -1,0 +1,141 @@
+"""V-IRL's perception benchmarks on the built-in Helsinki city, offline.
+
+Builds the recognition and VQA sets (grid regions, V-IRL's 96 types, seed 0), then scores:
+the offline recogniser (PP-OCR + MiniLM) on recognition; a scripted model served by flaneur's
+fake OpenAI-compatible server (through the model layer, with the model matcher) and the
+offline embedder answerer on VQA, circular and plain. Prints one JSON object with ``--json``.
+
+VLN (``flaneur.bench.vln_*``, set ``helsinki-virl-vln-v1``): the tourist's Success with the
+oracle landmark recogniser on every route and with the OCR recogniser on the first 10
+routes (3 with ``--quick``; ``benchmarks/virl_vln.py`` runs them all). Not measured yet:
+detection (``detection_ar_ocr``, ``detection_ar_scene``; the detector is not on main).
+
+Usage::
+
+    python benchmarks/virl_bench.py --json            # 5 places per region
+    python benchmarks/virl_bench.py --quick --check   # 2 places per region, gates
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from flaneur.bench.answerers import EmbedderAnswerer, ModelAnswerer
+from flaneur.bench.parse import AnswerParser, ModelMatcher
+from flaneur.bench.recognisers import OfflineRecogniser
+from flaneur.bench.runner import build_sets, run_recognition, run_vqa
+from flaneur.bench.sets import read_set
+from flaneur.bench.vln_eval import OCRRecogniser, OracleRecogniser, evaluate
+from flaneur.bench.vln_set import helsinki_virl_vln_v1
+from flaneur.models import make_model
+from flaneur.perception.ocr import OCR
+from flaneur.testing.fake_openai import FakeOpenAIServer
+from flaneur.testing.vqa_policy import ScriptedVQAPolicy
+
+
+def measure_vln(ocr_routes: int) -> dict:
+    """V-IRL VLN on ``helsinki-virl-vln-v1`` (flaneur.bench.vln_*): oracle on every route,
+    OCR on the first ``ocr_routes`` (PP-OCR on synthetic views is the slow part)."""
+    city, episodes = helsinki_virl_vln_v1()
+    oracle = evaluate(city, episodes, OracleRecogniser(city))["metrics"]
+    ocr = evaluate(city, episodes[:ocr_routes], OCRRecogniser(city))["metrics"]
+    return {"vln_routes": len(episodes), "vln_oracle_success": oracle["success"],
+            "vln_ocr_success": ocr["success"], "vln_ocr_routes": min(ocr_routes, len(episodes)),
+            "vln_oracle_metrics": oracle, "vln_ocr_metrics": ocr}
+
+
+def measure(out: Path, per_region: int, seed: int, ocr_routes: int = 10) -> dict:
+    """Build the sets in ``out`` and run every offline evaluator; return the figures."""
+    t0 = time.perf_counter()
+    sizes = build_sets("helsinki", out, per_region=per_region, seed=seed)
+    ocr = OCR()
+    rec = run_recognition(sizes["recognition_set"], OfflineRecogniser(ocr=ocr), resume=False,
+                          show_progress=False)
+    _, vqa_items = read_set(sizes["vqa_set"], "virl-vqa", 1)
+    truth = [(it["options"], it["options"]["ABCD".index(it["answer"])]) for it in vqa_items]
+    figures: dict = {}
+    with FakeOpenAIServer(ScriptedVQAPolicy(truth, seed=seed)) as server:
+        model = make_model("fake-model", base_url=server.base_url)
+        for mode, circular in (("circular", True), ("plain", False)):
+            parser = AnswerParser(ModelMatcher(model))
+            res = run_vqa(sizes["vqa_set"], ModelAnswerer(model).answer, parser, "scripted",
+                          circular=circular, resume=False, show_progress=False)
+            figures[f"vqa_macc_{mode}"] = res["macc_circular" if circular else "macc_plain"]
+            figures[f"vqa_acc_{mode}"] = res["acc_circular" if circular else "acc_plain"]
+            figures[f"vqa_none_replies_{mode}"] = res["none_replies"]
+            figures[f"vqa_matcher_used_{mode}"] = res["matcher_used"]
+            figures[f"vqa_questions_asked_{mode}"] = res["asked"]
+        figures["fake_server_requests"] = server.chat_count
+    emb = {}
+    for mode, circular in (("circular", True), ("plain", False)):
+        res = run_vqa(sizes["vqa_set"], EmbedderAnswerer(ocr=ocr).answer, AnswerParser(),
+                      "embedder", circular=circular, resume=False, show_progress=False)
+        emb[mode] = res["macc_circular" if circular else "macc_plain"]
+    vln = measure_vln(ocr_routes)
+    return {
+        "city": "helsinki", "seed": seed, "per_region": per_region, **vln,
+        "regions": sizes["regions"],
+        "recognition_places": sizes["recognition_places"], "vqa_places": sizes["vqa_places"],
+        "recognition_macc_offline": rec["macc"], "recognition_acc_offline": rec["acc"],
+        "recognition_top1_offline": rec["top1"], "recognition_top3_offline": rec["top3"],
+        "recognition_top5_offline": rec["top5"],
+        **figures,
+        "vqa_macc_circular_embedder": emb["circular"], "vqa_macc_plain_embedder": emb["plain"],
+        "seconds": round(time.perf_counter() - t0, 1),
+    }
+
+
+def check(result: dict) -> list[str]:
+    """Correctness gates (no wall-time gates)."""
+    problems = []
+    if result["recognition_places"] < 5 or result["vqa_places"] < 5:
+        problems.append("benchmark sets are too small")
+    for key, value in result.items():
+        if key.startswith(("recognition_macc", "vqa_macc")) and not 0.0 <= value <= 1.0:
+            problems.append(f"{key}={value} outside [0, 1]")
+    if result["vqa_macc_circular"] > result["vqa_macc_plain"] + 1e-9 and \
+            result["vqa_acc_circular"] > result["vqa_acc_plain"] + 1e-9:
+        problems.append("circular accuracy above single-pass accuracy")
+    if result["vqa_matcher_used_circular"] == 0:
+        problems.append("the scripted model's text replies never reached the matcher")
+    if result["vln_routes"] < 5 or result["vln_oracle_success"] < 0.85:
+        problems.append("VLN: too few routes or oracle Success below 0.85")
+    if result["vqa_acc_plain"] < 0.5:
+        problems.append("the scripted model (mostly right) scored below 0.5 single-pass")
+    return problems
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--json", action="store_true", help="print one JSON object")
+    ap.add_argument("--quick", action="store_true", help="2 places per region (CI)")
+    ap.add_argument("--check", action="store_true", help="exit 1 when a gate fails")
+    ap.add_argument("--per-region", type=int, default=5, help="places per region (default 5)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--vln-ocr-routes", type=int, default=10,
+                    help="VLN routes scored with the OCR recogniser (default 10)")
+    ap.add_argument("--out", type=Path, help="keep the sets and results here")
+    args = ap.parse_args(argv)
+    per_region = 2 if args.quick else args.per_region
+    with tempfile.TemporaryDirectory(prefix="virl-bench-") as tmp:
+        result = measure(args.out or Path(tmp), per_region, args.seed,
+                         ocr_routes=3 if args.quick else args.vln_ocr_routes)
+    problems = check(result) if args.check else []
+    if args.json:
+        print(json.dumps(result))
+    else:
+        for key, value in result.items():
+            print(f"{key:34s} {value:.4f}" if isinstance(value, float) else f"{key:34s} {value}")
+    for p in problems:
+        print(f"check failed: {p}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
