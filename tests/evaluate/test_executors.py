@@ -130,12 +130,26 @@ def test_second_ctrl_c_exits_at_once(tmp_path):
 def test_a_real_sigint_interrupts_a_python_api_run(tmp_path):
     episodes = [replace(e, id=f"{e.id}-{k}") for k in range(400) for e in toy_episodes()]
     config = RunConfig(agents=("random", "forward"), tasks=("toy",))
-    timer = threading.Timer(0.3, signal.raise_signal, (signal.SIGINT,))
-    timer.start()
-    with pytest.raises(RunInterrupted) as caught:
-        run_benchmark(config, tmp_path / "run", progress="none",
-                      loaded={"toy": (toy_city(), episodes)})  # fmt: skip
-    timer.cancel()
+    log = tmp_path / "run" / "episodes.jsonl"
+    done = threading.Event()
+
+    def interrupt_once_rows_exist() -> None:
+        # fire only while the run is under way (a finished run would pass the signal to pytest)
+        while not done.is_set():
+            if log.exists() and log.stat().st_size > 0:
+                signal.raise_signal(signal.SIGINT)
+                return
+            time.sleep(0.01)
+
+    watcher = threading.Thread(target=interrupt_once_rows_exist, daemon=True)
+    watcher.start()
+    try:
+        with pytest.raises(RunInterrupted) as caught:
+            run_benchmark(config, tmp_path / "run", progress="none",
+                          loaded={"toy": (toy_city(), episodes)})  # fmt: skip
+    finally:
+        done.set()
+        watcher.join()
     rows, _ = read_rows(tmp_path / "run" / "episodes.jsonl")
     assert caught.value.summary["partial"] and caught.value.summary["episodes"] == len(rows)
     assert 0 < len(rows) < 4000
