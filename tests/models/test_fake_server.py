@@ -45,7 +45,8 @@ async def test_many_slow_requests_are_not_serialised(fake, make):
     model = make(max_in_flight=32)
     start = time.perf_counter()
     await asyncio.gather(*(model.complete([user(str(i))]) for i in range(32)))
-    assert time.perf_counter() - start < 0.8
+    # served one after another they would take 32 x 0.2 = 6.4 s; the peak proves the overlap
+    assert time.perf_counter() - start < 3.2
     assert fake.peak_in_flight >= 16
 
 

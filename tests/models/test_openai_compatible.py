@@ -172,7 +172,7 @@ async def test_in_flight_bound_is_shared(fake, make):
     wall = time.perf_counter() - start
     assert [r.text for r in replies] == [f"q{i}" for i in range(24)]
     assert fake.peak_in_flight == 4
-    assert 0.55 <= wall < 1.5  # 24 * 0.1 / 4 = 0.6 s
+    assert 0.55 <= wall < 2.4  # 24 * 0.1 / 4 = 0.6 s at best; serial would be 2.4 s
 
 
 async def test_list_models_and_bare_base_url(fake, make):
