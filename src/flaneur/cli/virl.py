@@ -75,10 +75,10 @@ AGENT_HELP = {
               "Options: wishes (place names), feedback (a file, or - for stdin), "
               "ablation (true)."),
     "robot": ("RX-399, the urban assistance robot: walks start -> end, counts objects, crops.",
-              "Options: end (required), labels ([trash bin]), views_per_point (3), seed (0)."),
+              "Options: end (required), labels (trash bin), views_per_point (3), seed (0)."),
     "planner": ("Imani, the urban planner: counts in a polygon vs OpenStreetMap, heat map.",
-                "Options: polygon (GeoJSON file or [[lat, lng], ...], required), labels "
-                "([trash bin, bench]), spacing (50 m), views_per_point (6), seed (0)."),
+                "Options: polygon (a GeoJSON file or a list of lat, lng pairs; required), "
+                "labels (trash bin, bench), spacing (50 m), views_per_point (6), seed (0)."),
 }
 
 for _name, (_summary, _options) in AGENT_HELP.items():

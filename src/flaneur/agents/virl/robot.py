@@ -204,8 +204,8 @@ def heat_svg(polygon: shapely.Polygon, cells: list[dict[str, Any]],
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height + 40}" '
              f'font-family="sans-serif" font-size="12"><rect width="100%" height="100%" '
              f'fill="white"/><text x="4" y="{height + 16}">{esc(title)}</text>'
-             f'<text x="4" y="{height + 32}">cells: counted objects (max {top}); '
-             f'black dots: OpenStreetMap ground truth</text>']
+             f'<text x="4" y="{height + 32}">cells: counted (max {top}); '
+             f'dots: OSM ground truth</text>']
     for c in cells:
         ax, ay = px(c["north"], c["west"])
         bx, by = px(c["south"], c["east"])
