@@ -74,6 +74,11 @@ AGENT_HELP = {
     "diego": ("Diego, the concierge: a day plan, grounded vs ungrounded travel times.",
               "Options: wishes (place names), feedback (a file, or - for stdin), "
               "ablation (true)."),
+    "robot": ("RX-399, the urban assistance robot: walks start -> end, counts objects, crops.",
+              "Options: end (required), labels (trash bin), views_per_point (3), seed (0)."),
+    "planner": ("Imani, the urban planner: counts in a polygon vs OpenStreetMap, heat map.",
+                "Options: polygon (a GeoJSON file or a list of lat, lng pairs; required), "
+                "labels (trash bin, bench), spacing (50 m), views_per_point (6), seed (0)."),
 }
 
 for _name, (_summary, _options) in AGENT_HELP.items():

@@ -39,7 +39,7 @@ from flaneur.errors import DataError, FlaneurError
 from flaneur.services.persona import Persona
 from flaneur.world.city import City
 
-AGENTS = ("local", "ling", "peng", "aria", "vivek", "diego")
+AGENTS = ("local", "ling", "peng", "aria", "vivek", "diego", "robot", "planner")
 
 
 def _option(persona: Persona, key: str, default: Any = None, *, required: bool = False) -> Any:
@@ -197,16 +197,23 @@ def run_diego(city: City, persona: Persona, thinker: Thinker):
 
 RUNNERS = {"local": run_local, "ling": run_ling, "peng": run_peng, "aria": run_aria,
            "vivek": run_vivek, "diego": run_diego}
+VISION_AGENTS = ("robot", "planner")  # flaneur.agents.virl.robot; they also write into out
 
 
 def run_agent(name: str, city: City, persona: Persona, out: str | Path, *,
               thinker: Thinker | None = None) -> dict[str, Any]:
     """Run agent ``name`` and write ``result.json`` and ``map.html`` into ``out``."""
-    if name not in RUNNERS:
+    if name not in RUNNERS and name not in VISION_AGENTS:
         raise FlaneurError(f"unknown V-IRL agent {name!r}; choose one of {', '.join(AGENTS)}")
     thinker = thinker or Thinker()
     started = time.perf_counter()
-    produced = RUNNERS[name](city, persona, thinker)
+    if name in VISION_AGENTS:
+        from flaneur.agents.virl import robot
+
+        runner = robot.run_robot if name == "robot" else robot.run_planner
+        produced = runner(city, persona, thinker, Path(out))
+    else:
+        produced = RUNNERS[name](city, persona, thinker)
     result, fmap = produced[0], produced[1]
     extra = produced[2] if len(produced) > 2 else {}
     result = {
