@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -195,7 +196,9 @@ class MapGPTOraclePolicy:
 
     def __call__(self, request: FakeRequest) -> str:
         option, reason = self.choose(request.last_user_text)
-        return self.reply(option, reason, request.index)
+        # the style follows the prompt, not the arrival order, so concurrent episodes get
+        # the same replies whatever order their requests reach the server in
+        return self.reply(option, reason, zlib.crc32(request.last_user_text.encode()))
 
 
 _DEFAULT: dict[str, Any] = {}
