@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from flaneur.agents import AGENTS, make_agent
+from flaneur.agents import AGENTS, env_info_for, make_agent
 from flaneur.agents.prompts import Prompt, PromptError, list_prompts, load_prompt
 from flaneur.agents.velma import (
     MapLandmarkObserver,
@@ -157,9 +157,11 @@ def test_agent_is_registered_and_checks_its_setup(city, episodes):
     env.reset()
     agent = make_agent("velma")
     with pytest.raises(FlaneurError, match="needs --llm"):
-        agent.reset(episodes[0], {"scheme": "turns", "env": env, "model": None})
+        agent.reset(episodes[0], env_info_for(env, model=None))
+    headings = NavigationEnv(city, episodes[:1], scheme="headings")
+    headings.reset()
     with pytest.raises(FlaneurError, match="--scheme turns"):
-        agent.reset(episodes[0], {"scheme": "headings", "env": env, "model": object()})
+        agent.reset(episodes[0], env_info_for(headings, model=object()))
     with pytest.raises(FlaneurError, match="extract"):
         VelmaAgent(extract="magic")
 

@@ -73,7 +73,8 @@ async def run_episode(
         obs, step_info = env.reset(options={"episode": episode})
     except FlaneurError as err:
         return {**row, "termination": "task_error", "error": str(err)}
-    agent.reset(episode, env_info_for(env, seed=seed, task_id=task_id, **info))
+    env_info = env_info_for(env, seed=seed, task_id=task_id, **info)
+    agent.reset(episode, env_info)
     records: list[dict[str, Any]] = []
     at_nodes: list[int] = []
     done = False
@@ -108,6 +109,8 @@ async def run_episode(
         invalid_actions=list(env.invalid_actions),
         records=records,
     )
+    if env_info.privileged is not None and env_info.privileged.used:
+        row["privileged"] = sorted(env_info.privileged.uses)  # what it read; reports flag it
     if error:
         row["error"] = error
     return row

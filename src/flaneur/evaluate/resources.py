@@ -1,7 +1,7 @@
 """What a run shares between its episodes: the model, its usage tracker, view providers.
 
-Agents receive these through ``env_info`` (keys ``model``, ``usage``, ``views``,
-``landmarks``, ``llm``): the runner builds them once per run from its options.
+Agents receive these as fields of their :class:`~flaneur.agents.EnvInfo` (``model``,
+``usage``, ``views``, ``landmarks``, ``llm``): the runner builds them once per run.
 """
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ class RunResources:
         return self._views[city.name]
 
     def env_info(self, city: City) -> dict[str, Any]:
-        """The extra ``env_info`` keys agents read."""
+        """The run-resource fields of :class:`~flaneur.agents.EnvInfo` for ``city``."""
         return {"model": self.model, "usage": self.usage, "views": self.views_for(city),
                 "landmarks": self.landmarks, "llm": self.llm}  # fmt: skip
 
