@@ -252,10 +252,10 @@ def test_views_with_a_vlm_scorer_send_images(server, city, episodes):
     importlib.util.find_spec("rapidocr_onnxruntime") is None, reason="rapidocr not installed"
 )
 def test_ocr_observer_reads_signs_in_synthetic_views(city):
-    from flaneur.agents.velma.agent import _shared_ocr_scorer
+    from flaneur.perception.landmarks.registry import make_landmark_scorer
     from flaneur.views import SyntheticViews
 
-    observer = ViewLandmarkObserver(SyntheticViews(city), city, _shared_ocr_scorer())
+    observer = ViewLandmarkObserver(SyntheticViews(city), city, make_landmark_scorer("ocr"))
     seen = asyncio.run(observer.aseen(city.graph.index("W1"), 90.0, ["Cafe Aalto"]))
     assert seen and seen[0][0] == "Cafe Aalto" and seen[0][1] in (1, 2, 3)
 

@@ -77,10 +77,13 @@ def run_command(
     views: str | None = typer.Option(
         None,
         "--views",
-        help="Views for agents that look: synthetic, panorama:DIR, google, mapillary.",
+        help="Views for agents that look: synthetic, panorama:DIR, google, mapillary, a plug-in "
+        "(entry point flaneur.views) or package.module:Class.",
     ),
     landmarks: str | None = typer.Option(
-        None, "--landmarks", help="Landmark scorer for agents that use one: map, ocr, clip, vlm."
+        None,
+        "--landmarks",
+        help="Landmark scorer for agents that use one: map, ocr, clip, vlm or a plug-in.",
     ),
     scheme: str | None = typer.Option(
         None,
@@ -156,8 +159,8 @@ def run_command(
     names_option("--tasks", tasks, "task set")  # none, or one named twice: a usage error
     specs = resolve_cli_tasks(tasks, fmt=task_format, city=city, registries=registry)
     task_ids = [spec.id for spec in specs]
-    _check_choice("--views", views, ("synthetic", "panorama", "google", "mapillary"))
-    _check_choice("--landmarks", landmarks, ("map", "ocr", "clip", "vlm"))
+    _check_plugin("--views", views, "flaneur.views.registry", "VIEWS")
+    _check_plugin("--landmarks", landmarks, "flaneur.perception.landmarks.registry", "LANDMARKS")
     _check_choice("--cache", cache_mode, ("use", "refresh", "off"))
     check_progress(progress)
     model_options = lo.llm_options(
@@ -351,6 +354,21 @@ def _deprecated_options(strategy: str | None, round_: int | None, mode: str | No
 
         print(f"note: deprecated flag; use {' '.join('-o ' + s for s in specs)}", file=sys.stderr)
     return specs
+
+
+def _check_plugin(option: str, value: str | None, module: str, registry: str) -> None:
+    """A ``--views`` / ``--landmarks`` value names a registered plug-in (built-in, entry
+    point) or a ``package.module:Class``; else a one-line usage error listing the names."""
+    if value is None:
+        return
+    import importlib
+
+    names = getattr(importlib.import_module(module), registry).names()
+    kind, _, arg = value.partition(":")
+    if kind not in names and not ("." in kind and arg):
+        raise typer.BadParameter(
+            f"{option} must be one of {', '.join(names)} or package.module:Class, not {value!r}"
+        )
 
 
 def names_option(option: str, value: str, what: str) -> list[str]:

@@ -7,44 +7,17 @@ Agents receive these as fields of their :class:`~flaneur.agents.EnvInfo` (``mode
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from flaneur.errors import FlaneurError
 from flaneur.world.city import City
-
-VIEW_KINDS = ("synthetic", "panorama", "google", "mapillary")
 
 
 def views_from_spec(spec: str, city: City) -> Any:
-    """A view provider for ``city`` from a ``--views`` value.
+    """A view provider for ``city`` from a ``--views`` value (see
+    :func:`flaneur.views.registry.views_from_spec`)."""
+    from flaneur.views.registry import views_from_spec as make
 
-    ``synthetic`` (offline renderer), ``panorama:DIR`` (local equirectangular panoramas named
-    by node id), ``google`` (Street View Static API, key ``GOOGLE_MAPS_API_KEY``), or
-    ``mapillary`` (API v4, token ``MAPILLARY_ACCESS_TOKEN``).
-    """
-    kind, _, arg = spec.partition(":")
-    if kind == "synthetic":
-        from flaneur.views import SyntheticViews
-
-        return SyntheticViews(city, scene_cache=True)
-    if kind == "panorama":
-        if not arg:
-            raise FlaneurError("--views panorama needs a folder: panorama:DIR")
-        from flaneur.views import PanoramaFolder
-
-        return PanoramaFolder(Path(arg), city.graph)
-    if kind == "google":
-        from flaneur.views import GoogleStreetView
-
-        return GoogleStreetView(city.graph)
-    if kind == "mapillary":
-        from flaneur.views import Mapillary
-
-        return Mapillary(city.graph)
-    raise FlaneurError(
-        f"--views must be one of {', '.join(VIEW_KINDS)} (panorama:DIR), not {spec!r}"
-    )
+    return make(spec, city)
 
 
 @dataclass

@@ -54,6 +54,7 @@ from flaneur.models.scoring import score_actions
 from flaneur.tasks.episode import Episode
 
 IMAGE_SCORERS = ("ocr", "clip", "vlm")
+"""Built-in scorers of view images; a plug-in scorer (``flaneur.landmarks``) works too."""
 
 
 @dataclass(frozen=True)
@@ -66,18 +67,6 @@ class VelmaOptions:
     extract: Literal["model", "rules"] = "model"
     landmarks_from: Literal["instruction", "all"] = "instruction"
     landmark_radius_m: float = 30.0
-_SHARED: dict[str, Any] = {}
-
-
-def _shared_ocr_scorer() -> Any:
-    """One OCR scorer per process (the engine loads once; results are cached by image)."""
-    if "ocr" not in _SHARED:
-        from flaneur.perception import OCRLandmarks
-
-        _SHARED["ocr"] = OCRLandmarks()
-    return _SHARED["ocr"]
-
-
 class VelmaAgent(Agent):
     """VELMA (Schumann et al., AAAI 2024) in the ``turns`` scheme.
 
@@ -98,10 +87,11 @@ class VelmaAgent(Agent):
     landmark_radius_m
         How far map landmarks are seen.
     scorer
-        A landmark scorer for image observations (default from ``env_info.landmarks``:
-        ``ocr`` builds :class:`~flaneur.perception.OCRLandmarks`, ``vlm`` a
-        :class:`~flaneur.perception.VLMLandmarks` on the run's model; ``clip`` needs one
-        given here, fitted on reference views).
+        A landmark scorer for image observations (default from ``env_info.landmarks``
+        through :func:`~flaneur.perception.landmarks.registry.make_landmark_scorer`: ``ocr``
+        builds :class:`~flaneur.perception.OCRLandmarks`, ``vlm`` a
+        :class:`~flaneur.perception.VLMLandmarks` on the run's model, a plug-in name its
+        scorer; ``clip`` needs one given here, fitted on reference views).
     params
         Extra sampling parameters for the action call.
     min_action_mass
@@ -195,16 +185,14 @@ class VelmaAgent(Agent):
     def _observer(self, env_info: EnvInfo) -> tuple[Any, str]:
         views = env_info.views
         kind = env_info.landmarks
-        if views is None or kind not in IMAGE_SCORERS:
+        if views is None or kind in (None, "map"):
             return self.map_observer, "map"
         scorer = self.scorer
         if scorer is None:
-            if kind == "ocr":
-                scorer = _shared_ocr_scorer()
-            elif kind == "vlm":
-                from flaneur.perception import VLMLandmarks
+            if kind != "clip":
+                from flaneur.perception.landmarks.registry import make_landmark_scorer
 
-                scorer = VLMLandmarks(self.model)
+                scorer = make_landmark_scorer(kind, model=self.model)
             else:
                 raise FlaneurError(
                     "agent velma with --landmarks clip needs a fitted CLIP scorer: pass "
