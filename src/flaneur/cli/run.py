@@ -183,6 +183,8 @@ def run_command(
         llm_options=model_options,
     )  # fmt: skip
     _build_agents_once(config)
+    if aliases:  # after the checks, so that a usage error stays one line
+        typer.echo(f"note: deprecated flag; use {' '.join('-o ' + a for a in aliases)}", err=True)
     executor = _executor(executor_name, ray_address, workers)
     try:
         summary = run_benchmark(
@@ -341,7 +343,7 @@ def _build_agents_once(config: RunConfig) -> None:
 
 def _deprecated_options(strategy: str | None, round_: int | None, mode: str | None) -> list[str]:
     """The ``-o`` specs that the deprecated ``--strategy``, ``--round`` and ``--mapgpt-mode``
-    stand for (a note on stderr says so)."""
+    stand for."""
     specs = []
     if strategy is not None:
         specs.append(f"cityseeker.strategies={strategy}")
@@ -349,10 +351,6 @@ def _deprecated_options(strategy: str | None, round_: int | None, mode: str | No
         specs.append(f"cityseeker.round={round_}")
     if mode is not None:
         specs.append(f"mapgpt.mode={mode}")
-    if specs:
-        import sys
-
-        print(f"note: deprecated flag; use {' '.join('-o ' + s for s in specs)}", file=sys.stderr)
     return specs
 
 
