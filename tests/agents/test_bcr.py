@@ -9,13 +9,13 @@ import pytest
 
 from flaneur.agents.cityseeker import CitySeekerAgent, GraphMemory
 from flaneur.agents.cityseeker.memory import resolve_memory_path
-from flaneur.agents.cityseeker.testing import hinted_option, option_headings, prompt_kind, reply
 from flaneur.env import NavigationEnv, toy_city, toy_episodes
 from flaneur.env.state import angular_distance
 from flaneur.evaluate.episode import run_episode
 from flaneur.models import make_model
 from flaneur.tasks.episode import Episode
 from flaneur.testing import FakeOpenAIServer
+from flaneur.testing.cityseeker_policies import hinted_option, option_headings, prompt_kind, reply
 
 
 @pytest.fixture(autouse=True)
