@@ -3,11 +3,9 @@
 At each node, in CitySeeker's ``headings`` action space, the explorer looks along every
 street, reads what it sees (:mod:`.perception`: place names from the
 map, or signs read by OCR in rendered views), remembers where each text is
-(:mod:`.memory`), scores the texts against the need with a sentence embedder and fuzzy
-string matching (:mod:`.scoring`), and
-
-The views cover every street and, for places beside the street, the way the agent faces
-and its left and right. It
+(:mod:`.memory`) and scores the texts against the need with a sentence embedder and fuzzy
+string matching (:mod:`.scoring`). The views cover every street and, for places beside the
+street, the way the agent faces and its left and right. Then it
 
 1. stops when a text scoring at least ``tau`` is within ``stop_radius_m`` (for ordered
    multi-goal needs it moves on to the next sub-need instead, until the last);
