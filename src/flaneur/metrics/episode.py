@@ -25,18 +25,6 @@ from flaneur.world.city import City
 DEFAULT_SUCCESS_RADIUS_M = 25.0
 """Radius of SR/OSR/SPL/SDTW and the nDTW threshold ``d_th`` (R2R uses 3 m indoors)."""
 
-ROW_FIELDS = ("episode_id", "city", "category", "stop_node")
-"""Identifying fields of a result row."""
-
-METRIC_FIELDS = (
-    "steps", "path_length_m",
-    "tc", "spd_hops", "kpa", "kpa_prefix",
-    "ne_m", "sr", "osr", "spl", "dtw_m", "ndtw", "sdtw",
-    "tce", "tcp", "tcc", "spd_m",
-    "virl_success", "arrival_ratio", "reaction_accuracy",
-)  # fmt: skip
-"""Metric fields of a result row, in a stable order."""
-
 Value = float | bool | str | None
 ActionSeq = Sequence[Sequence[Any]]
 

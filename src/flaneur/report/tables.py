@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from rich.table import Table
 
-METRIC_LABELS = {"tc": "TC", "spd_hops": "SPD", "kpa": "KPA", "tcp": "TCP", "tce": "TCE",
-                 "tcc": "TCC", "sr": "SR", "spl": "SPL", "ndtw": "nDTW"}  # fmt: skip
+from flaneur.metrics.table import METRIC_LABELS
 
 
 def format_value(value: object, digits: int = 2) -> str:
