@@ -12,7 +12,14 @@ from flaneur.metrics.distances import MetricCache, cache_for
 from flaneur.metrics.episode import DEFAULT_SUCCESS_RADIUS_M, batch_metrics, episode_metrics
 from flaneur.metrics.paired import compare_agents, mcnemar_exact, paired_difference
 from flaneur.metrics.summary import summarize, wilson_interval
-from flaneur.metrics.table import METRIC_FIELDS, METRIC_LABELS, METRICS, ROW_FIELDS, Metric
+from flaneur.metrics.table import (
+    METRIC_FIELDS,
+    METRIC_LABELS,
+    METRICS,
+    ROW_FIELDS,
+    Metric,
+    register_metric,
+)
 
 __all__ = [
     "DEFAULT_SUCCESS_RADIUS_M",
@@ -28,6 +35,7 @@ __all__ = [
     "episode_metrics",
     "mcnemar_exact",
     "paired_difference",
+    "register_metric",
     "summarize",
     "wilson_interval",
 ]

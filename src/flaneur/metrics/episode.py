@@ -19,6 +19,7 @@ from flaneur.geo import haversine
 from flaneur.metrics import cityseeker, r2r, velma, virl
 from flaneur.metrics.distances import HOPS, METRES, MetricCache, as_index_array, cache_for
 from flaneur.metrics.facts import EpisodeFacts, episode_facts
+from flaneur.metrics.table import ADDED
 from flaneur.tasks.episode import Episode
 from flaneur.world.city import City
 
@@ -73,7 +74,8 @@ def batch_metrics(
     Returns
     -------
     list of dict
-        One row per run with :data:`ROW_FIELDS` and :data:`METRIC_FIELDS`.
+        One row per run with :data:`ROW_FIELDS`, :data:`METRIC_FIELDS` and the fields of
+        metrics added with :func:`~flaneur.metrics.register_metric`.
     """
     n = len(episodes)
     if len(paths) != n:
@@ -123,6 +125,9 @@ def batch_metrics(
                  float(spd[i]), bool(osr[i]), float(dtw_all[i]), gold, agent, success_radius_m,
                  tc[i], kpa)
         )  # fmt: skip
+    for metric in ADDED:  # metrics registered by users and plug-ins, one run at a time
+        for row, episode, walk in zip(rows, episodes, walks, strict=True):
+            row[metric.key] = metric.compute(city, episode, walk)  # type: ignore[misc]
     return rows
 
 

@@ -10,7 +10,11 @@ gives each definition (a test checks that it lists every field).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
+
+from flaneur.errors import FlaneurError
 
 
 @dataclass(frozen=True)
@@ -29,6 +33,11 @@ class Metric:
         Direction of improvement (``None`` for descriptive fields).
     column
         Position in result tables (1 = first), ``None`` when tables leave it out.
+    compute
+        For metrics added with :func:`register_metric`: ``compute(city, episode, path)``
+        (``path`` = node indices, start first) returning the value (``None`` where it does
+        not apply). The built-in metrics are computed together by
+        :func:`~flaneur.metrics.batch_metrics` and leave it ``None``.
     """
 
     key: str
@@ -36,6 +45,7 @@ class Metric:
     system: str
     higher_is_better: bool | None = True
     column: int | None = None
+    compute: Callable[[Any, Any, Any], Any] | None = None
 
 
 ROW_FIELDS = ("episode_id", "city", "category", "stop_node")
@@ -74,7 +84,47 @@ METRIC_LABELS: dict[str, str] = {
 """Report labels of the metrics that result tables show, in table order."""
 
 BY_KEY: dict[str, Metric] = {m.key: m for m in METRICS}
-"""The metric of each field."""
+"""The metric of each field (built-in and registered)."""
+
+ADDED: list[Metric] = []
+"""Metrics added with :func:`register_metric`, computed after the built-in ones."""
 
 
-__all__ = ["BY_KEY", "METRICS", "METRIC_FIELDS", "METRIC_LABELS", "ROW_FIELDS", "Metric"]
+def register_metric(metric: Metric, *, replace: bool = False) -> Metric:
+    """Add a metric computed per run by ``metric.compute`` (see ``docs/extending.md``).
+
+    Its field joins every result row of :func:`~flaneur.metrics.batch_metrics`, run
+    summaries aggregate it like the others, and with a ``column`` result tables show it
+    under ``metric.label``.
+
+    Raises
+    ------
+    FlaneurError
+        When the field exists already (a built-in, or registered before without
+        ``replace``) or ``compute`` is missing.
+    """
+    if metric.compute is None:
+        raise FlaneurError(f"metric {metric.key!r} needs a compute(city, episode, path) function")
+    known = BY_KEY.get(metric.key)
+    if known is not None and (known.compute is None or not replace):
+        raise FlaneurError(f"metric {metric.key!r} is already defined")
+    if known is not None:
+        ADDED.remove(known)
+        METRIC_LABELS.pop(metric.key, None)
+    ADDED.append(metric)
+    BY_KEY[metric.key] = metric
+    if metric.column is not None:
+        METRIC_LABELS[metric.key] = metric.label
+    return metric
+
+
+__all__ = [
+    "ADDED",
+    "BY_KEY",
+    "METRICS",
+    "METRIC_FIELDS",
+    "METRIC_LABELS",
+    "ROW_FIELDS",
+    "Metric",
+    "register_metric",
+]
