@@ -205,3 +205,15 @@ def test_a_deprecated_flag_still_works_with_a_note(tmp_path, capsys):
         main(["run", "--agent", "forward", "--tasks", TOY_TASK, "--out", str(tmp_path / "x"),
               "--mapgpt-mode", "two-stage"])
     assert "agent 'mapgpt' is not among --agent" in capsys.readouterr().err
+
+
+def test_flaneur_agents_lists_needs_and_typed_options(capsys):
+    main(["agents", "--json"])
+    listed = {a["name"]: a for a in json.loads(capsys.readouterr().out)["agents"]}
+    assert set(BUILT_IN) <= set(listed)
+    velma = listed["velma"]
+    assert velma["schemes"] == ["turns"] and velma["needs_model"] and not velma["needs_views"]
+    assert velma["options"]["k_shot"] == {"type": "an integer", "default": 2}
+    assert listed["forward"]["options"] == {} and listed["forward"]["schemes"] == ["any"]
+    main(["agents", "mapgpt"])
+    assert "'auto' or 'two-stage' or 'one-stage'" in capsys.readouterr().out

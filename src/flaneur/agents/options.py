@@ -23,17 +23,18 @@ class _Mismatch(Exception):
     """A value that does not fit a type (internal; turned into a FlaneurError)."""
 
 
-def _describe(tp: Any) -> str:
+def describe_type(tp: Any) -> str:
+    """What a value of type ``tp`` must be, in words (``"an integer or null"``)."""
     origin = typing.get_origin(tp)
     if origin is Literal:
         return " or ".join(repr(v) for v in typing.get_args(tp))
     if origin in (Union, types.UnionType):
-        return " or ".join(_describe(a) for a in typing.get_args(tp))
+        return " or ".join(describe_type(a) for a in typing.get_args(tp))
     if origin is tuple:
         args = typing.get_args(tp)
         if len(args) == 2 and args[1] is Ellipsis:
-            return f"a list of {_describe(args[0])}"
-        return f"a list of {len(args)} ({', '.join(_describe(a) for a in args)})"
+            return f"a list of {describe_type(args[0])}"
+        return f"a list of {len(args)} ({', '.join(describe_type(a) for a in args)})"
     if tp is type(None):
         return "null"
     names = {int: "an integer", float: "a number", bool: "true/false", str: "text"}
@@ -178,7 +179,7 @@ def check_options(agent: str, options_cls: type, values: dict[str, Any]) -> dict
             out[key] = coerce(value, fields[key])
         except _Mismatch:
             raise FlaneurError(
-                f"agent {agent!r}: option {key}={value!r} must be {_describe(fields[key])}"
+                f"agent {agent!r}: option {key}={value!r} must be {describe_type(fields[key])}"
             ) from None
     try:
         options_cls(**out)  # the dataclass's own checks (__post_init__)
@@ -215,4 +216,11 @@ def check_requirements(
         raise FlaneurError(f"agent {agent!r} needs street-level views: add --views")
 
 
-__all__ = ["check_options", "check_requirements", "coerce", "option_fields", "options_schema"]
+__all__ = [
+    "check_options",
+    "check_requirements",
+    "coerce",
+    "describe_type",
+    "option_fields",
+    "options_schema",
+]
