@@ -21,7 +21,7 @@ from flaneur.tasks import load_task
 from flaneur.tasks import registry as task_registry
 from flaneur.views.registry import VIEWS, views_from_spec
 from flaneur.world.builtin import build_city
-from flaneur.world.sources import CITY_SOURCES
+from flaneur.world.sources import SOURCES as CITY_SOURCE_KINDS
 
 DOC = Path(__file__).resolve().parents[1] / "docs/extending.md"
 SECTIONS = ("agent", "city source", "task format", "metric", "view provider")
@@ -60,7 +60,7 @@ def recipe(tmp_path, monkeypatch):
 
     yield use
     AGENTS.unregister("lefty")
-    CITY_SOURCES.unregister("square")
+    CITY_SOURCE_KINDS.unregister("square")
     VIEWS.unregister("sky")
     task_registry._REGISTRY.pop("square-walks-v1", None)
     for metric in [m for m in metric_table.ADDED if m.key == "revisits"]:

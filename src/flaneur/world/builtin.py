@@ -58,7 +58,7 @@ def build_city(source: str, *, spacing_m: float | None = None) -> City:
         ``helsinki`` (built-in), ``touchdown:DIR`` (a Touchdown graph folder, or a data
         folder holding ``touchdown/graph``; ``map2seq/unseen/bbox.txt`` beside it marks
         seen/unseen nodes), ``cityseeker:DIR``, ``osm:FILE``, a source of a plug-in
-        (``NAME:ARG``, see :data:`flaneur.world.sources.CITY_SOURCES`), or a path to an
+        (``NAME:ARG``, see :data:`flaneur.world.sources.SOURCES`), or a path to an
         ``.osm.pbf`` file.
     spacing_m
         Viewpoint spacing for OpenStreetMap sources.
@@ -70,16 +70,16 @@ def build_city(source: str, *, spacing_m: float | None = None) -> City:
         from flaneur.world.sources.osm import city_from_osm
 
         return city_from_osm(BUILTIN_CITIES[source][0](), name=source, spacing_m=spacing_m)
-    from flaneur.world.sources import CITY_SOURCES
+    from flaneur.world.sources import SOURCES
 
-    if rest and kind in CITY_SOURCES.names():
-        return CITY_SOURCES.get(kind)(rest)
+    if rest and kind in SOURCES.names():
+        return SOURCES.get(kind)(rest)
     path = Path(source)
     if path.suffix == ".pbf" or path.name.endswith(".osm.pbf"):
         from flaneur.world.sources.osm import DEFAULT_SPACING_M, city_from_osm
 
         return city_from_osm(path, spacing_m=spacing_m or DEFAULT_SPACING_M)
-    kinds = ", ".join(f"'{k}:ARG'" for k in CITY_SOURCES.names())
+    kinds = ", ".join(f"'{k}:ARG'" for k in SOURCES.names())
     raise DataError(
         f"unknown city source {source!r}: use 'helsinki', {kinds} or a path to an .osm.pbf file"
     )

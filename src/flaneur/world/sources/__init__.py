@@ -1,9 +1,9 @@
 """Loaders that turn source data into :class:`~flaneur.world.city.City` objects, and the
 registry of city sources (``flaneur city build KIND:ARG``, ``--city KIND:ARG``).
 
-:data:`CITY_SOURCES` maps a source kind to a function ``(arg: str) -> City``: the built-in
+:data:`SOURCES` maps a source kind to a function ``(arg: str) -> City``: the built-in
 ``touchdown``, ``cityseeker`` and ``osm`` loaders, sources registered in code with
-:func:`register_city_source` and those outside packages declare under the entry-point
+:func:`register_source` and those outside packages declare under the entry-point
 group ``flaneur.cities`` (see ``docs/extending.md``).
 """
 
@@ -45,15 +45,15 @@ def _osm(arg: str) -> City:
     return city_from_osm(Path(arg))
 
 
-CITY_SOURCES: Registry[Any] = Registry("city source", group="flaneur.cities")
+SOURCES: Registry[Any] = Registry("city source", group="flaneur.cities")
 """City builders by source kind: ``touchdown:DIR``, ``cityseeker:DIR``, ``osm:FILE``."""
 for _name, _build in (("touchdown", _touchdown), ("cityseeker", _cityseeker), ("osm", _osm)):
-    CITY_SOURCES.register(_name, _build)
+    SOURCES.register(_name, _build)
 
 
-def register_city_source(name: str, build: Any, *, replace: bool = False) -> None:
+def register_source(name: str, build: Any, *, replace: bool = False) -> None:
     """Add a city builder ``(arg: str) -> City`` (or ``"module:function"``) as ``name:ARG``."""
-    CITY_SOURCES.register(name, build, replace=replace)
+    SOURCES.register(name, build, replace=replace)
 
 
-__all__ = ["CITY_SOURCES", "register_city_source"]
+__all__ = ["SOURCES", "register_source"]
