@@ -90,11 +90,6 @@ def angular_distance(a: ArrayLike, b: ArrayLike) -> NDArray:
     return abs(angle_diff(a, b))  # type: ignore[return-value]
 
 
-def normalize_heading(heading: ArrayLike) -> NDArray:
-    """Map any angle in degrees to [0, 360)."""
-    return np.mod(heading, 360.0)
-
-
 @dataclass(frozen=True)
 class LocalProjection:
     """A metric projection centred on a city (azimuthal equidistant, via pyproj).
