@@ -112,3 +112,17 @@ def test_in_process_the_entry_points_appear_in_the_registries(site, monkeypatch)
         AGENTS.get("flaneur_wanderer.views:FlatViews")
     with pytest.raises(FlaneurError, match=r"cannot import 'no_such_pkg.mod'"):
         AGENTS.get("no_such_pkg.mod:Agent")
+
+
+@pytest.mark.skipif(not FLANEUR.exists(), reason="the flaneur console script is not installed")
+def test_an_agent_named_as_module_class_needs_no_registration(site, tmp_path):
+    (site / "flaneur_wanderer-0.1.dist-info" / "entry_points.txt").unlink()  # no entry points
+    name = "flaneur_wanderer.agent:WandererAgent"
+    out = tmp_path / "run"
+    args = ["run", "--agent", name, "--tasks", "toy-plugin-v1", "-o", f"{name}.steps=0"]
+    done = flaneur(site, tmp_path, *args, "--out", str(out), "--progress", "none", "--json")
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert [(r["agent"], r["rows"]) for r in summary["runs"]] == [(name, 5)]
+    rows = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
+    assert all(r["agent"] == name and r["actions"] == ["stop"] for r in rows)
