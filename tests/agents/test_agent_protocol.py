@@ -217,3 +217,16 @@ def test_flaneur_agents_lists_needs_and_typed_options(capsys):
     assert listed["forward"]["options"] == {} and listed["forward"]["schemes"] == ["any"]
     main(["agents", "mapgpt"])
     assert "'auto' or 'two-stage' or 'one-stage'" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--agent", "mapgpt", "--scheme", "nodes", "--llm", "m", "-o", "mapgpt.mode=one-stage"),
+         "agent 'mapgpt': mapgpt in one-stage mode needs --views"),
+        (("--agent", "explorer", "--scheme", "headings", "--landmarks", "ocr"),
+         "agent 'explorer': the explorer's OCR perception needs views"),
+    ],
+)
+def test_needs_that_depend_on_options_fail_before_the_first_episode(capsys, tmp_path, args, message):
+    assert message in cli_error(capsys, tmp_path, *args)

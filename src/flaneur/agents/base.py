@@ -110,6 +110,14 @@ class Agent(abc.ABC):
     the constructor with the same default (constructor-only parameters such as Python
     objects are not options)."""
 
+    @classmethod
+    def check_setup(cls, options: dict[str, Any], setup: Any) -> None:
+        """Raise :class:`~flaneur.errors.FlaneurError` (one line) when the agent cannot run
+        with ``options`` in ``setup`` (:class:`~flaneur.agents.options.RunSetup`: scheme,
+        llm, views, landmarks) for a reason its declared needs do not cover, e.g. a mode
+        that needs views. Runs before the first episode; by default nothing more."""
+        return None
+
     def reset(self, episode: Episode, env_info: EnvInfo) -> None:
         """Prepare for ``episode``; ``env_info`` describes the environment (:class:`EnvInfo`)."""
         self.episode = episode

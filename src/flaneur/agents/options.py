@@ -14,6 +14,7 @@ import dataclasses
 import inspect
 import types
 import typing
+from dataclasses import dataclass
 from typing import Any, Literal, Union
 
 from flaneur.errors import FlaneurError
@@ -188,8 +189,33 @@ def check_options(agent: str, options_cls: type, values: dict[str, Any]) -> dict
     return out
 
 
+@dataclass(frozen=True)
+class RunSetup:
+    """What a run provides agents, as far as their needs are concerned.
+
+    Attributes
+    ----------
+    scheme
+        The action scheme of the task set.
+    llm, views, landmarks
+        The ``--llm``, ``--views`` and ``--landmarks`` values (``None`` when not given).
+    """
+
+    scheme: str
+    llm: str | None = None
+    views: str | None = None
+    landmarks: str | None = None
+
+
 def check_requirements(
-    agent: str, cls: Any, *, scheme: str, has_model: bool, has_views: bool
+    agent: str,
+    cls: Any,
+    *,
+    scheme: str,
+    has_model: bool,
+    has_views: bool,
+    options: dict[str, Any] | None = None,
+    landmarks: str | None = None,
 ) -> None:
     """Raise one line when an agent's declared needs do not fit the run's set-up.
 
@@ -198,11 +224,16 @@ def check_requirements(
     agent
         The agent's name.
     cls
-        Its class (``schemes``, ``needs_model``, ``needs_views``).
+        Its class (``schemes``, ``needs_model``, ``needs_views`` and the ``check_setup``
+        class method for needs that depend on its options).
     scheme
         The scheme a task set runs in.
     has_model, has_views
         Whether the run has ``--llm`` / ``--views``.
+    options
+        The agent's options in this run.
+    landmarks
+        The run's ``--landmarks`` value.
     """
     schemes = tuple(getattr(cls, "schemes", ()))
     if schemes and scheme not in schemes:
@@ -214,9 +245,18 @@ def check_requirements(
         raise FlaneurError(f"agent {agent!r} needs a language model: add --llm")
     if getattr(cls, "needs_views", False) and not has_views:
         raise FlaneurError(f"agent {agent!r} needs street-level views: add --views")
+    check_setup = getattr(cls, "check_setup", None)
+    if check_setup is not None:
+        llm = "llm" if has_model else None
+        setup = RunSetup(scheme, llm, "views" if has_views else None, landmarks)
+        try:
+            check_setup(dict(options or {}), setup)
+        except FlaneurError as err:
+            raise FlaneurError(f"agent {agent!r}: {err}") from None
 
 
 __all__ = [
+    "RunSetup",
     "check_options",
     "check_requirements",
     "coerce",

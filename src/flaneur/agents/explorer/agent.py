@@ -191,6 +191,12 @@ class ExplorerAgent(Agent):
         self._embedder = embedder
         self._ocr = ocr
 
+    @classmethod
+    def check_setup(cls, options: dict[str, Any], setup: Any) -> None:
+        """The OCR perception reads signs in views: ``--landmarks ocr`` needs ``--views``."""
+        if setup.landmarks == "ocr" and setup.views is None:
+            raise FlaneurError("the explorer's OCR perception needs views: add --views synthetic")
+
     # ------------------------------------------------------------------ episode
     def reset(self, episode: Episode, env_info: EnvInfo) -> None:
         """Embed the need, choose the perception, clear the memory."""

@@ -118,6 +118,12 @@ class MapGPTAgent(Agent):
         self.temperature = temperature
         self.parse_failures = 0
 
+    @classmethod
+    def check_setup(cls, options: dict[str, Any], setup: Any) -> None:
+        """One-stage mode sees images: it needs ``--views``."""
+        if options.get("mode") == "one-stage" and setup.views is None:
+            raise FlaneurError("mapgpt in one-stage mode needs --views")
+
     # ------------------------------------------------------------------ episode set-up
     def reset(self, episode: Episode, env_info: EnvInfo) -> None:
         """Check the run set-up and start a fresh map, history and planning."""
