@@ -17,8 +17,8 @@ from pathlib import Path
 
 from flaneur.errors import DataError
 from flaneur.world.city import PACK_VERSION, City
-from flaneur.world.sources.cityseeker import cityseeker_questions_path
 from flaneur.world.packs import cached_city
+from flaneur.world.sources.cityseeker import cityseeker_questions_path
 
 CITY_CACHE_VERSION = 1
 """Bumped when the way task cities are built changes, so cached packs are rebuilt."""
