@@ -14,7 +14,7 @@ import pytest
 from flaneur.agents import AGENTS, make_agent
 from flaneur.env import NavigationEnv, toy_city, toy_episodes
 from flaneur.errors import FlaneurError
-from flaneur.evaluate.simple import run_episode
+from flaneur.evaluate.episode import run_episode
 from flaneur.metrics import METRIC_LABELS, batch_metrics, summarize
 from flaneur.metrics import table as metric_table
 from flaneur.tasks import load_task

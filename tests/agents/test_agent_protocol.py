@@ -24,7 +24,7 @@ from flaneur.agents import (
 from flaneur.cli import main
 from flaneur.env import NavigationEnv, toy_city, toy_episodes
 from flaneur.errors import FlaneurError
-from flaneur.evaluate.simple import run_episode
+from flaneur.evaluate.episode import run_episode
 from flaneur.report.tables import agent_label
 from flaneur.tasks.registry import TaskSpec, register_task
 
