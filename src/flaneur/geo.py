@@ -85,6 +85,11 @@ def angle_diff(target: ArrayLike, source: ArrayLike) -> NDArray:
     return np.where(d > 180.0, d - 360.0, d)
 
 
+def normalize_heading(heading: ArrayLike) -> NDArray:
+    """Map any angle in degrees to [0, 360)."""
+    return np.mod(heading, 360.0)
+
+
 def angular_distance(a: ArrayLike, b: ArrayLike) -> NDArray:
     """Unsigned smallest angle between two headings, in [0, 180] (``|angle_diff(a, b)|``)."""
     return abs(angle_diff(a, b))  # type: ignore[return-value]

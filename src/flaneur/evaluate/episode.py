@@ -54,7 +54,7 @@ def scoring_scheme(graph: StreetGraph) -> TurnsScheme:
 def average_reference_length(episodes: Sequence[Episode]) -> float | None:
     """Mean number of nodes of the reference paths of a task set (None without any).
 
-    Agents receive it as ``env_info["avg_reference_length"]`` (baselines stop after about
+    Agents receive it as ``env_info.avg_reference_length`` (baselines stop after about
     that many steps); it is taken over the whole task set, never over a run's selection.
     """
     refs = [len(e.reference_path) for e in episodes if e.reference_path]

@@ -46,7 +46,8 @@ def load_builtin(name: str, *, rebuild: bool = False) -> City:
     if name not in BUILTIN_CITIES:
         raise DataError(f"unknown built-in city {name!r}; choose one of {sorted(BUILTIN_CITIES)}")
     source_of, build = BUILTIN_CITIES[name]
-    return cached_city(_cache_key(name, source_of()), build, rebuild=rebuild)
+    # a fresh copy per call, as before the shared pack cache (callers may edit their city)
+    return cached_city(_cache_key(name, source_of()), build, rebuild=rebuild, memo=False)
 
 
 def build_city(source: str, *, spacing_m: float | None = None) -> City:

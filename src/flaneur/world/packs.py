@@ -28,7 +28,9 @@ def pack_folder(key: str) -> Path:
     return cache_dir("cities") / key
 
 
-def cached_city(key: str, build: Callable[[], City], *, rebuild: bool = False) -> City:
+def cached_city(
+    key: str, build: Callable[[], City], *, rebuild: bool = False, memo: bool = True
+) -> City:
     """The city of ``key``: from the in-process memo, the pack on disk, or ``build()``.
 
     Parameters
@@ -39,19 +41,23 @@ def cached_city(key: str, build: Callable[[], City], *, rebuild: bool = False) -
         Makes the city when no pack exists (or on ``rebuild``).
     rebuild
         Build again and replace the pack.
+    memo
+        Share one object per key within the process; ``False`` gives a fresh copy each
+        call (loaded from the pack).
     """
     pack = pack_folder(key)
     memo_key = str(pack)  # another cache folder is another cache
     with _LOCK:
-        if not rebuild and memo_key in _MEMO:
+        if memo and not rebuild and memo_key in _MEMO:
             return _MEMO[memo_key]
     if (pack / "city.json").is_file() and not rebuild:
         city = City.load(pack)
     else:
         city = build()
         save_pack(city, pack, replace=rebuild)
-    with _LOCK:
-        _MEMO[memo_key] = city
+    if memo:
+        with _LOCK:
+            _MEMO[memo_key] = city
     return city
 
 
