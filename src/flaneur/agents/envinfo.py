@@ -63,6 +63,11 @@ class EnvView:
         """Step limit of the current episode."""
         return self._env.step_limit
 
+    @property
+    def invalid_actions(self) -> list[dict[str, Any]]:
+        """The agent's own invalid actions so far (slot, reason), as the step infos said."""
+        return list(self._env.invalid_actions)
+
 
 class Privileged:
     """Privileged access for oracle-like agents; every use is recorded.

@@ -109,8 +109,8 @@ async def run_episode(
         invalid_actions=list(env.invalid_actions),
         records=records,
     )
-    if env_info.privileged is not None and env_info.privileged.used:
-        row["privileged"] = sorted(env_info.privileged.uses)  # what it read; reports flag it
+    # what the agent read of the privileged field (empty: nothing); reports flag the others
+    row["privileged"] = sorted(env_info.privileged.uses) if env_info.privileged else []
     if error:
         row["error"] = error
     return row
