@@ -74,7 +74,8 @@ class CitySeekerOptions:
     view_fov: float = 60.0
     view_size: tuple[int, int] = (800, 460)
     temperature: float | None = 0.0
-    max_tokens: int | None = None
+    max_tokens: int = 256
+    cognition_max_tokens: int = 600
     json_mode: bool = False
 
     def __post_init__(self) -> None:

@@ -67,6 +67,9 @@ class VelmaOptions:
     extract: Literal["model", "rules"] = "model"
     landmarks_from: Literal["instruction", "all"] = "instruction"
     landmark_radius_m: float = 30.0
+    min_action_mass: float = 0.5
+    max_tokens: int = 8
+    extract_max_tokens: int = 160
 class VelmaAgent(Agent):
     """VELMA (Schumann et al., AAAI 2024) in the ``turns`` scheme.
 
