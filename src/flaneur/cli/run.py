@@ -122,7 +122,7 @@ def run_command(
         None, "--strategy", hidden=True, help="Deprecated: -o cityseeker.strategies=..."
     ),
     round_: int | None = typer.Option(
-        None, "--round", hidden=True, help="Deprecated: -o cityseeker.round=N."
+        None, "--round", min=0, hidden=True, help="Deprecated: -o cityseeker.round=N."
     ),
     mapgpt_mode: str | None = typer.Option(
         None, "--mapgpt-mode", hidden=True, help="Deprecated: -o mapgpt.mode=..."
@@ -350,6 +350,7 @@ def _deprecated_options(strategy: str | None, round_: int | None, mode: str | No
     if round_ is not None:
         specs.append(f"cityseeker.round={round_}")
     if mode is not None:
+        _check_choice("--mapgpt-mode", mode, ("two-stage", "one-stage", "auto"))
         specs.append(f"mapgpt.mode={mode}")
     return specs
 
