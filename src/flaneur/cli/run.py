@@ -350,7 +350,9 @@ def _deprecated_options(strategy: str | None, round_: int | None, mode: str | No
     if round_ is not None:
         specs.append(f"cityseeker.round={round_}")
     if mode is not None:
-        _check_choice("--mapgpt-mode", mode, ("two-stage", "one-stage", "auto"))
+        if mode not in ("two-stage", "one-stage", "auto"):
+            choices = "two-stage, one-stage, auto"
+            raise FlaneurError(f"--mapgpt-mode must be one of {choices}, not {mode!r}")
         specs.append(f"mapgpt.mode={mode}")
     return specs
 
