@@ -175,8 +175,8 @@ def _dist(values: list[float]) -> dict[str, float | None]:
 
 
 def _make(agent: str, task_episodes: list) -> Any:
-    if agent == "velma":
-        return make_agent(agent, examples_from=task_episodes)
+    if agent == "velma":  # examples_from is a constructor-only object, not a run option
+        return AGENTS.get(agent)(examples_from=task_episodes)
     return make_agent(agent)
 
 

@@ -78,6 +78,9 @@ def angle_diff(target: ArrayLike, source: ArrayLike) -> NDArray:
     numpy.ndarray or float
         ``d`` with ``source + d ≡ target (mod 360)`` and ``-180 < d <= 180``.
     """
+    if isinstance(target, int | float) and isinstance(source, int | float):  # scalar: no numpy
+        d = (target - source) % 360.0
+        return d - 360.0 if d > 180.0 else d  # type: ignore[return-value]
     d = np.mod(np.subtract(target, source), 360.0)
     return np.where(d > 180.0, d - 360.0, d)
 
@@ -85,6 +88,11 @@ def angle_diff(target: ArrayLike, source: ArrayLike) -> NDArray:
 def normalize_heading(heading: ArrayLike) -> NDArray:
     """Map any angle in degrees to [0, 360)."""
     return np.mod(heading, 360.0)
+
+
+def angular_distance(a: ArrayLike, b: ArrayLike) -> NDArray:
+    """Unsigned smallest angle between two headings, in [0, 180] (``|angle_diff(a, b)|``)."""
+    return abs(angle_diff(a, b))  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)

@@ -9,13 +9,13 @@ import pytest
 
 from flaneur.agents.cityseeker import CitySeekerAgent, GraphMemory
 from flaneur.agents.cityseeker.memory import resolve_memory_path
-from flaneur.agents.cityseeker.testing import hinted_option, option_headings, prompt_kind, reply
 from flaneur.env import NavigationEnv, toy_city, toy_episodes
 from flaneur.env.state import angular_distance
 from flaneur.evaluate.episode import run_episode
 from flaneur.models import make_model
 from flaneur.tasks.episode import Episode
 from flaneur.testing import FakeOpenAIServer
+from flaneur.testing.cityseeker_policies import hinted_option, option_headings, prompt_kind, reply
 
 
 @pytest.fixture(autouse=True)
@@ -122,6 +122,7 @@ def test_b2_backtracks_when_the_goal_distance_rises(city, server):
     assert row["path"][:9] == ["N2", "N1", "X4", "S1", "F5", "F5S", "F5", "S1", "X4"]
     assert backtracks(row)[0]["thoughts"].startswith("backtracking to X4")
     assert events(row, "b2: distance to the goal rose 3 moves in a row")
+    assert row["privileged"] == ["goal_distance"] and plain["privileged"] == []  # oracle distance
 
 
 def test_b3_hints_the_best_option_after_backtracking(city, server):
@@ -142,7 +143,8 @@ def test_b3_hints_the_best_option_after_backtracking(city, server):
 def test_b3_oracle_hint_names_the_teacher_option(city, server):
     ep = toy_episodes()[1]  # X4 facing east -> E1, T3, Y3, YL
     low = policy(choose=lambda t: hinted_option(t) or toward(0.0)(t), confidence=0.3)
-    _row, prompts = play(city, server, low, ep, strategies="b3", b3_oracle=True)
+    row, prompts = play(city, server, low, ep, strategies="b3", b3_oracle=True)
+    assert row["privileged"] == ["env"]  # the teacher's option
     hinted = [p for p in prompts if "best option from here is option" in p]
     assert hinted and option_headings(hinted[0])[hinted_option(hinted[0])] == pytest.approx(
         90.0, abs=1

@@ -16,13 +16,6 @@ from flaneur.agents.cityseeker import (
     parse_stop,
     parse_strategies,
 )
-from flaneur.agents.cityseeker.testing import (
-    ScriptedCitySeeker,
-    option_headings,
-    options_of,
-    prompt_kind,
-    reply,
-)
 from flaneur.env import NavigationEnv, toy_city, toy_episodes
 from flaneur.errors import FlaneurError
 from flaneur.evaluate.episode import run_episode
@@ -31,6 +24,13 @@ from flaneur.evaluate.runner import RunConfig, run_benchmark
 from flaneur.models import make_model
 from flaneur.tasks.episode import Episode
 from flaneur.testing import FakeOpenAIServer
+from flaneur.testing.cityseeker_policies import (
+    ScriptedCitySeeker,
+    option_headings,
+    options_of,
+    prompt_kind,
+    reply,
+)
 
 
 @pytest.fixture(autouse=True)

@@ -65,7 +65,8 @@ def run(city, agent, ep, *, env_episode=None, guard=False, **info):
     async def loop():
         obs, step_info = env.reset(options={"episode": env_episode or ep})
         env_info = env_info_for(env, seed=0, task_id="toy", **info)
-        env_info["env"] = CityOnly(env.city)
+        # the map and nothing else: no view of the environment, no privileged access
+        env_info = dataclasses.replace(env_info, env=None, privileged=None)
         agent.reset(GoalBlind(ep), env_info)
         done, actions = False, []
         while not done:
@@ -91,13 +92,6 @@ class GoalBlind:
         if name in self.SECRET:
             raise AssertionError(f"the explorer read episode.{name}")
         return getattr(self._ep, name)
-
-
-class CityOnly:
-    """The environment as the explorer may see it: the map and nothing else."""
-
-    def __init__(self, city) -> None:
-        self.city = city
 
 
 # ---------------------------------------------------------------- parsing and scoring

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from flaneur.agents import AGENTS, make_agent
+from flaneur.agents import AGENTS, env_info_for, make_agent
 from flaneur.agents.mapgpt import MapGPTAgent, Option, option_letters, parse_reply
 from flaneur.agents.mapgpt.describe import PlaceDescriber, intersection_kind
 from flaneur.agents.mapgpt.prompt_builder import (
@@ -159,16 +159,14 @@ def test_registry_and_reset_errors(city, episodes):
     agent = MapGPTAgent()
     env = NavigationEnv(city, episodes, scheme="turns")
     env.reset(options={"episode": episodes[0]})
-    info = {"scheme": "turns", "env": env, "model": None}
     with pytest.raises(FlaneurError, match="needs --llm"):
-        agent.reset(episodes[0], info)
+        agent.reset(episodes[0], env_info_for(env, model=None))
     with pytest.raises(FlaneurError, match="--scheme nodes"):
-        agent.reset(episodes[0], {**info, "model": object()})
+        agent.reset(episodes[0], env_info_for(env, model=object()))
     nodes_env = NavigationEnv(city, episodes, scheme="nodes")
+    nodes_env.reset(options={"episode": episodes[0]})
     with pytest.raises(FlaneurError, match="needs --views"):
-        MapGPTAgent(mode="one-stage").reset(
-            episodes[0], {"scheme": "nodes", "env": nodes_env, "model": object()}
-        )
+        MapGPTAgent(mode="one-stage").reset(episodes[0], env_info_for(nodes_env, model=object()))
 
 
 # ---------------------------------------------------------------- runs

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from flaneur.agents import AGENTS, make_agent
+from flaneur.agents import AGENTS, env_info_for, make_agent
 from flaneur.agents.prompts import Prompt, PromptError, list_prompts, load_prompt
 from flaneur.agents.velma import (
     MapLandmarkObserver,
@@ -157,9 +157,11 @@ def test_agent_is_registered_and_checks_its_setup(city, episodes):
     env.reset()
     agent = make_agent("velma")
     with pytest.raises(FlaneurError, match="needs --llm"):
-        agent.reset(episodes[0], {"scheme": "turns", "env": env, "model": None})
+        agent.reset(episodes[0], env_info_for(env, model=None))
+    headings = NavigationEnv(city, episodes[:1], scheme="headings")
+    headings.reset()
     with pytest.raises(FlaneurError, match="--scheme turns"):
-        agent.reset(episodes[0], {"scheme": "headings", "env": env, "model": object()})
+        agent.reset(episodes[0], env_info_for(headings, model=object()))
     with pytest.raises(FlaneurError, match="extract"):
         VelmaAgent(extract="magic")
 
@@ -250,10 +252,10 @@ def test_views_with_a_vlm_scorer_send_images(server, city, episodes):
     importlib.util.find_spec("rapidocr_onnxruntime") is None, reason="rapidocr not installed"
 )
 def test_ocr_observer_reads_signs_in_synthetic_views(city):
-    from flaneur.agents.velma.agent import _shared_ocr_scorer
+    from flaneur.perception.landmarks.registry import make_landmark_scorer
     from flaneur.views import SyntheticViews
 
-    observer = ViewLandmarkObserver(SyntheticViews(city), city, _shared_ocr_scorer())
+    observer = ViewLandmarkObserver(SyntheticViews(city), city, make_landmark_scorer("ocr"))
     seen = asyncio.run(observer.aseen(city.graph.index("W1"), 90.0, ["Cafe Aalto"]))
     assert seen and seen[0][0] == "Cafe Aalto" and seen[0][1] in (1, 2, 3)
 

@@ -15,10 +15,10 @@ from flaneur.agents.virl.ling import CompassAdapter, Ling, instruction_legs, par
 from flaneur.agents.virl.listings import load_listings, synthetic_listings
 from flaneur.agents.virl.local import Local, destination_from_question, relative8
 from flaneur.agents.virl.peng import Peng, places_in_sentence
-from flaneur.agents.virl.run import run_agent
 from flaneur.agents.virl.vivek import Vivek
 from flaneur.errors import DataError
 from flaneur.models import make_model
+from flaneur.report.virl_run import run_agent
 from flaneur.services import geocode_one
 from flaneur.services.persona import persona_from_dict
 from flaneur.testing.fake_openai import FakeOpenAIServer

@@ -33,7 +33,7 @@ class AskOnce(Agent):
 
     def reset(self, episode: Any, env_info: Mapping[str, Any]) -> None:
         super().reset(episode, env_info)
-        self.model = env_info["model"]
+        self.model = env_info.model
 
     async def act(self, observation: Mapping[str, Any]) -> Action:
         reply = await self.model.complete([{"role": "user", "content": observation["instruction"]}],

@@ -197,7 +197,7 @@ def test_llm_agents_get_the_run_model_and_usage_is_recorded(tmp_path):
         name = "asker"
 
         async def act(self, observation):
-            model = self.env_info["model"]
+            model = self.env_info.model
             completion = await model.complete([{"role": "user", "content": observation["instruction"]}])
             return Action(0, "stop", step_record(raw_output=completion.text))
 

@@ -6,13 +6,13 @@ import pytest
 
 from flaneur.perception.ocr import OCR
 from flaneur.views.synthetic import SyntheticViews
-from flaneur.views.toy import toy_city
+from flaneur.views.toy import grid_city
 
 
 @pytest.fixture(scope="session")
 def city():
     """The toy grid city."""
-    return toy_city()
+    return grid_city()
 
 
 @pytest.fixture(scope="session")

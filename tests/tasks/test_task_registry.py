@@ -22,6 +22,7 @@ from flaneur.tasks import (
     write_episodes,
 )
 from flaneur.world import City, StreetGraph
+from flaneur.world import packs as city_packs
 
 BUILTIN = ["cityseeker-shanghai2-v1", "map2seq-seen-dev-v1", "map2seq-unseen-dev-v1",
            "touchdown-unseen-dev-v1"]  # fmt: skip
@@ -50,7 +51,7 @@ def test_city_pack_is_cached(data_dir, tmp_path, monkeypatch):
     load_task("map2seq-seen-dev-v1", data_dir)
     packs = list((tmp_path / "cache" / "cities").glob("touchdown-manhattan-*"))
     assert len(packs) == 1 and (packs[0] / "city.json").is_file()
-    registry._CITY_MEMO.clear()
+    city_packs.forget()
 
     def fail(_):
         raise AssertionError("the city should come from the pack")

@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 
 from flaneur.views.synthetic import SyntheticViews
-from flaneur.views.toy import toy_city
+from flaneur.views.toy import grid_city
 
 
 @pytest.fixture(scope="session")
 def toy():
     """The toy grid city (built once)."""
-    return toy_city()
+    return grid_city()
 
 
 @pytest.fixture(scope="session")

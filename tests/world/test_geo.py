@@ -37,6 +37,19 @@ def test_angle_diff_vectorised_in_half_open_range():
     assert np.all(d > -180) and np.all(d <= 180)
 
 
+def test_one_angle_formula_for_scalars_arrays_and_the_env_names():
+    from flaneur.env.state import angular_distance as env_distance
+    from flaneur.env.state import relative_angle
+    from flaneur.geo import angular_distance
+
+    targets = np.arange(-720, 720, 7.5)
+    scalar = [angle_diff(float(t), 33.0) for t in targets]
+    assert all(isinstance(v, float) for v in scalar)
+    assert np.array_equal(np.array(scalar), angle_diff(targets, 33.0))
+    assert relative_angle is angle_diff and env_distance is angular_distance
+    assert angular_distance(350.0, 10.0) == 20.0 and angular_distance(0.0, 180.0) == 180.0
+
+
 def test_projection_round_trip_and_scale():
     proj = LocalProjection(60.17, 24.94)
     x, y = proj.forward(60.18, 24.95)

@@ -1,74 +1,94 @@
-"""Agents: the :class:`Agent` interface and the baselines (random, forward, oracle)."""
+"""Agents: the :class:`Agent` interface, the registry :data:`AGENTS` and the baselines.
+
+Agents are found by name in :data:`AGENTS`: the built-ins, agents registered in code with
+:func:`register_agent`, agents that outside packages declare under the entry-point group
+``flaneur.agents``, and any ``"package.module:Class"`` given directly (see
+:mod:`flaneur.registry` and ``docs/extending.md``).
+"""
 
 from __future__ import annotations
 
-import inspect
 from typing import Any
 
-from flaneur.agents.base import Action, Agent, StepRecord, env_info_for, step_record
+from flaneur.agents.base import (
+    Action,
+    Agent,
+    EnvInfo,
+    EnvView,
+    NoOptions,
+    Privileged,
+    StepRecord,
+    env_info_for,
+    step_record,
+)
 from flaneur.agents.baselines import ForwardAgent, OracleAgent, RandomAgent, episode_seed
-from flaneur.agents.cityseeker import CitySeekerAgent
-from flaneur.agents.explorer import ExplorerAgent
-from flaneur.agents.mapgpt import MapGPTAgent
-from flaneur.agents.velma import VelmaAgent
+from flaneur.agents.options import check_options, check_requirements, options_schema
 from flaneur.errors import FlaneurError
+from flaneur.registry import Registry
 
-AGENTS: dict[str, type[Agent]] = {
+
+def _check_agent_class(name: str, entry: Any) -> None:
+    if not (isinstance(entry, type) and issubclass(entry, Agent)):
+        raise FlaneurError(f"agent {name!r} is {entry!r}, not a subclass of flaneur.agents.Agent")
+
+
+AGENTS: Registry[type[Agent]] = Registry("agent", group="flaneur.agents", check=_check_agent_class)
+"""Agent classes by name (``flaneur run --agent NAME``); language-model agents load lazily."""
+for _name, _entry in {
     "random": RandomAgent,
     "forward": ForwardAgent,
     "oracle": OracleAgent,
-    "cityseeker": CitySeekerAgent,
-    "mapgpt": MapGPTAgent,
-    "velma": VelmaAgent,
-    "explorer": ExplorerAgent,
-}
-"""Agent classes by name (``flaneur run --agent NAME``)."""
+    "cityseeker": "flaneur.agents.cityseeker:CitySeekerAgent",
+    "mapgpt": "flaneur.agents.mapgpt:MapGPTAgent",
+    "velma": "flaneur.agents.velma:VelmaAgent",
+    "explorer": "flaneur.agents.explorer:ExplorerAgent",
+}.items():
+    AGENTS.register(_name, _entry)
 
 
-def register_agent(name: str, cls: type[Agent], *, replace: bool = False) -> None:
-    """Add an agent class under ``name``."""
-    if name in AGENTS and not replace:
-        raise FlaneurError(f"agent {name!r} is already registered")
-    AGENTS[name] = cls
+def register_agent(name: str, cls: type[Agent] | str, *, replace: bool = False) -> None:
+    """Add an agent class (or a ``"module:Class"`` string, imported on first use) as ``name``."""
+    AGENTS.register(name, cls, replace=replace)
 
 
-def make_agent(name: str, **kwargs: Any) -> Agent:
-    """An agent by name with constructor options ``kwargs``; :class:`FlaneurError` for an
-    unknown name (listing the known ones) or an option its constructor does not take."""
-    try:
-        cls = AGENTS[name]
-    except KeyError:
-        raise FlaneurError(f"unknown agent {name!r}; choose from {', '.join(AGENTS)}") from None
-    _check_option_names(name, cls, kwargs)
-    return cls(**kwargs)
+def agent_class(name: str) -> type[Agent]:
+    """The agent class registered as ``name`` (or named ``"module:Class"``)."""
+    return AGENTS.get(name)
 
 
-def _check_option_names(name: str, cls: type[Agent], kwargs: dict[str, Any]) -> None:
-    """Raise :class:`FlaneurError` naming the options that ``cls(**kwargs)`` cannot take."""
-    try:
-        params = inspect.signature(cls).parameters.values()
-    except (TypeError, ValueError):  # no introspectable signature: let the call decide
-        return
-    if any(p.kind is p.VAR_KEYWORD for p in params):
-        return  # the constructor checks its own extra options (e.g. the explorer's)
-    known = [p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
-    unknown = sorted(set(kwargs) - set(known))
-    if unknown:
-        takes = f"its options: {', '.join(known)}" if known else "it takes none"
-        raise FlaneurError(f"agent {name!r} has no option {', '.join(unknown)} ({takes})")
+def make_agent(name: str, **options: Any) -> Agent:
+    """An agent by name with ``options`` checked against its ``Options`` first.
+
+    Raises
+    ------
+    FlaneurError
+        One line for an unknown name (listing the known ones), an option the agent does not
+        have or a value of the wrong type.
+    """
+    cls = agent_class(name)
+    values = check_options(name, options_schema(cls), options)
+    return cls(**values)
 
 
 __all__ = [
     "AGENTS",
     "Action",
     "Agent",
+    "EnvInfo",
+    "EnvView",
     "ForwardAgent",
+    "NoOptions",
     "OracleAgent",
+    "Privileged",
     "RandomAgent",
     "StepRecord",
+    "agent_class",
+    "check_options",
+    "check_requirements",
     "env_info_for",
     "episode_seed",
     "make_agent",
+    "options_schema",
     "register_agent",
     "step_record",
 ]

@@ -1,11 +1,15 @@
-"""The agent interface: ``reset(episode, env_info)`` and ``async act(observation)``.
+"""The agent interface: declarations, ``reset(episode, env_info)`` and ``async act(observation)``.
 
-Every agent (baselines here, language-model agents later) receives, at the start of an
-episode, the episode and an ``env_info`` mapping (see :func:`env_info_for`), then one
-observation per step: the Gymnasium observation dict of
-:class:`~flaneur.env.navigation_env.NavigationEnv` plus ``"info"`` (the step's info dict:
-sensor readings, valid actions, ...). It answers with an :class:`Action`: the action slot
-for the environment and a :data:`StepRecord` describing how it was chosen.
+An agent class declares what it needs and accepts (class attributes, checked by the runner
+before the first episode): the action ``schemes`` it acts in, whether it ``needs_model`` or
+``needs_views``, and its ``Options``, a frozen dataclass whose typed fields are the options a
+run may set (``-o random.seed=3``, see :mod:`flaneur.agents.options`).
+
+At the start of an episode an agent receives the episode and an :class:`EnvInfo` (typed,
+frozen; see :mod:`flaneur.agents.envinfo`), then one observation per step: the Gymnasium
+observation dict of :class:`~flaneur.env.navigation_env.NavigationEnv` plus ``"info"`` (the
+step's info dict: sensor readings, valid actions, ...). It answers with an :class:`Action`:
+the action slot for the environment and a :data:`StepRecord` describing how it was chosen.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypedDict
 
+from flaneur.agents.envinfo import EnvInfo, EnvView, Privileged, env_info_for
 from flaneur.tasks.episode import Episode
 
 
@@ -79,18 +84,42 @@ class Action:
     record: StepRecord = field(default_factory=step_record)
 
 
+@dataclass(frozen=True)
+class NoOptions:
+    """The options of an agent that takes none."""
+
+
 class Agent(abc.ABC):
     """Base class of navigation agents.
 
-    Subclasses set :attr:`name` and implement :meth:`act`; :meth:`reset` stores the episode
-    and ``env_info`` (override it to prepare per-episode state, calling ``super()``).
+    Subclasses set :attr:`name`, declare what they need (:attr:`schemes`,
+    :attr:`needs_model`, :attr:`needs_views`) and accept (:attr:`Options`), and implement
+    :meth:`act`; :meth:`reset` stores the episode and ``env_info`` (override it to prepare
+    per-episode state, calling ``super()``).
     """
 
     name: ClassVar[str] = "agent"
+    schemes: ClassVar[tuple[str, ...]] = ()
+    """Action schemes the agent acts in; empty: every scheme."""
+    needs_model: ClassVar[bool] = False
+    """The agent asks a language model (``--llm``)."""
+    needs_views: ClassVar[bool] = False
+    """The agent cannot act without street-level views (``--views``)."""
+    Options: ClassVar[type] = NoOptions
+    """Frozen dataclass of the options a run may set; each field is a keyword parameter of
+    the constructor with the same default (constructor-only parameters such as Python
+    objects are not options)."""
 
-    def reset(self, episode: Episode, env_info: Mapping[str, Any]) -> None:
-        """Prepare for ``episode``; ``env_info`` describes the environment (see
-        :func:`env_info_for`)."""
+    @classmethod
+    def check_setup(cls, options: dict[str, Any], setup: Any) -> None:
+        """Raise :class:`~flaneur.errors.FlaneurError` (one line) when the agent cannot run
+        with ``options`` in ``setup`` (:class:`~flaneur.agents.options.RunSetup`: scheme,
+        llm, views, landmarks) for a reason its declared needs do not cover, e.g. a mode
+        that needs views. Runs before the first episode; by default nothing more."""
+        return None
+
+    def reset(self, episode: Episode, env_info: EnvInfo) -> None:
+        """Prepare for ``episode``; ``env_info`` describes the environment (:class:`EnvInfo`)."""
         self.episode = episode
         self.env_info = env_info
 
@@ -99,26 +128,14 @@ class Agent(abc.ABC):
         """Choose the next action from the observation (Gymnasium dict plus ``"info"``)."""
 
 
-def env_info_for(env: Any, *, seed: int = 0, task_id: str = "", **extra: Any) -> dict[str, Any]:
-    """The ``env_info`` mapping given to :meth:`Agent.reset`.
-
-    Keys: ``scheme`` (name), ``n_actions``, ``action_names`` (slot labels of the ``turns``
-    scheme; empty for schemes whose labels depend on the state), ``max_steps`` (the episode's
-    limit), ``seed``, ``task_id``, ``env`` (the environment itself, for privileged agents
-    such as the oracle) and any ``extra`` keys (e.g. ``avg_reference_length``).
-    """
-    scheme = env.scheme
-    names = tuple(getattr(scheme, "labels_all", ()))
-    return {
-        "scheme": scheme.name,
-        "n_actions": scheme.n_actions,
-        "action_names": names,
-        "max_steps": env.step_limit,
-        "seed": seed,
-        "task_id": task_id,
-        "env": env,
-        **extra,
-    }
-
-
-__all__ = ["Action", "Agent", "StepRecord", "env_info_for", "step_record"]
+__all__ = [
+    "Action",
+    "Agent",
+    "EnvInfo",
+    "EnvView",
+    "NoOptions",
+    "Privileged",
+    "StepRecord",
+    "env_info_for",
+    "step_record",
+]

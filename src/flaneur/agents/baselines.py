@@ -5,23 +5,26 @@ On VELMA's datasets (episodes whose ``metadata["dataset"]`` is ``"map2seq"`` or
 ``run_baselines.py``: they stop once they have stood on 40 panoramas (:data:`VELMA_NODES`)
 or taken 56 actions (:data:`VELMA_ACTIONS`, its ``--max_steps 55`` loop), and stop at a
 dead end. On other task sets they stop once they have stood on as many nodes as the task
-set's average reference path (``env_info["avg_reference_length"]``), otherwise they run
-until the step limit. The forward and oracle agents read the environment through
-``env_info["env"]`` (privileged access to the map, not to the goal for the forward agent).
+set's average reference path (``env_info.avg_reference_length``), otherwise they run
+until the step limit. The forward agent reads the map and its own state through
+``env_info.env`` (no goal); the oracle reads the environment's teacher through
+``env_info.privileged`` (its rows are marked privileged).
 """
 
 from __future__ import annotations
 
 import zlib
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
-from flaneur.agents.base import Action, Agent, step_record
+from flaneur.agents.base import Action, Agent, EnvInfo, step_record
 from flaneur.env.schemes.base import STOP
 from flaneur.env.schemes.turns import FORWARD, LEFT, RIGHT, TURN_ACTIONS, TURN_AROUND
 from flaneur.env.state import angular_distance
+from flaneur.errors import FlaneurError
 from flaneur.tasks.episode import Episode
 
 
@@ -51,10 +54,10 @@ class _CountingAgent(Agent):
     """Counts the nodes stood on and knows when to stop (VELMA's 40 panoramas on its
     datasets, else the average reference length)."""
 
-    def reset(self, episode: Episode, env_info: Mapping[str, Any]) -> None:
+    def reset(self, episode: Episode, env_info: EnvInfo) -> None:
         super().reset(episode, env_info)
         self.dataset = velma_dataset(episode)
-        avg = env_info.get("avg_reference_length")
+        avg = env_info.avg_reference_length
         self.stop_after = round(float(avg)) if avg else None
         self.action_limit: int | None = None
         if self.dataset is not None:
@@ -73,7 +76,7 @@ class _CountingAgent(Agent):
     def _velma_dead_end(self, node: int) -> bool:
         """VELMA turns ``forward``/``left``/``right`` at a node with at most one link into
         ``stop`` (``validate_action``), even facing that link; other task sets move on."""
-        env = self.env_info.get("env")
+        env = self.env_info.env
         if self.dataset is None or env is None:
             return False
         return bool(env.city.graph.degree[node] <= 1)
@@ -86,8 +89,7 @@ class _CountingAgent(Agent):
     def _answer(self, slot: int, why: str) -> Action:
         self._last_slot = slot
         self.actions_taken += 1
-        scheme = self.env_info.get("scheme")
-        name = TURN_ACTIONS[slot] if scheme == "turns" else str(slot)
+        name = TURN_ACTIONS[slot] if self.env_info.scheme == "turns" else str(slot)
         return Action(slot, name, step_record(parsed_action=name, thoughts=why))
 
 
@@ -108,7 +110,7 @@ class ForwardAgent(_CountingAgent):
         if self._done():
             return self._answer(STOP, "reached the average reference length")
         mask = observation["action_mask"]
-        if self.env_info["scheme"] == "turns":
+        if self.env_info.scheme == "turns":
             if mask[FORWARD] and not self._velma_dead_end(int(observation["node"])):
                 return self._answer(FORWARD, "forward")
             return self._answer(STOP, "dead end")
@@ -118,7 +120,9 @@ class ForwardAgent(_CountingAgent):
         return self._answer(slot, "straightest street")
 
     def _straightest(self, mask: Any, limit: float) -> int:
-        env = self.env_info["env"]
+        env = self.env_info.env
+        if env is None:
+            return -1
         state = env.state
         targets_of, headings_of = env.city.graph.adjacency
         best, best_off = -1, 180.0
@@ -170,12 +174,19 @@ class RandomAgent(_CountingAgent):
     Parameters
     ----------
     seed
-        Base seed; the run seed from ``env_info["seed"]`` is used when this is ``None``.
+        Base seed; the run seed from ``env_info.seed`` is used when this is ``None``.
     start
         ``"velma"`` or ``"turn"``, see above.
     """
 
     name: ClassVar[str] = "random"
+
+    @dataclass(frozen=True)
+    class Options:
+        """Options of the random agent (see its parameters)."""
+
+        seed: int | None = None
+        start: Literal["velma", "turn"] = "velma"
 
     def __init__(self, seed: int | None = None, start: str = "velma") -> None:
         if start not in START_RULES:
@@ -184,9 +195,9 @@ class RandomAgent(_CountingAgent):
         self.seed = seed
         self.start = start
 
-    def reset(self, episode: Episode, env_info: Mapping[str, Any]) -> None:
+    def reset(self, episode: Episode, env_info: EnvInfo) -> None:
         super().reset(episode, env_info)
-        base = self.seed if self.seed is not None else int(env_info.get("seed", 0))
+        base = self.seed if self.seed is not None else int(env_info.seed)
         self.rng = np.random.default_rng(episode_seed(base, episode.id))
 
     def _pick(self, options: list[int]) -> int:
@@ -200,7 +211,7 @@ class RandomAgent(_CountingAgent):
             return self._answer(STOP, "reached the average reference length")
         mask = observation["action_mask"]
         first = self.actions_taken == 0
-        if self.env_info["scheme"] != "turns":
+        if self.env_info.scheme != "turns":
             moves = [s for s in range(1, len(mask)) if mask[s]]
             if not moves:
                 return self._answer(STOP, "nowhere to go")
@@ -228,9 +239,11 @@ class OracleAgent(Agent):
 
     name: ClassVar[str] = "oracle"
 
-    def reset(self, episode: Episode, env_info: Mapping[str, Any]) -> None:
+    def reset(self, episode: Episode, env_info: EnvInfo) -> None:
         super().reset(episode, env_info)
-        self.env = env_info["env"]
+        if env_info.privileged is None:
+            raise FlaneurError("the oracle agent needs privileged access to the environment")
+        self.env = env_info.privileged.env
         self.teacher = self.env.teacher()
 
     async def act(self, observation: Mapping[str, Any]) -> Action:

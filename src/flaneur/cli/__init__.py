@@ -13,6 +13,7 @@ import sys
 import typer
 
 from flaneur import __version__
+from flaneur.cli.agents import agents_command
 from flaneur.cli.bench import bench_app
 from flaneur.cli.city import city_app
 from flaneur.cli.demo import demo_command
@@ -41,6 +42,7 @@ app.add_typer(bench_app, name="bench")
 app.add_typer(export_app, name="export")
 app.command("demo")(demo_command)
 app.command("run")(run_command)
+app.command("agents")(agents_command)
 app.command("report")(report_command)
 app.add_typer(validate_app, name="validate")
 app.add_typer(cache_app, name="cache")

@@ -33,9 +33,10 @@ DATA_DIR_HELP = (
 )
 OPTION_HELP = (
     "Agent option AGENT.KEY=VALUE, or KEY=VALUE for every agent of the run; repeatable, "
-    "e.g. -o velma.k_shot=0 -o velma.extract=rules -o explorer.tau=0.6. VALUE is read as "
-    "JSON when it parses (numbers, true/false, null, lists, quoted strings), else kept as "
-    "text. Recorded in the run's config (summary.json, config hash)."
+    "e.g. -o velma.k_shot=0 -o cityseeker.strategies=b1,r3 -o mapgpt.mode=one-stage "
+    "-o explorer.tau=0.6. VALUE is read as JSON when it parses (numbers, true/false, null, "
+    "lists, quoted strings), else kept as text, then checked against the agent's typed "
+    "options before anything runs. Recorded in the run's config (summary.json, config hash)."
 )
 validate_app = typer.Typer(
     help="Validate the environment against the datasets.", no_args_is_help=True
@@ -48,7 +49,10 @@ def _split(value: str) -> list[str]:
 
 def run_command(
     agent: str = typer.Option(
-        ..., "--agent", help="Agent name(s), comma-separated (e.g. random,forward,oracle)."
+        ...,
+        "--agent",
+        help="Agent name(s), comma-separated (e.g. random,forward,oracle), or an agent class "
+        "as package.module:Class; agents of installed plug-ins (entry points) too.",
     ),
     tasks: str = typer.Option(..., "--tasks", help=TASKS_HELP),
     data_dir: Path | None = typer.Option(None, "--data-dir", help=DATA_DIR_HELP),
@@ -73,10 +77,13 @@ def run_command(
     views: str | None = typer.Option(
         None,
         "--views",
-        help="Views for agents that look: synthetic, panorama:DIR, google, mapillary.",
+        help="Views for agents that look: synthetic, panorama:DIR, google, mapillary, a plug-in "
+        "(entry point flaneur.views) or package.module:Class.",
     ),
     landmarks: str | None = typer.Option(
-        None, "--landmarks", help="Landmark scorer for agents that use one: map, ocr, clip, vlm."
+        None,
+        "--landmarks",
+        help="Landmark scorer for agents that use one: map, ocr, clip, vlm or a plug-in.",
     ),
     scheme: str | None = typer.Option(
         None,
@@ -112,15 +119,13 @@ def run_command(
         help="nodes scheme: let agents move to any observed node (backtracking).",
     ),
     strategy: str | None = typer.Option(
-        None,
-        "--strategy",
-        help="cityseeker agent: BCR strategies, e.g. b1,r3 (b1-b3, c1-c2, r1-r3).",
+        None, "--strategy", hidden=True, help="Deprecated: -o cityseeker.strategies=..."
     ),
-    round_: int = typer.Option(
-        0, "--round", min=0, help="cityseeker agent: round (memory across rounds)."
+    round_: int | None = typer.Option(
+        None, "--round", min=0, hidden=True, help="Deprecated: -o cityseeker.round=N."
     ),
     mapgpt_mode: str | None = typer.Option(
-        None, "--mapgpt-mode", help="mapgpt agent: two-stage (text) or one-stage (images)."
+        None, "--mapgpt-mode", hidden=True, help="Deprecated: -o mapgpt.mode=..."
     ),
     option: list[str] | None = typer.Option(
         None, "--option", "-o", metavar="AGENT.KEY=VALUE", help=OPTION_HELP
@@ -154,8 +159,8 @@ def run_command(
     names_option("--tasks", tasks, "task set")  # none, or one named twice: a usage error
     specs = resolve_cli_tasks(tasks, fmt=task_format, city=city, registries=registry)
     task_ids = [spec.id for spec in specs]
-    _check_choice("--views", views, ("synthetic", "panorama", "google", "mapillary"))
-    _check_choice("--landmarks", landmarks, ("map", "ocr", "clip", "vlm"))
+    _check_plugin("--views", views, "flaneur.views.registry", "VIEWS")
+    _check_plugin("--landmarks", landmarks, "flaneur.perception.landmarks.registry", "LANDMARKS")
     _check_choice("--cache", cache_mode, ("use", "refresh", "off"))
     check_progress(progress)
     model_options = lo.llm_options(
@@ -164,10 +169,8 @@ def run_command(
         n_ctx=llm_n_ctx, threads=llm_threads,
     )  # fmt: skip
     agents = tuple(names_option("--agent", agent, "agent"))
-    shared, own = parse_agent_options(option or [], agents)
-    per_agent = _per_agent_options(strategy, round_, mapgpt_mode)
-    for name, values in own.items():
-        per_agent.setdefault(name, {}).update(values)
+    aliases = _deprecated_options(strategy, round_, mapgpt_mode)
+    shared, per_agent = parse_agent_options([*aliases, *(option or [])], agents)
     config = RunConfig(
         agents=agents, tasks=tuple(task_ids),
         data_dir=str(data_dir) if data_dir else None, task_format=task_format, city=city,
@@ -180,6 +183,8 @@ def run_command(
         llm_options=model_options,
     )  # fmt: skip
     _build_agents_once(config)
+    if aliases:  # after the checks, so that a usage error stays one line
+        typer.echo(f"note: deprecated flag; use {' '.join('-o ' + a for a in aliases)}", err=True)
     executor = _executor(executor_name, ray_address, workers)
     try:
         summary = run_benchmark(
@@ -300,7 +305,7 @@ def parse_agent_options(
         target = target.strip()
         if not eq:
             raise FlaneurError(f"--option {spec!r}: expected AGENT.KEY=VALUE or KEY=VALUE")
-        name, dot, key = target.partition(".")
+        name, dot, key = target.rpartition(".")  # the agent may be package.module:Class
         if not dot:
             name, key = "", target
         if not key.isidentifier():
@@ -322,31 +327,49 @@ def _option_value(text: str) -> Any:
 
 
 def _build_agents_once(config: RunConfig) -> None:
-    """Construct every agent of the run with its options, so that a bad option fails as a
-    one-line error naming the agent before any task loads or episode runs."""
+    """Check every agent's options against its typed ``Options`` and construct it once, so
+    that an unknown agent or a bad option fails as a one-line error naming the agent before
+    any task loads or episode runs."""
     from flaneur.agents import make_agent
 
     for name in config.agents:
         options = config.options_for(name)
         try:
-            make_agent(name, **options)
-        except (FlaneurError, TypeError, ValueError) as err:  # e.g. a value it cannot use
-            if isinstance(err, FlaneurError) and name in str(err):
-                raise  # names the agent already (unknown agent, unknown option)
+            make_agent(name, **options)  # checks the options first (one line naming them)
+        except (TypeError, ValueError) as err:  # a value its constructor still refuses
             shown = ", ".join(f"{key}={value!r}" for key, value in options.items())
             raise FlaneurError(f"agent {name!r} rejects its options ({shown}): {err}") from err
 
 
-def _per_agent_options(strategy: str | None, round_: int, mapgpt_mode: str | None) -> dict:
-    options: dict[str, dict] = {}
-    if strategy:
-        options.setdefault("cityseeker", {})["strategies"] = strategy
-    if round_:
-        options.setdefault("cityseeker", {})["round"] = round_
-    if mapgpt_mode:
-        _check_choice("--mapgpt-mode", mapgpt_mode, ("two-stage", "one-stage", "auto"))
-        options.setdefault("mapgpt", {})["mode"] = mapgpt_mode
-    return options
+def _deprecated_options(strategy: str | None, round_: int | None, mode: str | None) -> list[str]:
+    """The ``-o`` specs that the deprecated ``--strategy``, ``--round`` and ``--mapgpt-mode``
+    stand for."""
+    specs = []
+    if strategy is not None:
+        specs.append(f"cityseeker.strategies={strategy}")
+    if round_ is not None:
+        specs.append(f"cityseeker.round={round_}")
+    if mode is not None:
+        if mode not in ("two-stage", "one-stage", "auto"):
+            choices = "two-stage, one-stage, auto"
+            raise FlaneurError(f"--mapgpt-mode must be one of {choices}, not {mode!r}")
+        specs.append(f"mapgpt.mode={mode}")
+    return specs
+
+
+def _check_plugin(option: str, value: str | None, module: str, registry: str) -> None:
+    """A ``--views`` / ``--landmarks`` value names a registered plug-in (built-in, entry
+    point) or a ``package.module:Class``; else a one-line usage error listing the names."""
+    if value is None:
+        return
+    import importlib
+
+    names = getattr(importlib.import_module(module), registry).names()
+    kind, _, arg = value.partition(":")
+    if kind not in names and not ("." in kind and arg):
+        raise typer.BadParameter(
+            f"{option} must be one of {', '.join(names)} or package.module:Class, not {value!r}"
+        )
 
 
 def names_option(option: str, value: str, what: str) -> list[str]:

@@ -36,7 +36,7 @@ def _agent_command(name: str, summary: str):
         json_out: bool = typer.Option(False, "--json", help="Print the result as one JSON object."),
     ) -> None:
         from flaneur.agents.virl.common import make_thinker
-        from flaneur.agents.virl.run import run_agent
+        from flaneur.report.virl_run import run_agent
         from flaneur.services.persona import load_persona
         from flaneur.world.builtin import load_city
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from flaneur.geo import angle_diff, angular_distance
+
 NO_NODE = -1
 """Value of :attr:`AgentState.prev_node` at the start of an episode."""
 
@@ -45,16 +47,9 @@ class AgentState(NamedTuple):
         return self.prev_node != self.node and self.prev_node != NO_NODE
 
 
-def relative_angle(target: float, heading: float) -> float:
-    """Signed angle from ``heading`` to ``target`` in (-180, 180]; negative = left."""
-    d = (target - heading) % 360.0
-    return d - 360.0 if d > 180.0 else d
-
-
-def angular_distance(a: float, b: float) -> float:
-    """Unsigned smallest angle between two headings, in [0, 180]."""
-    d = abs(a - b) % 360.0
-    return 360.0 - d if d > 180.0 else d
+relative_angle = angle_diff
+"""Signed angle from ``heading`` to ``target`` in (-180, 180]; negative = left
+(:func:`flaneur.geo.angle_diff`, the one formula, under the name the agents use)."""
 
 
 DIRECTION_LABELS = (

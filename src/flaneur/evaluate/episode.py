@@ -54,7 +54,7 @@ def scoring_scheme(graph: StreetGraph) -> TurnsScheme:
 def average_reference_length(episodes: Sequence[Episode]) -> float | None:
     """Mean number of nodes of the reference paths of a task set (None without any).
 
-    Agents receive it as ``env_info["avg_reference_length"]`` (baselines stop after about
+    Agents receive it as ``env_info.avg_reference_length`` (baselines stop after about
     that many steps); it is taken over the whole task set, never over a run's selection.
     """
     refs = [len(e.reference_path) for e in episodes if e.reference_path]
@@ -73,7 +73,8 @@ async def run_episode(
         obs, step_info = env.reset(options={"episode": episode})
     except FlaneurError as err:
         return {**row, "termination": "task_error", "error": str(err)}
-    agent.reset(episode, env_info_for(env, seed=seed, task_id=task_id, **info))
+    env_info = env_info_for(env, seed=seed, task_id=task_id, **info)
+    agent.reset(episode, env_info)
     records: list[dict[str, Any]] = []
     at_nodes: list[int] = []
     done = False
@@ -108,6 +109,8 @@ async def run_episode(
         invalid_actions=list(env.invalid_actions),
         records=records,
     )
+    # what the agent read of the privileged field (empty: nothing); reports flag the others
+    row["privileged"] = sorted(env_info.privileged.uses) if env_info.privileged else []
     if error:
         row["error"] = error
     return row

@@ -1,50 +1,23 @@
 """What a run shares between its episodes: the model, its usage tracker, view providers.
 
-Agents receive these through ``env_info`` (keys ``model``, ``usage``, ``views``,
-``landmarks``, ``llm``): the runner builds them once per run from its options.
+Agents receive these as fields of their :class:`~flaneur.agents.EnvInfo` (``model``,
+``usage``, ``views``, ``landmarks``, ``llm``): the runner builds them once per run.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from flaneur.errors import FlaneurError
 from flaneur.world.city import City
-
-VIEW_KINDS = ("synthetic", "panorama", "google", "mapillary")
 
 
 def views_from_spec(spec: str, city: City) -> Any:
-    """A view provider for ``city`` from a ``--views`` value.
+    """A view provider for ``city`` from a ``--views`` value (see
+    :func:`flaneur.views.registry.views_from_spec`)."""
+    from flaneur.views.registry import views_from_spec as make
 
-    ``synthetic`` (offline renderer), ``panorama:DIR`` (local equirectangular panoramas named
-    by node id), ``google`` (Street View Static API, key ``GOOGLE_MAPS_API_KEY``), or
-    ``mapillary`` (API v4, token ``MAPILLARY_ACCESS_TOKEN``).
-    """
-    kind, _, arg = spec.partition(":")
-    if kind == "synthetic":
-        from flaneur.views import SyntheticViews
-
-        return SyntheticViews(city, scene_cache=True)
-    if kind == "panorama":
-        if not arg:
-            raise FlaneurError("--views panorama needs a folder: panorama:DIR")
-        from flaneur.views import PanoramaFolder
-
-        return PanoramaFolder(Path(arg), city.graph)
-    if kind == "google":
-        from flaneur.views import GoogleStreetView
-
-        return GoogleStreetView(city.graph)
-    if kind == "mapillary":
-        from flaneur.views import Mapillary
-
-        return Mapillary(city.graph)
-    raise FlaneurError(
-        f"--views must be one of {', '.join(VIEW_KINDS)} (panorama:DIR), not {spec!r}"
-    )
+    return make(spec, city)
 
 
 @dataclass
@@ -87,7 +60,7 @@ class RunResources:
         return self._views[city.name]
 
     def env_info(self, city: City) -> dict[str, Any]:
-        """The extra ``env_info`` keys agents read."""
+        """The run-resource fields of :class:`~flaneur.agents.EnvInfo` for ``city``."""
         return {"model": self.model, "usage": self.usage, "views": self.views_for(city),
                 "landmarks": self.landmarks, "llm": self.llm}  # fmt: skip
 

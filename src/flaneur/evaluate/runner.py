@@ -24,7 +24,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from flaneur.agents import Agent, make_agent
+from flaneur.agents import (
+    AGENTS,
+    Agent,
+    agent_class,
+    check_options,
+    check_requirements,
+    options_schema,
+)
 from flaneur.errors import FlaneurError
 from flaneur.evaluate.envpool import EnvPool, env_pool
 from flaneur.evaluate.episode import average_reference_length, run_episode, score_rows
@@ -155,21 +162,36 @@ def agent_env_info(job: EpisodeJob, resources: RunResources) -> dict[str, Any]:
 
 def default_agent_factory(config: RunConfig) -> AgentFactory:
     """``name -> Agent`` with the run's options for that agent: the first instance of each
-    agent goes through :func:`~flaneur.agents.make_agent` (which checks the name and the
-    options), later ones are made from the class it returned with the same options (the
-    check costs more than a cheap agent's whole episode)."""
-    checked: dict[str, type[Agent]] = {}
+    agent's options are checked against its typed ``Options`` once (as
+    :func:`~flaneur.agents.make_agent` does), later instances are made from the class with
+    the same converted options (the check costs more than a cheap agent's whole episode)."""
+    checked: dict[str, tuple[type[Agent], dict[str, Any]]] = {}
 
     def factory(name: str) -> Agent:
-        options = config.options_for(name)
-        cls = checked.get(name)
-        if cls is None:
-            agent = make_agent(name, **options)
-            checked[name] = type(agent)
-            return agent
-        return cls(**options)
+        if name not in checked:
+            cls = agent_class(name)
+            values = check_options(name, options_schema(cls), config.options_for(name))
+            checked[name] = (cls, values)
+        cls, values = checked[name]
+        return cls(**values)
 
     return factory
+
+
+def check_agents(config: RunConfig, scheme: str) -> None:
+    """Raise one line, before anything runs, when a registered agent of the run cannot act in
+    ``scheme`` or lacks the model, views or set-up its declarations need."""
+    for name in config.agents:
+        if name in AGENTS:
+            check_requirements(
+                name,
+                AGENTS.get(name),
+                scheme=scheme,
+                has_model=bool(config.llm),
+                has_views=bool(config.views),
+                options=config.options_for(name),
+                landmarks=config.landmarks,
+            )
 
 
 async def run_job(
@@ -186,6 +208,7 @@ async def run_job(
             env, agent, job.episode, seed=config.seed, task_id=job.task,
             **agent_env_info(job, resources),
         )  # fmt: skip
+    row["agent"] = job.agent  # the name the run knows it by (a registry name or module:Class)
     row["city"] = job.context.city.name
     row["success_metric"] = job.context.success_metric
     row["config_hash"] = job.config_hash
@@ -277,6 +300,7 @@ def run_benchmark(
         avg = average_reference_length(episodes)
         contexts[task] = TaskContext(city, episodes, avg, pool, specs[task].success_metric)
         plans.append((task, city, chosen, scheme))
+        check_agents(config, scheme)
     hashes = {(task, agent): config.config_hash(task, agent, scheme)
               for task, _, _, scheme in plans for agent in config.agents}  # fmt: skip
     resources = RunResources(

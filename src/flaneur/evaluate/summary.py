@@ -78,7 +78,7 @@ def summarize_run(
                 "task": task, "agent": agent, "scheme": scheme, "city": city.name,
                 "episodes": len(expected), "rows": len(mine), "missing": missing,
                 "by_termination": dict(Counter(r["termination"] for r in mine)),
-                "usage": dict(usage),
+                "usage": dict(usage), "privileged": any(r.get("privileged") for r in mine),
                 "summary": summarize(scored) if scored else None,
             })  # fmt: skip
     return {

@@ -19,23 +19,12 @@ from flaneur.geo import haversine
 from flaneur.metrics import cityseeker, r2r, velma, virl
 from flaneur.metrics.distances import HOPS, METRES, MetricCache, as_index_array, cache_for
 from flaneur.metrics.facts import EpisodeFacts, episode_facts
+from flaneur.metrics.table import ADDED
 from flaneur.tasks.episode import Episode
 from flaneur.world.city import City
 
 DEFAULT_SUCCESS_RADIUS_M = 25.0
 """Radius of SR/OSR/SPL/SDTW and the nDTW threshold ``d_th`` (R2R uses 3 m indoors)."""
-
-ROW_FIELDS = ("episode_id", "city", "category", "stop_node")
-"""Identifying fields of a result row."""
-
-METRIC_FIELDS = (
-    "steps", "path_length_m",
-    "tc", "spd_hops", "kpa", "kpa_prefix",
-    "ne_m", "sr", "osr", "spl", "dtw_m", "ndtw", "sdtw",
-    "tce", "tcp", "tcc", "spd_m",
-    "virl_success", "arrival_ratio", "reaction_accuracy",
-)  # fmt: skip
-"""Metric fields of a result row, in a stable order."""
 
 Value = float | bool | str | None
 ActionSeq = Sequence[Sequence[Any]]
@@ -85,7 +74,8 @@ def batch_metrics(
     Returns
     -------
     list of dict
-        One row per run with :data:`ROW_FIELDS` and :data:`METRIC_FIELDS`.
+        One row per run with :data:`ROW_FIELDS`, :data:`METRIC_FIELDS` and the fields of
+        metrics added with :func:`~flaneur.metrics.register_metric`.
     """
     n = len(episodes)
     if len(paths) != n:
@@ -135,6 +125,9 @@ def batch_metrics(
                  float(spd[i]), bool(osr[i]), float(dtw_all[i]), gold, agent, success_radius_m,
                  tc[i], kpa)
         )  # fmt: skip
+    for metric in ADDED:  # metrics registered by users and plug-ins, one run at a time
+        for row, episode, walk in zip(rows, episodes, walks, strict=True):
+            row[metric.key] = metric.compute(city, episode, walk)  # type: ignore[misc]
     return rows
 
 

@@ -12,10 +12,12 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from flaneur.metrics.table import ROW_FIELDS
+
 Z95 = 1.959963984540054
 """Two-sided 95% quantile of the standard normal distribution."""
 
-_SKIP = frozenset({"episode_id", "city", "category", "stop_node"})
+_SKIP = frozenset(ROW_FIELDS)
 
 
 def wilson_interval(successes: int, n: int, z: float = Z95) -> tuple[float, float]:

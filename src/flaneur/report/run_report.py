@@ -30,6 +30,7 @@ from flaneur.report.tables import (
     METRIC_LABELS,
     PAIRED_COLUMNS,
     PAIRED_NOTE,
+    agent_label,
     metrics_of,
     paired_cells,
 )
@@ -145,7 +146,7 @@ def _metrics_table(summary: dict[str, Any]) -> str:
             )
             terms = run.get("by_termination")
             ended = ", ".join(f"{k} {v}" for k, v in sorted(terms.items())) if isinstance(terms, dict) else ""
-            html.append(f"<tr><td>{escape(run.get('agent'))}</td><td>{escape(run.get('rows'))}</td>{cells}"
+            html.append(f"<tr><td>{escape(agent_label(run))}</td><td>{escape(run.get('rows'))}</td>{cells}"
                         f"<td>{escape(ended)}</td></tr>")  # fmt: skip
         html.append("</table>")
     return "".join(html)

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from rich.table import Table
 
-METRIC_LABELS = {"tc": "TC", "spd_hops": "SPD", "kpa": "KPA", "tcp": "TCP", "tce": "TCE",
-                 "tcc": "TCC", "sr": "SR", "spl": "SPL", "ndtw": "nDTW"}  # fmt: skip
+from flaneur.metrics.table import METRIC_LABELS
 
 
 def format_value(value: object, digits: int = 2) -> str:
@@ -54,6 +53,13 @@ def paired_cells(comparison: dict) -> list[str]:
             format_p(c["p_value"])]  # fmt: skip
 
 
+def agent_label(run: dict) -> str:
+    """The agent's name in result tables, ``"oracle (privileged)"`` when its rows used
+    privileged access (the environment, oracle distances; see :class:`flaneur.agents.EnvInfo`)."""
+    name = str(run.get("agent", ""))
+    return f"{name} (privileged)" if run.get("privileged") is True else name
+
+
 def metrics_of(run: dict) -> dict:
     """Overall metric summaries of one (task, agent) entry of a run summary."""
     return (run.get("summary") or {}).get("overall", {}).get("metrics", {})
@@ -73,7 +79,7 @@ def results_tables(summary: dict) -> list[Table]:
         for run in runs:
             metrics = metrics_of(run)
             values = [format_value((metrics.get(k) or {}).get("mean"), 2) for k in shown]
-            table.add_row(run["agent"], str(run["rows"]), *values)
+            table.add_row(agent_label(run), str(run["rows"]), *values)
         ended = {r["agent"]: r["by_termination"] for r in runs}
         table.caption = "; ".join(
             f"{agent}: " + ", ".join(f"{k} {v}" for k, v in sorted(terms.items()))

@@ -11,15 +11,13 @@ and modification times, and memoised in-process.
 from __future__ import annotations
 
 import hashlib
-import os
-import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from flaneur.errors import DataError
-from flaneur.paths import cache_dir
 from flaneur.world.city import PACK_VERSION, City
+from flaneur.world.packs import cached_city
 from flaneur.world.sources.cityseeker import cityseeker_questions_path
 
 CITY_CACHE_VERSION = 1
@@ -74,9 +72,6 @@ CITY_SOURCES: dict[str, CitySource] = {
 }
 """Cities built from the data directory, by key."""
 
-_CITY_MEMO: dict[str, City] = {}
-
-
 def city_cache_key(source: CitySource, data_dir: Path) -> str:
     """``<key>-<hash>``; the hash covers the data folder and the files' size and mtime."""
     parts = [source.key, str(CITY_CACHE_VERSION), str(PACK_VERSION), str(data_dir.resolve())]
@@ -87,25 +82,10 @@ def city_cache_key(source: CitySource, data_dir: Path) -> str:
 
 
 def load_source_city(source: CitySource, data_dir: Path, *, rebuild: bool = False) -> City:
-    """The city of ``source`` built from ``data_dir``, via the pack cache and a memo."""
-    cache_key = city_cache_key(source, data_dir)
-    if not rebuild and cache_key in _CITY_MEMO:
-        return _CITY_MEMO[cache_key]
-    pack = cache_dir("cities") / cache_key
-    if (pack / "city.json").is_file() and not rebuild:
-        city = City.load(pack)
-    else:
-        city = source.build(data_dir)
-        tmp = pack.with_name(f"{pack.name}.tmp{os.getpid()}")
-        shutil.rmtree(tmp, ignore_errors=True)
-        city.save(tmp)
-        shutil.rmtree(pack, ignore_errors=True)
-        try:
-            tmp.rename(pack)
-        except OSError:  # another process finished first; its pack is equivalent
-            shutil.rmtree(tmp, ignore_errors=True)
-    _CITY_MEMO[cache_key] = city
-    return city
+    """The city of ``source`` built from ``data_dir``, via the one city-pack cache
+    (:func:`flaneur.world.packs.cached_city`: concurrency-safe, memoised in-process)."""
+    key = city_cache_key(source, data_dir)
+    return cached_city(key, lambda: source.build(data_dir), rebuild=rebuild)
 
 
 def load_task_city(key: str, data_dir: Path, *, rebuild: bool = False) -> City:

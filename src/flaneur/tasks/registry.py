@@ -20,7 +20,6 @@ from pathlib import Path
 
 from flaneur.errors import DataError, FlaneurError
 from flaneur.tasks.cities import (
-    _CITY_MEMO,  # noqa: F401  (the in-process city memo)
     CITY_CACHE_VERSION,
     CITY_SOURCES,
     CitySource,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import httpx
 
@@ -20,11 +20,11 @@ from flaneur.views.base import (
     NoImageryError,
     ProviderError,
     QuotaError,
-    View,
     ViewError,
     check_request,
 )
 from flaneur.views.cache import ViewCache, request_key
+from flaneur.views.cached import CachedViewProvider, Fetched, Plan, ViewRequest
 from flaneur.views.http import decode_image, get, image_suffix, read_key, scrub
 from flaneur.world.graph import StreetGraph
 
@@ -77,7 +77,7 @@ def _status_error(status: str, message: str) -> ProviderError:
     return ProviderError(text, provider="google", status=status)
 
 
-class GoogleStreetView:
+class GoogleStreetView(CachedViewProvider):
     """Views from the Google Street View Static API.
 
     Parameters
@@ -101,7 +101,7 @@ class GoogleStreetView:
         An ``httpx.Client`` to use (one is made otherwise).
     """
 
-    name = "google"
+    name: ClassVar[str] = "google"
 
     def __init__(
         self,
@@ -203,38 +203,29 @@ class GoogleStreetView:
         return self.nearest_panorama(float(self.graph.lat[index]), float(self.graph.lng[index]))
 
     # ------------------------------------------------------------------ views
-    def view(
-        self,
-        node: str | int,
-        heading: float,
-        *,
-        pitch: float = 0.0,
-        fov: float = 60.0,
-        size: tuple[int, int] = DEFAULT_SIZE,
-    ) -> View:
-        """The view from the panorama nearest to ``node`` towards ``heading``.
+    def validate(self, request: ViewRequest) -> None:
+        """The Static API serves at most 120 degrees of fov."""
+        if request.fov > MAX_FOV:
+            raise ViewError(
+                f"Google Street View serves fov up to {MAX_FOV:g} degrees, not {request.fov:g}"
+            )
 
-        The API serves at most 640 x 640 pixels and 120 degrees of fov; larger sizes are
-        fetched at the largest size of the same shape and scaled up.
-        """
-        index, heading, pitch, fov, size = check_request(
-            self.graph, node, heading, pitch, fov, size
-        )
-        if fov > MAX_FOV:
-            raise ViewError(f"Google Street View serves fov up to {MAX_FOV:g} degrees, not {fov:g}")
-        node_id = str(self.graph.ids[index])
-        pano = self.relocate(index)
+    def plan(self, request: ViewRequest) -> Plan:
+        """Relocate the node to its nearest panorama (a cached metadata call); the key is the
+        panorama and the camera. The API serves at most 640 x 640 pixels: larger sizes are
+        fetched at the largest size of the same shape and scaled up (in ``finish``)."""
+        pano = self.relocate(request.index)
+        size = request.size
         scale = min(1.0, MAX_SIDE / max(size))
         fetch = (max(1, round(size[0] * scale)), max(1, round(size[1] * scale)))
-        request = {
+        key = {
             "provider": self.name,
             "pano": pano.pano_id,
-            "heading": heading,
-            "pitch": pitch,
-            "fov": fov,
+            "heading": request.heading,
+            "pitch": request.pitch,
+            "fov": request.fov,
             "size": list(fetch),
         }
-        ck = request_key(request)
         meta: dict[str, Any] = {
             "pano_id": pano.pano_id,
             "pano_lat": pano.lat,
@@ -243,19 +234,18 @@ class GoogleStreetView:
             "copyright": pano.copyright,
             "fetched_size": list(fetch),
         }
-        hit = self.cache.get(ck)
-        if hit is not None:
-            image = hit[0] if hit[0].size == size else hit[0].resize(size)
-            return View(
-                image, node_id, heading, pitch, fov, self.name, pano.date, hit[1], cached=True
-            )
+        return Plan(key, meta, pano.date, extra={"fetch": fetch})
+
+    def fetch(self, request: ViewRequest, plan: Plan) -> Fetched:
+        """Download the image (Street View Static API)."""
+        fetch = plan.extra["fetch"]
         key = self.key
         params = {
             "size": f"{fetch[0]}x{fetch[1]}",
-            "pano": pano.pano_id,
-            "heading": f"{heading:.2f}",
-            "pitch": f"{pitch:.2f}",
-            "fov": f"{fov:.2f}",
+            "pano": plan.key["pano"],
+            "heading": f"{request.heading:.2f}",
+            "pitch": f"{request.pitch:.2f}",
+            "fov": f"{request.fov:.2f}",
             "key": key,
         }
         response = get(
@@ -268,7 +258,4 @@ class GoogleStreetView:
         )
         data = response.content
         image = decode_image(data, provider="google")
-        self.cache.put(ck, image, meta, encoded=data, suffix=image_suffix(data))
-        if image.size != size:
-            image = image.resize(size)
-        return View(image, node_id, heading, pitch, fov, self.name, pano.date, meta)
+        return Fetched(image, plan.metadata, encoded=data, suffix=image_suffix(data))

@@ -10,14 +10,15 @@ token comes from ``MAPILLARY_ACCESS_TOKEN`` and is sent in the ``Authorization``
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, ClassVar
 
 import httpx
 from PIL import Image
 
 from flaneur.geo import angle_diff, bearing, haversine
-from flaneur.views.base import DEFAULT_SIZE, NoImageryError, ProviderError, View, check_request
+from flaneur.views.base import NoImageryError, ProviderError, View
 from flaneur.views.cache import ViewCache, request_key
+from flaneur.views.cached import CachedViewProvider, Fetched, Plan, ViewRequest
 from flaneur.views.http import decode_image, get, image_suffix, read_key
 from flaneur.views.panorama import equirect_to_perspective
 from flaneur.world.graph import StreetGraph
@@ -93,7 +94,7 @@ def _crop_to(image: Image.Image, size: tuple[int, int]) -> Image.Image:
     return image.crop(box).resize(size)
 
 
-class Mapillary:
+class Mapillary(CachedViewProvider):
     """Views from Mapillary (API v4).
 
     Parameters
@@ -112,7 +113,7 @@ class Mapillary:
         As for :class:`~flaneur.views.google.GoogleStreetView`.
     """
 
-    name = "mapillary"
+    name: ClassVar[str] = "mapillary"
 
     def __init__(
         self,
@@ -187,25 +188,14 @@ class Mapillary:
         self.cache.put_json(ck, images)
         return images
 
-    def view(
-        self,
-        node: str | int,
-        heading: float,
-        *,
-        pitch: float = 0.0,
-        fov: float = 60.0,
-        size: tuple[int, int] = DEFAULT_SIZE,
-    ) -> View:
-        """The image near ``node`` that best faces ``heading``."""
-        index, heading, pitch, fov, size = check_request(
-            self.graph, node, heading, pitch, fov, size
-        )
-        node_id = str(self.graph.ids[index])
-        lat, lng = float(self.graph.lat[index]), float(self.graph.lng[index])
-        found = choose_image(self.images_near(lat, lng), lat, lng, heading)
+    def plan(self, request: ViewRequest) -> Plan:
+        """Choose the image near the node that best faces the heading (a cached metadata
+        call); the key is the image id and thumbnail field."""
+        lat, lng = float(self.graph.lat[request.index]), float(self.graph.lng[request.index])
+        found = choose_image(self.images_near(lat, lng), lat, lng, request.heading)
         if found is None:
             raise NoImageryError(
-                f"mapillary: no image within {self.radius:g} m of node {node_id!r}",
+                f"mapillary: no image within {self.radius:g} m of node {request.node_id!r}",
                 provider="mapillary",
             )
         img, dist, err = found
@@ -230,29 +220,59 @@ class Mapillary:
             from datetime import UTC, datetime
 
             date = datetime.fromtimestamp(captured / 1000.0, tz=UTC).strftime("%Y-%m-%d")
-        request = {"provider": self.name, "image": meta["image_id"], "field": self.image_field}
-        ck = request_key(request)
-        hit = self.cache.get(ck)
-        cached = hit is not None
-        if cached:
-            raw = hit[0]
-        else:
-            token = self.token
-            response = get(
-                self.client, str(url), provider="mapillary", secret=token, what="image download"
-            )
-            data = response.content
-            raw = decode_image(data, provider="mapillary")
-            self.cache.put(
-                ck, raw, {"image_id": meta["image_id"]}, encoded=data, suffix=image_suffix(data)
-            )
+        key = {"provider": self.name, "image": meta["image_id"], "field": self.image_field}
+        return Plan(key, meta, date, extra={"url": str(url), "compass": compass})
+
+    def fetch(self, request: ViewRequest, plan: Plan) -> Fetched:
+        """Download the image as published (cut or cropped in ``finish``)."""
+        token = self.token
+        response = get(
+            self.client,
+            plan.extra["url"],
+            provider="mapillary",
+            secret=token,
+            what="image download",
+        )
+        data = response.content
+        raw = decode_image(data, provider="mapillary")
+        stored = {"image_id": plan.metadata["image_id"]}
+        return Fetched(raw, stored, encoded=data, suffix=image_suffix(data))
+
+    def finish(
+        self,
+        request: ViewRequest,
+        plan: Plan,
+        image: Image.Image,
+        stored: dict[str, Any],
+        *,
+        cached: bool,
+    ) -> View:
+        """A panorama is cut towards the heading; a flat image is cropped to the size and
+        shows its own compass angle."""
+        compass = plan.extra["compass"]
+        meta = plan.metadata
         if meta["is_pano"]:
             image = equirect_to_perspective(
-                raw, heading, pitch=pitch, fov=fov, size=size, pano_yaw=compass or 0.0
+                image,
+                request.heading,
+                pitch=request.pitch,
+                fov=request.fov,
+                size=request.size,
+                pano_yaw=compass or 0.0,
             )
-            shown = heading
+            shown = request.heading
         else:
-            image = _crop_to(raw, size)
-            shown = compass if compass is not None else heading
-        meta["requested_heading"] = heading
-        return View(image, node_id, shown, pitch, fov, self.name, date, meta, cached=cached)
+            image = _crop_to(image, request.size)
+            shown = compass if compass is not None else request.heading
+        meta["requested_heading"] = request.heading
+        return View(
+            image,
+            request.node_id,
+            shown,
+            request.pitch,
+            request.fov,
+            self.name,
+            plan.capture_date,
+            meta,
+            cached=cached,
+        )

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
 from PIL import Image, UnidentifiedImageError
 
-from flaneur.views.base import DEFAULT_SIZE, View, ViewError, check_request
-from flaneur.views.cache import ViewCache, request_key
+from flaneur.views.base import DEFAULT_SIZE, ViewError
+from flaneur.views.cache import ViewCache
+from flaneur.views.cached import CachedViewProvider, Fetched, Plan, ViewRequest
 from flaneur.world.graph import StreetGraph
 
 
@@ -101,7 +102,7 @@ def load_panorama(path: str | Path) -> Image.Image:
         raise ViewError(f"cannot read panorama {path}: {err}") from None
 
 
-class PanoramaFolder:
+class PanoramaFolder(CachedViewProvider):
     """Perspective views from a folder of equirectangular panoramas ``<panoid>.jpg``.
 
     Parameters
@@ -118,7 +119,7 @@ class PanoramaFolder:
         Optional :class:`ViewCache` for the cut views.
     """
 
-    name = "panorama"
+    name: ClassVar[str] = "panorama"
 
     def __init__(
         self,
@@ -152,42 +153,33 @@ class PanoramaFolder:
         self._last = (node_id, img)
         return img
 
-    def view(
-        self,
-        node: str | int,
-        heading: float,
-        *,
-        pitch: float = 0.0,
-        fov: float = 60.0,
-        size: tuple[int, int] = DEFAULT_SIZE,
-    ) -> View:
-        """The perspective view from ``node``'s panorama towards ``heading``."""
-        index, heading, pitch, fov, size = check_request(
-            self.graph, node, heading, pitch, fov, size
-        )
-        node_id = str(self.graph.ids[index])
-        yaw = float(self.graph.pano_yaw[index])
+    def plan(self, request: ViewRequest) -> Plan:
+        """The key of a cut: the panorama file (path, size, mtime), its yaw and the camera."""
+        yaw = float(self.graph.pano_yaw[request.index])
         yaw = 0.0 if not math.isfinite(yaw) else yaw
-        path = self.path(node_id)
+        path = self.path(request.node_id)
         stat = path.stat()
-        request: dict[str, Any] = {
+        key: dict[str, Any] = {
             "provider": self.name,
             "file": str(path.resolve()),
             "mtime": stat.st_mtime_ns,
             "bytes": stat.st_size,
             "yaw": yaw,
-            "heading": heading,
-            "pitch": pitch,
-            "fov": fov,
-            "size": list(size),
+            "heading": request.heading,
+            "pitch": request.pitch,
+            "fov": request.fov,
+            "size": list(request.size),
         }
-        key = request_key(request)
-        meta = {"panorama": path.name, "pano_yaw": yaw}
-        hit = self.cache.get(key)
-        if hit is not None:
-            return View(hit[0], node_id, heading, pitch, fov, self.name, None, hit[1], cached=True)
+        return Plan(key, {"panorama": path.name, "pano_yaw": yaw}, extra={"yaw": yaw})
+
+    def fetch(self, request: ViewRequest, plan: Plan) -> Fetched:
+        """Cut the perspective view out of the panorama."""
         image = equirect_to_perspective(
-            self.panorama(node_id), heading, pitch=pitch, fov=fov, size=size, pano_yaw=yaw
+            self.panorama(request.node_id),
+            request.heading,
+            pitch=request.pitch,
+            fov=request.fov,
+            size=request.size,
+            pano_yaw=plan.extra["yaw"],
         )
-        self.cache.put(key, image, meta)
-        return View(image, node_id, heading, pitch, fov, self.name, None, meta)
+        return Fetched(image, plan.metadata)

@@ -131,10 +131,7 @@ class ImageSensor:
         views = self.views(node, heading)
         found: list[LandmarkObservation] = []
         if scorer is not None and landmarks:
-            from flaneur.perception.landmarks.base import best_per_landmark
-
-            per_view = scorer.score_views(list(views.values()), landmarks)
-            found = [o for o in best_per_landmark(per_view) if o.visible]
+            found = scorer.seen_in(list(views.values()), landmarks)
         node_id = next(iter(views.values())).node if views else str(node)
         return Observation(node_id, heading % 360.0, views, found)
 
@@ -150,9 +147,6 @@ class ImageSensor:
         views = await asyncio.to_thread(self.views, node, heading)
         found: list[LandmarkObservation] = []
         if scorer is not None and landmarks:
-            from flaneur.perception.landmarks.base import best_per_landmark
-
-            per_view = await asyncio.gather(*(scorer.ascore(v, landmarks) for v in views.values()))
-            found = [o for o in best_per_landmark(per_view) if o.visible]
+            found = await scorer.aseen_in(list(views.values()), landmarks)
         node_id = next(iter(views.values())).node if views else str(node)
         return Observation(node_id, heading % 360.0, views, found)

@@ -36,7 +36,7 @@ TOY_PLACES = [
 ]
 
 
-def toy_city() -> City:
+def grid_city() -> City:
     """A 200 m x 200 m grid city with buildings and named places (metric frame = grid)."""
     proj = LocalProjection(*CENTRE)
     coords = np.arange(-100, 101, 20, dtype=float)

@@ -108,8 +108,9 @@ class PlaySession:
 
     @property
     def env(self) -> Any:
-        """The session's :class:`~flaneur.env.navigation_env.NavigationEnv`."""
-        return self.agent.env_info["env"]
+        """The player's goal-free view of the environment (:class:`flaneur.agents.EnvView`:
+        own state, scheme, step limit, invalid actions), as any agent gets it."""
+        return self.agent.env_info.env
 
     def _resume(self, value: int | None) -> None:
         from flaneur.evaluate.runner import score_jobs

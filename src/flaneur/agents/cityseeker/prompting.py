@@ -72,7 +72,7 @@ class PromptBuilder:
     Parameters
     ----------
     views
-        A view provider (``env_info["views"]``) or ``None`` for text descriptions.
+        A view provider (``env_info.views``) or ``None`` for text descriptions.
     fov, size
         Field of view (degrees) and ``(width, height)`` of the views.
     radius_m

@@ -63,9 +63,10 @@ class EpisodeRun:
     ----------
     city, episode, task, round
         The task and which round of it this is.
-    env
-        The environment (privileged: only B2's distance and B3's optional oracle hint
-        read the goal through it).
+    privileged
+        The :class:`~flaneur.agents.envinfo.Privileged` access of the episode (only B2's
+        oracle distance and B3's optional oracle hint read the goal through it; every use
+        marks the row privileged), or ``None``.
     memory
         The graph memory of this (task, episode), or ``None`` when no strategy needs it.
     node, heading, step
@@ -92,7 +93,7 @@ class EpisodeRun:
     episode: Episode
     task: str
     round: int
-    env: Any
+    privileged: Any
     memory: GraphMemory | None
     node: int
     heading: float

@@ -3,11 +3,9 @@
 At each node, in CitySeeker's ``headings`` action space, the explorer looks along every
 street, reads what it sees (:mod:`.perception`: place names from the
 map, or signs read by OCR in rendered views), remembers where each text is
-(:mod:`.memory`), scores the texts against the need with a sentence embedder and fuzzy
-string matching (:mod:`.scoring`), and
-
-The views cover every street and, for places beside the street, the way the agent faces
-and its left and right. It
+(:mod:`.memory`) and scores the texts against the need with a sentence embedder and fuzzy
+string matching (:mod:`.scoring`). The views cover every street and, for places beside the
+street, the way the agent faces and its left and right. Then it
 
 1. stops when a text scoring at least ``tau`` is within ``stop_radius_m`` (for ordered
    multi-goal needs it moves on to the next sub-need instead, until the last);
@@ -32,13 +30,14 @@ places, as a map app shows them) and, with ``--views ... --landmarks ocr``, view
 from __future__ import annotations
 
 import math
+import typing
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, make_dataclass, replace
 from typing import Any, ClassVar
 
 import numpy as np
 
-from flaneur.agents.base import Action, Agent, step_record
+from flaneur.agents.base import Action, Agent, EnvInfo, step_record
 from flaneur.agents.baselines import episode_seed
 from flaneur.agents.explorer.coverage import CoveragePlan, near_matrix
 from flaneur.agents.explorer.memory import Memory
@@ -116,6 +115,24 @@ class ExplorerParams:
     guess_miss: float = 0.5
 
 
+def _explorer_options() -> type:
+    """The explorer's options: the four named thresholds (``None``: the calibrated value),
+    ``seed``, ``view_radius_m`` and every other field of :class:`~.scoring.Thresholds` and
+    :class:`ExplorerParams`."""
+    named = ("tau", "floor", "lexical_ratio", "name_cap")
+    spec: list[tuple[str, Any, Any]] = [(n, float | None, None) for n in named]
+    spec += [("seed", int | None, None), ("view_radius_m", float, 50.0)]
+    for cls in (Thresholds, ExplorerParams):
+        hints = typing.get_type_hints(cls)
+        spec += [(f.name, hints[f.name], f.default) for f in fields(cls) if f.name not in named]
+    options = make_dataclass("ExplorerOptions", spec, frozen=True)
+    options.__module__ = __name__
+    return options
+
+
+ExplorerOptions = _explorer_options()
+
+
 class ExplorerAgent(Agent):
     """Find the place a need asks for by looking around, without a language model.
 
@@ -125,7 +142,7 @@ class ExplorerAgent(Agent):
         Score thresholds (defaults: :class:`~.scoring.Thresholds`, calibrated on generated
         tasks of another seed than the evaluation set).
     seed
-        Base seed of tie-breaking (default: the run seed ``env_info["seed"]``).
+        Base seed of tie-breaking (default: the run seed ``env_info.seed``).
     view_radius_m
         How far the map perception sees.
     params
@@ -141,6 +158,8 @@ class ExplorerAgent(Agent):
     """
 
     name: ClassVar[str] = "explorer"
+    schemes: ClassVar[tuple[str, ...]] = ("headings",)
+    Options: ClassVar[type] = ExplorerOptions
 
     def __init__(
         self,
@@ -172,33 +191,38 @@ class ExplorerAgent(Agent):
         self._embedder = embedder
         self._ocr = ocr
 
+    @classmethod
+    def check_setup(cls, options: dict[str, Any], setup: Any) -> None:
+        """The OCR perception reads signs in views: ``--landmarks ocr`` needs ``--views``."""
+        if setup.landmarks == "ocr" and setup.views is None:
+            raise FlaneurError("the explorer's OCR perception needs views: add --views synthetic")
+
     # ------------------------------------------------------------------ episode
-    def reset(self, episode: Episode, env_info: Mapping[str, Any]) -> None:
+    def reset(self, episode: Episode, env_info: EnvInfo) -> None:
         """Embed the need, choose the perception, clear the memory."""
         super().reset(episode, env_info)
-        if env_info.get("scheme") != "headings":
+        if env_info.scheme != "headings":
             raise FlaneurError(
-                f"the explorer acts in the 'headings' scheme, not {env_info.get('scheme')!r} "
+                f"the explorer acts in the 'headings' scheme, not {env_info.scheme!r} "
                 "(use --scheme headings)"
             )
-        env = env_info.get("env")
-        if env is None:
-            raise FlaneurError("the explorer needs the city map: env_info['env'] is missing")
+        if env_info.city is None:
+            raise FlaneurError("the explorer needs the city map: env_info.city is missing")
         if self._embedder is None:
             from flaneur.text import shared_embedder
 
             self._embedder = shared_embedder()
-        self.city = env.city
+        self.city = env_info.city
         self.graph = self.city.graph
         self.targets_of, self.headings_of = self.graph.adjacency
         self.perception = self._perception(env_info)
         self.scorer = NeedScorer(self._embedder, episode.instruction, self.thresholds)
-        base = self.seed if self.seed is not None else int(env_info.get("seed", 0))
+        base = self.seed if self.seed is not None else int(env_info.seed)
         self.rng = np.random.default_rng(episode_seed(base, episode.id))
-        self.max_steps = int(env_info.get("max_steps") or 35)
+        self.max_steps = int(env_info.max_steps or 35)
         self.sub = 0
         self.memory = Memory(self.graph)
-        self.avg_reference = float(env_info.get("avg_reference_length") or 0.0)
+        self.avg_reference = float(env_info.avg_reference_length or 0.0)
         self._start_hops: dict[int, int] = {}
         self._last_seen: dict[int, int] = {}
         self._returning = False
@@ -207,8 +231,8 @@ class ExplorerAgent(Agent):
         self.prev_node: int | None = None
         self._heading = 0.0
 
-    def _perception(self, env_info: Mapping[str, Any]) -> MapPerception | OCRPerception:
-        views, landmarks = env_info.get("views"), env_info.get("landmarks")
+    def _perception(self, env_info: EnvInfo) -> MapPerception | OCRPerception:
+        views, landmarks = env_info.views, env_info.landmarks
         if landmarks == "ocr":
             if views is None:
                 raise FlaneurError(
@@ -279,7 +303,7 @@ class ExplorerAgent(Agent):
         That is the best candidate seen if it scores at least ``fallback_min``; otherwise
         the likeliest spot left (:meth:`_best_guess`), or with ``guess_miss < 0`` a node
         already visited at about ``home_ratio`` times the task set's average reference
-        length from the start (``env_info["avg_reference_length"]``, which the baselines use
+        length from the start (``env_info.avg_reference_length``, which the baselines use
         too).
         """
         dest, why = self._fallback_destination(node, scores, remaining)

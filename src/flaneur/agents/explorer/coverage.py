@@ -2,7 +2,7 @@
 
 The explorer knows the street map but not where the place it seeks is. What it does know
 is that the place sought is the *nearest* one of its kind: the reference path length of the
-task set (``env_info["avg_reference_length"]``, given to every agent) says how far such a
+task set (``env_info.avg_reference_length``, given to every agent) says how far such a
 place typically is. :class:`CoveragePlan` turns that into a prior over the street nodes:
 
 - a node ``h`` hops from the start gets ``p(h) / n(h)``, where ``n(h)`` is the number of

@@ -33,9 +33,10 @@ previous planning.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
 
-from flaneur.agents.base import Action, Agent, step_record
+from flaneur.agents.base import Action, Agent, EnvInfo, step_record
 from flaneur.agents.mapgpt import prompt_builder as pb
 from flaneur.agents.mapgpt.describe import PlaceDescriber
 from flaneur.agents.mapgpt.parse import ParsedReply, parse_reply
@@ -49,6 +50,20 @@ from flaneur.tasks.episode import Episode
 
 MODES = ("auto", "two-stage", "one-stage")
 PERCEPTION_SOURCES = ("ocr", "vlm")
+
+
+@dataclass(frozen=True)
+class MapGPTOptions:
+    """The options of :class:`MapGPTAgent` (see its parameters)."""
+
+    mode: Literal["auto", "two-stage", "one-stage"] = "auto"
+    stop_after: int = 3
+    history_window: int | None = None
+    map_window: int | None = None
+    supplementary_limit: int = 8
+    radius_m: float = 30.0
+    max_tokens: int = 400
+    temperature: float = 0.0
 
 
 class MapGPTAgent(Agent):
@@ -75,6 +90,9 @@ class MapGPTAgent(Agent):
     """
 
     name: ClassVar[str] = "mapgpt"
+    schemes: ClassVar[tuple[str, ...]] = ("nodes",)
+    needs_model: ClassVar[bool] = True
+    Options: ClassVar[type] = MapGPTOptions
 
     def __init__(
         self,
@@ -100,27 +118,33 @@ class MapGPTAgent(Agent):
         self.temperature = temperature
         self.parse_failures = 0
 
+    @classmethod
+    def check_setup(cls, options: dict[str, Any], setup: Any) -> None:
+        """One-stage mode sees images: it needs ``--views``."""
+        if options.get("mode") == "one-stage" and setup.views is None:
+            raise FlaneurError("mapgpt in one-stage mode needs --views")
+
     # ------------------------------------------------------------------ episode set-up
-    def reset(self, episode: Episode, env_info: Mapping[str, Any]) -> None:
+    def reset(self, episode: Episode, env_info: EnvInfo) -> None:
         """Check the run set-up and start a fresh map, history and planning."""
         super().reset(episode, env_info)
-        self.model = env_info.get("model")
+        self.model = env_info.model
         if self.model is None:
             raise FlaneurError("agent mapgpt needs --llm (a chat model)")
-        scheme = env_info.get("scheme")
+        scheme = env_info.scheme
         if scheme != "nodes":
             raise FlaneurError(
                 f"agent mapgpt acts in the 'nodes' action scheme; run it with --scheme nodes "
                 f"(this run uses {scheme!r})"
             )
-        env = env_info.get("env")
+        env = env_info.env
         if env is None:
-            raise FlaneurError("agent mapgpt needs env_info['env'] (the environment)")
+            raise FlaneurError("agent mapgpt needs env_info.env (a view of the environment)")
         self.env = env
         self.city = env.city
         self.graph = env.city.graph
-        views = env_info.get("views")
-        landmarks = env_info.get("landmarks")
+        views = env_info.views
+        landmarks = env_info.landmarks
         perceive = views is not None and landmarks in PERCEPTION_SOURCES
         mode = self.mode
         if mode == "auto":

@@ -30,9 +30,10 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
 
-from flaneur.agents.base import Action, Agent, step_record
+from flaneur.agents.base import Action, Agent, EnvInfo, step_record
 from flaneur.agents.prompts import load_prompt
 from flaneur.agents.velma.examples import examples_text
 from flaneur.agents.velma.verbalize import (
@@ -53,18 +54,22 @@ from flaneur.models.scoring import score_actions
 from flaneur.tasks.episode import Episode
 
 IMAGE_SCORERS = ("ocr", "clip", "vlm")
-_SHARED: dict[str, Any] = {}
+"""Built-in scorers of view images; a plug-in scorer (``flaneur.landmarks``) works too."""
 
 
-def _shared_ocr_scorer() -> Any:
-    """One OCR scorer per process (the engine loads once; results are cached by image)."""
-    if "ocr" not in _SHARED:
-        from flaneur.perception import OCRLandmarks
+@dataclass(frozen=True)
+class VelmaOptions:
+    """The options of :class:`VelmaAgent` (see its parameters; ``examples_from``, ``scorer``
+    and ``params`` are Python objects, given to the constructor only)."""
 
-        _SHARED["ocr"] = OCRLandmarks()
-    return _SHARED["ocr"]
-
-
+    k_shot: int = 2
+    example_seed: int = 0
+    extract: Literal["model", "rules"] = "model"
+    landmarks_from: Literal["instruction", "all"] = "instruction"
+    landmark_radius_m: float = 30.0
+    min_action_mass: float = 0.5
+    max_tokens: int = 8
+    extract_max_tokens: int = 160
 class VelmaAgent(Agent):
     """VELMA (Schumann et al., AAAI 2024) in the ``turns`` scheme.
 
@@ -73,7 +78,7 @@ class VelmaAgent(Agent):
     k_shot
         Number of in-context examples (gold-path verbalizations of other episodes).
     examples_from
-        Episodes to draw the examples from; default ``env_info["task_episodes"]``.
+        Episodes to draw the examples from; default ``env_info.task_episodes``.
     example_seed
         Seed of the example choice (fixed, independent of the run seed).
     extract
@@ -85,10 +90,11 @@ class VelmaAgent(Agent):
     landmark_radius_m
         How far map landmarks are seen.
     scorer
-        A landmark scorer for image observations (default from ``env_info["landmarks"]``:
-        ``ocr`` builds :class:`~flaneur.perception.OCRLandmarks`, ``vlm`` a
-        :class:`~flaneur.perception.VLMLandmarks` on the run's model; ``clip`` needs one
-        given here, fitted on reference views).
+        A landmark scorer for image observations (default from ``env_info.landmarks``
+        through :func:`~flaneur.perception.landmarks.registry.make_landmark_scorer`: ``ocr``
+        builds :class:`~flaneur.perception.OCRLandmarks`, ``vlm`` a
+        :class:`~flaneur.perception.VLMLandmarks` on the run's model, a plug-in name its
+        scorer; ``clip`` needs one given here, fitted on reference views).
     params
         Extra sampling parameters for the action call.
     min_action_mass
@@ -100,6 +106,9 @@ class VelmaAgent(Agent):
     """
 
     name: ClassVar[str] = "velma"
+    schemes: ClassVar[tuple[str, ...]] = ("turns",)
+    needs_model: ClassVar[bool] = True
+    Options: ClassVar[type] = VelmaOptions
 
     def __init__(
         self,
@@ -137,20 +146,21 @@ class VelmaAgent(Agent):
         self.prompt = load_prompt("velma", "navigate")
 
     # ------------------------------------------------------------------ episode setup
-    def reset(self, episode: Episode, env_info: Mapping[str, Any]) -> None:
+    def reset(self, episode: Episode, env_info: EnvInfo) -> None:
         """Check the model and scheme, choose the observer and build the examples."""
         super().reset(episode, env_info)
-        self.model = env_info.get("model")
+        self.model = env_info.model
         if self.model is None:
             raise FlaneurError("agent velma needs --llm (a language model)")
-        if env_info.get("scheme") != "turns":
+        if env_info.scheme != "turns":
             raise FlaneurError(
-                f"agent velma acts in the 'turns' scheme, but task {env_info.get('task_id')!r} "
-                f"runs in {env_info.get('scheme')!r}: add --scheme turns"
+                f"agent velma acts in the 'turns' scheme, but task {env_info.task_id!r} "
+                f"runs in {env_info.scheme!r}: add --scheme turns"
             )
-        env = env_info["env"]
-        self.city = env_info.get("city") or env.city
-        scheme = getattr(env, "scheme", None)
+        if env_info.city is None:
+            raise FlaneurError("agent velma needs the city map (env_info.city)")
+        self.city = env_info.city
+        scheme = env_info.env.scheme if env_info.env is not None else None
         self.scheme = scheme if isinstance(scheme, TurnsScheme) else TurnsScheme(self.city.graph)
         self.map_observer = MapLandmarkObserver(
             self.city, radius_m=self.landmark_radius_m, landmarks_from=self.landmarks_from
@@ -158,7 +168,7 @@ class VelmaAgent(Agent):
         self.observer, self.landmark_source = self._observer(env_info)
         pool = self.examples_from
         if pool is None:
-            pool = list(env_info.get("task_episodes") or ())
+            pool = list(env_info.task_episodes)
         self.examples, self.example_ids = examples_text(
             self.scheme, self.city, pool, episode, self.k_shot,
             seed=self.example_seed, observer=self.map_observer,
@@ -166,7 +176,7 @@ class VelmaAgent(Agent):
         if len(self.example_ids) < self.k_shot:
             warnings.warn(
                 "velma runs with fewer in-context examples than k_shot: give the task set's "
-                "episodes as env_info['task_episodes'] or the examples_from option",
+                "episodes as env_info.task_episodes or the examples_from option",
                 stacklevel=2,
             )
         self.system_text, _ = self.system_prompt.fill()
@@ -175,19 +185,17 @@ class VelmaAgent(Agent):
         self.landmarks: list[str] | None = None
         self.parse_failures = 0
 
-    def _observer(self, env_info: Mapping[str, Any]) -> tuple[Any, str]:
-        views = env_info.get("views")
-        kind = env_info.get("landmarks")
-        if views is None or kind not in IMAGE_SCORERS:
+    def _observer(self, env_info: EnvInfo) -> tuple[Any, str]:
+        views = env_info.views
+        kind = env_info.landmarks
+        if views is None or kind in (None, "map"):
             return self.map_observer, "map"
         scorer = self.scorer
         if scorer is None:
-            if kind == "ocr":
-                scorer = _shared_ocr_scorer()
-            elif kind == "vlm":
-                from flaneur.perception import VLMLandmarks
+            if kind != "clip":
+                from flaneur.perception.landmarks.registry import make_landmark_scorer
 
-                scorer = VLMLandmarks(self.model)
+                scorer = make_landmark_scorer(kind, model=self.model)
             else:
                 raise FlaneurError(
                     "agent velma with --landmarks clip needs a fitted CLIP scorer: pass "

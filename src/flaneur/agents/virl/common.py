@@ -11,12 +11,9 @@ counted in the result (``llm_fallbacks``).
 from __future__ import annotations
 
 import html
-import json
-import os
 import re
 from dataclasses import dataclass, field
 from importlib import resources
-from pathlib import Path
 from typing import Any
 
 from flaneur.services.geocode import geocode_one
@@ -118,78 +115,3 @@ def make_thinker(llm: str | None, base_url: str | None = None) -> Thinker:
     from flaneur.models import make_model
 
     return Thinker(make_model(llm, base_url=base_url, cache_mode="off"))
-
-
-def write_outputs(folder: str | Path, result: dict[str, Any], fmap: Any | None) -> Path:
-    """Write ``result.json`` (and ``map.html`` from a folium map) into ``folder``.
-
-    Each file is written to a temporary name and renamed, so a failed run never leaves a
-    half-written file. The map is saved with :func:`flaneur.report.leaflet_map.save_map`
-    (Leaflet inside the page: it opens offline).
-    """
-    from flaneur.report.leaflet_map import save_map
-
-    out = Path(folder)
-    out.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(result, indent=2, ensure_ascii=False, default=_jsonable)
-    tmp = out / ".result.json.tmp"
-    tmp.write_text(text, encoding="utf-8")
-    if fmap is not None:
-        page = save_map(fmap, out / ".map.html.tmp")
-        os.replace(page, out / "map.html")
-    os.replace(tmp, out / "result.json")
-    return out
-
-
-def _jsonable(value: Any) -> Any:
-    if hasattr(value, "tolist"):
-        return value.tolist()
-    if hasattr(value, "to_dict"):
-        return value.to_dict()
-    raise TypeError(f"cannot write {type(value).__name__} as JSON")
-
-
-def base_map(city: City, nodes: list[int], *, margin_m: float = 150.0):
-    """An offline folium map framing ``nodes``, the city's streets around them drawn."""
-    import folium
-
-    from flaneur.report.episode_folium import _streets_around
-    from flaneur.report.leaflet_map import offline_map
-
-    graph = city.graph
-    lats = [float(graph.lat[n]) for n in nodes] or [sum(city.bbox[1::2]) / 2]
-    lngs = [float(graph.lng[n]) for n in nodes] or [sum(city.bbox[0::2]) / 2]
-    fmap = offline_map([sum(lats) / len(lats), sum(lngs) / len(lngs)], zoom_start=16)
-    streets = _streets_around(city, list(nodes), margin_m)
-    if streets:
-        folium.PolyLine(streets, color="#b4b4b4", weight=3, opacity=0.9).add_to(fmap)
-    if len(nodes) > 1:
-        fmap.fit_bounds([[min(lats), min(lngs)], [max(lats), max(lngs)]])
-    return fmap
-
-
-def add_path(fmap: Any, city: City, nodes: list[int], colour: str, label: str,
-             dash: str | None = None) -> None:
-    """Draw a walk on a map; the label is shown as text, whatever it holds."""
-    import folium
-
-    from flaneur.report.leaflet_map import TextTooltip
-
-    if len(nodes) < 2:
-        return
-    points = [[float(city.graph.lat[n]), float(city.graph.lng[n])] for n in nodes]
-    line = folium.PolyLine(points, color=colour, weight=4, dash_array=dash)
-    line.add_child(TextTooltip(label)).add_to(fmap)
-
-
-def add_marker(fmap: Any, lat: float, lng: float, label: str, colour: str = "blue",
-               popup: str | None = None) -> None:
-    """A marker whose tooltip shows ``label`` (and ``popup`` below it) as text."""
-    import folium
-
-    from flaneur.report.leaflet_map import TextTooltip
-
-    marker = folium.CircleMarker([float(lat), float(lng)], radius=7, color=colour, fill=True,
-                                 fill_opacity=0.8)
-    text = f"{label}\n{popup}" if popup else str(label)
-    marker.add_child(TextTooltip(text)).add_to(fmap)

@@ -95,6 +95,18 @@ class LandmarkScorer(ABC):
         """:meth:`score` for several views."""
         return [self.score(v, landmarks) for v in views]
 
+    def seen_in(self, views: Sequence[View], landmarks: Sequence[str]) -> list[LandmarkObservation]:
+        """The landmarks visible in any of ``views``: the best observation of each."""
+        per_view = self.score_views(views, landmarks)
+        return [o for o in best_per_landmark(per_view) if o.visible]
+
+    async def aseen_in(
+        self, views: Sequence[View], landmarks: Sequence[str]
+    ) -> list[LandmarkObservation]:
+        """Async :meth:`seen_in` (the views are scored concurrently)."""
+        per_view = await asyncio.gather(*(self.ascore(v, landmarks) for v in views))
+        return [o for o in best_per_landmark(per_view) if o.visible]
+
 
 def best_per_landmark(
     observations: Sequence[Sequence[LandmarkObservation]],

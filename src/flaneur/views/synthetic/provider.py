@@ -8,11 +8,12 @@ import os
 import pickle
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from flaneur.paths import cache_dir
-from flaneur.views.base import DEFAULT_SIZE, NoImageryError, View, check_request
-from flaneur.views.cache import ViewCache, request_key
+from flaneur.views.base import DEFAULT_SIZE, NoImageryError
+from flaneur.views.cache import ViewCache
+from flaneur.views.cached import CachedViewProvider, Fetched, Plan, ViewRequest
 from flaneur.views.synthetic.camera import Camera
 from flaneur.views.synthetic.labels import LabelParams
 from flaneur.views.synthetic.layout import layout_signs
@@ -20,6 +21,7 @@ from flaneur.views.synthetic.painter import Style, paint
 from flaneur.views.synthetic.scene import Scene, SceneParams
 from flaneur.views.synthetic.signs import SignParams, Signs
 from flaneur.world.city import City
+from flaneur.world.graph import StreetGraph
 
 RENDER_VERSION = 2
 """Bumped whenever the renderer's output changes (it is part of every cache key)."""
@@ -67,7 +69,7 @@ def _write_scene(path: Path, value: tuple[Scene, Signs]) -> None:
             tmp.unlink(missing_ok=True)
 
 
-class SyntheticViews:
+class SyntheticViews(CachedViewProvider):
     """Render perspective street views of any node, heading, pitch and fov of a city.
 
     The scene (walls from building footprints or synthesised along streets, streets, and
@@ -98,7 +100,7 @@ class SyntheticViews:
         version and the scene parameters; only load caches you wrote yourself.
     """
 
-    name = "synthetic"
+    name: ClassVar[str] = "synthetic"
 
     def __init__(
         self,
@@ -134,6 +136,11 @@ class SyntheticViews:
             cache_dir("scenes") if scene_cache is True
             else Path(scene_cache).expanduser() if scene_cache else None
         )  # fmt: skip
+
+    @property
+    def graph(self) -> StreetGraph:  # type: ignore[override]
+        """The city's street graph."""
+        return self.city.graph
 
     def __repr__(self) -> str:
         return f"SyntheticViews({self.city.name!r}, cache={self.cache!r})"
@@ -197,47 +204,23 @@ class SyntheticViews:
             "params": repr((self.scene_params, self.sign_params, self.style, self.label_params)),
         }
 
-    def view(
-        self,
-        node: str | int,
-        heading: float,
-        *,
-        pitch: float = 0.0,
-        fov: float = 60.0,
-        size: tuple[int, int] = DEFAULT_SIZE,
-    ) -> View:
-        """Render (or fetch from the cache) the view from ``node`` towards ``heading``.
-
-        Parameters
-        ----------
-        node
-            Node id (str) or index (int).
-        heading, pitch, fov
-            Degrees; ``fov`` must lie in (0, 180).
-        size
-            ``(width, height)`` in pixels.
-
-        Raises
-        ------
-        UnknownNodeError, ViewError
-            On an unknown node or out-of-range angles or size.
-        """
-        index, heading, pitch, fov, size = check_request(
-            self.city.graph, node, heading, pitch, fov, size
-        )
-        if not self.city.graph.located[index]:
+    def validate(self, request: ViewRequest) -> None:
+        """Only located nodes can be rendered."""
+        if not self.city.graph.located[request.index]:
             raise NoImageryError(
-                f"node {str(self.city.graph.ids[index])!r} has no known position; nothing to render"
+                f"node {request.node_id!r} has no known position; nothing to render"
             )
-        key = request_key(self.request(index, heading, pitch, fov, size))
-        hit = self.cache.get(key)
-        node_id = str(self.city.graph.ids[index])
-        if hit is not None:
-            image, meta = hit
-            return View(image, node_id, heading, pitch, fov, self.name, None, meta, cached=True)
-        image, meta = self.render(index, heading, pitch=pitch, fov=fov, size=size)
-        self.cache.put(key, image, meta)
-        return View(image, node_id, heading, pitch, fov, self.name, None, meta)
+
+    def plan(self, request: ViewRequest) -> Plan:
+        """The key of a rendering: city content, camera, renderer version and parameters."""
+        r = request
+        return Plan(self.request(r.index, r.heading, r.pitch, r.fov, r.size))
+
+    def fetch(self, request: ViewRequest, plan: Plan) -> Fetched:
+        """Render the view (see :meth:`render`)."""
+        r = request
+        image, meta = self.render(r.index, r.heading, pitch=r.pitch, fov=r.fov, size=r.size)
+        return Fetched(image, meta)
 
     def render(
         self,

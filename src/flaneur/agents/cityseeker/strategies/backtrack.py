@@ -10,9 +10,9 @@ the model, and records each move (``thoughts``: ``"backtracking to ..."``).
   ``theta`` (the start node if there is none). A missing confidence counts as 0.
 * **B2** keeps the graph distance to the goal (metres along streets, nearest goal) at every
   node reached by a decided move. When it rose ``k`` moves in a row, it returns to the node
-  where it started rising. The distance is privileged: it is read from the episode's goal
-  through ``env_info["env"]``, as CitySeeker's step reward is computed from the oracle
-  distance.
+  where it started rising. The distance is privileged: it is the oracle distance
+  ``env_info.privileged.goal_distances_m()``, as CitySeeker's step reward is computed from
+  the oracle distance (the run's rows are marked privileged).
 * **B3** is B1 plus a hint in the next choice prompt once back: the most frontal option
   not tried from that node in this episode (or, with ``b3_oracle=True``, the teacher's
   option - privileged).
@@ -128,8 +128,10 @@ class HintedBacktrack(ConfidenceBacktrack):
 
 
 def _oracle_option(run: EpisodeRun, options: Sequence[Option]) -> Option | None:
-    env = run.env
-    if env is None or env.scheme.name != "headings":
+    if run.privileged is None:
+        return None
+    env = run.privileged.env
+    if env.scheme.name != "headings":
         return None
     try:
         slot = env.teacher().act(env.state)
@@ -147,13 +149,10 @@ class RewardBacktrack(Strategy):
         self.k = max(1, int(k))
 
     async def prepare(self, run: EpisodeRun, ask: Ask | None) -> None:
-        graph = run.graph
-        goals = [g for g in run.episode.goal_nodes if g in graph]
-        if goals:
-            dist = np.asarray(graph.metre_distances_to(graph.indices(goals)), dtype=float)
-            dist = dist.min(axis=0) if dist.ndim == 2 else dist
+        if run.privileged is None:
+            dist = np.full(run.graph.n_nodes, np.inf)  # no oracle: B2 never fires
         else:
-            dist = np.full(graph.n_nodes, np.inf)
+            dist = run.privileged.goal_distances_m()
         run.cache["b2"] = {"dist": dist, "trail": [(run.node, float(dist[run.node]))]}
 
     def observe(self, run: EpisodeRun) -> None:

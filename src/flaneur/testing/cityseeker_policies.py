@@ -9,7 +9,7 @@ replies is deliberately unparseable, to exercise the parse-failure fallback::
     with FakeOpenAIServer(ScriptedCitySeeker(seed=1)) as srv:
         ...
 
-or from the command line: ``flaneur fake-llm --policy flaneur.agents.cityseeker.testing:policy``.
+or from the command line: ``flaneur fake-llm --policy flaneur.testing.cityseeker_policies:policy``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from flaneur.testing import FakeRequest
+from flaneur.testing.fake_openai import FakeRequest
 
 OPTION_LINE = re.compile(r"^([A-Z])\. (FRONT|LEFT|RIGHT|BACK) \(", re.MULTILINE)
 STEP_LINE = re.compile(r"Step (\d+) of at most (\d+)")
@@ -116,7 +116,7 @@ class ScriptedCitySeeker:
 
 
 policy = ScriptedCitySeeker()
-"""A default instance (for ``--policy flaneur.agents.cityseeker.testing:policy``)."""
+"""A default instance (for ``--policy flaneur.testing.cityseeker_policies:policy``)."""
 
 __all__ = [
     "ScriptedCitySeeker",

@@ -27,15 +27,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from flaneur.agents.virl.common import (
-    Thinker,
-    add_marker,
-    add_path,
-    base_map,
-    resolve_point,
-    write_outputs,
-)
+from flaneur.agents.virl.common import Thinker, resolve_point
 from flaneur.errors import DataError, FlaneurError
+from flaneur.report.virl_maps import add_marker, add_path, base_map, write_outputs
 from flaneur.services.persona import Persona
 from flaneur.world.city import City
 
