@@ -13,8 +13,8 @@ import pytest
 import shapely
 from PIL import Image
 
-from flaneur.agents.virl.robot import PALETTE, _colour, dedup_errors, heat_cells, heat_svg
-from flaneur.agents.virl.run import run_agent
+from flaneur.report.virl_run import run_agent
+from flaneur.report.virl_vision_run import PALETTE, _colour, dedup_errors, heat_cells, heat_svg
 from flaneur.services.persona import persona_from_dict
 
 FLANEUR = Path(sys.executable).with_name("flaneur")

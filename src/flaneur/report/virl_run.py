@@ -191,7 +191,7 @@ def run_diego(city: City, persona: Persona, thinker: Thinker):
 
 RUNNERS = {"local": run_local, "ling": run_ling, "peng": run_peng, "aria": run_aria,
            "vivek": run_vivek, "diego": run_diego}
-VISION_AGENTS = ("robot", "planner")  # flaneur.agents.virl.robot; they also write into out
+VISION_AGENTS = ("robot", "planner")  # flaneur.report.virl_vision_run; they also write into out
 
 
 def run_agent(name: str, city: City, persona: Persona, out: str | Path, *,
@@ -202,7 +202,7 @@ def run_agent(name: str, city: City, persona: Persona, out: str | Path, *,
     thinker = thinker or Thinker()
     started = time.perf_counter()
     if name in VISION_AGENTS:
-        from flaneur.agents.virl import robot
+        from flaneur.report import virl_vision_run as robot
 
         runner = robot.run_robot if name == "robot" else robot.run_planner
         produced = runner(city, persona, thinker, Path(out))

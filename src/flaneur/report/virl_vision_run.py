@@ -27,11 +27,12 @@ from typing import Any
 import numpy as np
 import shapely
 
-from flaneur.agents.virl.common import add_marker, add_path, base_map, esc, resolve_point
+from flaneur.agents.virl.common import esc, resolve_point
 from flaneur.errors import DataError
 from flaneur.perception.detection.base import DetectionError, check_labels, taxonomy_labels
 from flaneur.perception.memory import VisualMemory
 from flaneur.perception.survey import SurveyResult, SurveySettings, survey_route
+from flaneur.report.virl_maps import add_marker, add_path, base_map
 from flaneur.services.persona import Persona
 from flaneur.world.city import City
 
