@@ -69,14 +69,21 @@ MALFORMED = ("I am not sure what to do here.", "", "{not json")
 def _replies(text: str) -> tuple[tuple[str, int], ...]:
     """Plausible replies (with weights) for the kind of prompt ``text`` is."""
     if '"decision"' in text:  # CitySeeker's stop question
-        return (('{"thought": "not yet", "decision": "continue", "confidence": 0.6}', 90),
-                ('{"thought": "here", "decision": "stop", "confidence": 0.8}', 4))  # fmt: skip
+        return (
+            ('{"thought": "not yet", "decision": "continue", "confidence": 0.6}', 90),
+            ('{"thought": "here", "decision": "stop", "confidence": 0.8}', 4),
+        )
     if '"choice"' in text:  # CitySeeker's direction choice
-        return (('{"thought": "this way", "choice": "A", "confidence": 0.5}', 50),
-                ('{"thought": "or that way", "choice": "B", "confidence": 0.4}', 40))  # fmt: skip
+        return (
+            ('{"thought": "this way", "choice": "A", "confidence": 0.5}', 50),
+            ('{"thought": "or that way", "choice": "B", "confidence": 0.4}', 40),
+        )
     if "Action:" in text or "options" in text.lower():  # MapGPT
-        return (("Thought: follow the route.\nAction: A", 50), ("Action: B", 35),
-                ("Thought: I am there.\nAction: Stop", 3))  # fmt: skip
+        return (
+            ("Thought: follow the route.\nAction: A", 50),
+            ("Action: B", 35),
+            ("Thought: I am there.\nAction: Stop", 3),
+        )
     return (("FORWARD", 60), ("LEFT", 10), ("RIGHT", 10), ("TURN_AROUND", 5), ("STOP", 3))
 
 
@@ -213,21 +220,37 @@ def run_agent(
 
     with FakeOpenAIServer(meter) as server:
         config = RunConfig(
-            agents=(agent,), tasks=(task,), scheme=scheme, llm="fake-model",
-            llm_base_url=server.base_url, views=views, landmarks=landmarks,
-            concurrency=concurrency, cache_mode="off",
-        )  # fmt: skip
+            agents=(agent,),
+            tasks=(task,),
+            scheme=scheme,
+            llm="fake-model",
+            llm_base_url=server.base_url,
+            views=views,
+            landmarks=landmarks,
+            concurrency=concurrency,
+            cache_mode="off",
+        )
         start = time.perf_counter()
         summary = run_benchmark(
-            config, out, progress="none", agent_factory=factory,
+            config,
+            out,
+            progress="none",
+            agent_factory=factory,
             loaded={task: (city, episodes)},
-        )  # fmt: skip
+        )
         wall = time.perf_counter() - start
         requests = [r.last_user_text for r in server.requests]
         chat_count = server.chat_count
     rows, _ = read_rows(out / "episodes.jsonl")
-    return {"summary": summary, "rows": rows, "steps": steps, "calls": meter.calls,
-            "wall_s": wall, "requests": requests, "chat_count": chat_count}  # fmt: skip
+    return {
+        "summary": summary,
+        "rows": rows,
+        "steps": steps,
+        "calls": meter.calls,
+        "wall_s": wall,
+        "requests": requests,
+        "chat_count": chat_count,
+    }
 
 
 def _logged_texts(value: Any, out: list[str]) -> None:
@@ -283,24 +306,41 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="5 episodes per agent (CI)")
     parser.add_argument("--episodes", type=int, default=50, help="map2seq episodes per agent")
     parser.add_argument("--e2e", action="store_true", help="add the end-to-end checks")
-    parser.add_argument("--tokenizer", choices=("pseudo", "smollm2"), default="pseudo",
-                        help="count prompt tokens with the fake server's pseudo tokens or "
-                             "SmolLM2's real tokenizer")  # fmt: skip
+    parser.add_argument(
+        "--tokenizer",
+        choices=("pseudo", "smollm2"),
+        default="pseudo",
+        help="count prompt tokens with the fake server's pseudo tokens or SmolLM2's real tokenizer",
+    )
     args = parser.parse_args()
     if args.tokenizer == "smollm2":
         COUNTER.append(ChatMLTokens())
     n = 5 if args.quick else args.episodes
     agents = [a for a in ("velma", "mapgpt", "cityseeker") if a in AGENTS]
     city, all_eps = load_task(MAP2SEQ, args.data_dir)
-    result: dict[str, Any] = {"task": MAP2SEQ, "episodes": n, "landmarks": "map",
-                              "token_counter": "fake server pseudo tokens (+85 per image)"
-                              if not COUNTER else "SmolLM2 tokenizer (llama.cpp), ChatML",
-                              "paper_figures": PAPER_FIGURES, "agents": {}}  # fmt: skip
+    result: dict[str, Any] = {
+        "task": MAP2SEQ,
+        "episodes": n,
+        "landmarks": "map",
+        "token_counter": "fake server pseudo tokens (+85 per image)"
+        if not COUNTER
+        else "SmolLM2 tokenizer (llama.cpp), ChatML",
+        "paper_figures": PAPER_FIGURES,
+        "agents": {},
+    }
     with tempfile.TemporaryDirectory() as tmp:
         for agent in agents:
             policy = oracle_policy(agent, city, all_eps) or scripted_policy
-            run = run_agent(agent, MAP2SEQ, city, all_eps[:n], all_eps, policy,
-                            Path(tmp) / f"tokens-{agent}", scheme=SCHEMES[agent])  # fmt: skip
+            run = run_agent(
+                agent,
+                MAP2SEQ,
+                city,
+                all_eps[:n],
+                all_eps,
+                policy,
+                Path(tmp) / f"tokens-{agent}",
+                scheme=SCHEMES[agent],
+            )
             report = token_report(run)
             report["policy"] = "oracle-fake" if policy is not scripted_policy else "scripted"
             report["scheme"] = SCHEMES[agent]
@@ -332,9 +372,19 @@ def end_to_end(agents: list[str], data_dir: str, tmp: Path, n: int) -> dict[str,
             for views in (None, "synthetic"):
                 landmarks = "vlm" if views and agent == "velma" else "map"
                 key = f"{agent}/{task}/{'synthetic' if views else 'no-views'}"
-                run = run_agent(agent, task, city, all_eps[:n], all_eps, scripted_policy,
-                                tmp / key.replace("/", "_"), scheme=SCHEMES[agent],
-                                views=views, landmarks=landmarks, concurrency=4)  # fmt: skip
+                run = run_agent(
+                    agent,
+                    task,
+                    city,
+                    all_eps[:n],
+                    all_eps,
+                    scripted_policy,
+                    tmp / key.replace("/", "_"),
+                    scheme=SCHEMES[agent],
+                    views=views,
+                    landmarks=landmarks,
+                    concurrency=4,
+                )
                 rows = run["rows"]
                 out[key] = {
                     "rows": len(rows),

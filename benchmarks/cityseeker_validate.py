@@ -62,9 +62,15 @@ def locate_unlocated(city):
         if not placed:
             break
     graph = type(g).from_edges(
-        g.ids.tolist(), lat, lng, sources, g.targets, headings=g.headings, lengths=g.lengths,
+        g.ids.tolist(),
+        lat,
+        lng,
+        sources,
+        g.targets,
+        headings=g.headings,
+        lengths=g.lengths,
         pano_yaw=g.pano_yaw,
-    )  # fmt: skip
+    )
     keep = ~np.isnan(lat)  # components with no located node at all are dropped
     if not keep.all():
         graph = graph.subgraph(mask=keep)
@@ -72,9 +78,19 @@ def locate_unlocated(city):
     return dataclasses.replace(city, graph=graph, node_sets=node_sets)
 
 
-def validate(data: str, task: str, views: str | None, *, episodes: int, strategies: str,
-             out: Path, seed: int = 0, locate: bool = True, rnd: int = 0,
-             memory: Path | None = None) -> dict:  # fmt: skip
+def validate(
+    data: str,
+    task: str,
+    views: str | None,
+    *,
+    episodes: int,
+    strategies: str,
+    out: Path,
+    seed: int = 0,
+    locate: bool = True,
+    rnd: int = 0,
+    memory: Path | None = None,
+) -> dict:
     """One run; its figures."""
     loaded = None
     if views and locate:
@@ -88,10 +104,17 @@ def validate(data: str, task: str, views: str | None, *, episodes: int, strategi
         options["memory_path"] = str(memory)
     with FakeOpenAIServer(ScriptedCitySeeker(seed=seed)) as srv:
         config = RunConfig(
-            agents=("cityseeker",), tasks=(task,), data_dir=data, scheme="headings",
-            llm="fake-model", llm_base_url=srv.base_url, views=views, limit=episodes,
-            cache_mode="off", agent_options=options,
-        )  # fmt: skip
+            agents=("cityseeker",),
+            tasks=(task,),
+            data_dir=data,
+            scheme="headings",
+            llm="fake-model",
+            llm_base_url=srv.base_url,
+            views=views,
+            limit=episodes,
+            cache_mode="off",
+            agent_options=options,
+        )
         started = time.perf_counter()
         summary = run_benchmark(config, out, progress="none", loaded=loaded)
         wall = time.perf_counter() - started
@@ -143,10 +166,16 @@ def main(argv: list[str] | None = None) -> int:
                 for rnd in range(args.rounds):
                     out = Path(tmp) / f"{task}-{views}-{rnd}"
                     result = validate(
-                        args.data, task, None if views == "none" else views,
-                        episodes=args.episodes, strategies=args.strategies, out=out,
-                        locate=args.locate, rnd=rnd, memory=memory,
-                    )  # fmt: skip
+                        args.data,
+                        task,
+                        None if views == "none" else views,
+                        episodes=args.episodes,
+                        strategies=args.strategies,
+                        out=out,
+                        locate=args.locate,
+                        rnd=rnd,
+                        memory=memory,
+                    )
                     results.append(result)
                     if not args.json:
                         print(json.dumps(result), flush=True)

@@ -68,13 +68,18 @@ def main(argv: list[str] | None = None) -> int:
     rng = np.random.default_rng(args.seed)
     nodes = rng.integers(city.graph.n_nodes, size=n_views)
     headings = rng.uniform(0, 360, size=n_views)
-    views = [provider.view(int(n), float(h), fov=60.0, size=(640, 640))
-             for n, h in zip(nodes, headings, strict=True)]  # fmt: skip
+    views = [
+        provider.view(int(n), float(h), fov=60.0, size=(640, 640))
+        for n, h in zip(nodes, headings, strict=True)
+    ]
     for view in views:
         view.digest()  # the pixel hash is part of every lookup; computed once per view
     labels = list(FURNITURE_KINDS)
-    result = {"size": [640, 640], "labels": labels,
-              "scene": timed(lambda: SceneDetector(seed=0), views, labels, repeats)}  # fmt: skip
+    result = {
+        "size": [640, 640],
+        "labels": labels,
+        "scene": timed(lambda: SceneDetector(seed=0), views, labels, repeats),
+    }
     if args.ocr:
         quarter = views[: max(1, n_views // 4)]
         result["ocr"] = timed(StorefrontDetector, quarter, ["cafe", "restaurant", "shop"], 1)

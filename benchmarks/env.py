@@ -106,10 +106,15 @@ def synthetic_places(city: City, n: int = 3000, seed: int = 0) -> City:
     dlat = rng.uniform(-30, 30, n) / 111_000.0
     dlng = rng.uniform(-30, 30, n) / (111_000.0 * np.cos(np.radians(graph.lat[nodes])))
     records = [
-        {"id": f"p{i}", "name": f"Place {i}", "lat": float(graph.lat[v] + dlat[i]),
-         "lng": float(graph.lng[v] + dlng[i]), "categories": ("shop",)}
+        {
+            "id": f"p{i}",
+            "name": f"Place {i}",
+            "lat": float(graph.lat[v] + dlat[i]),
+            "lng": float(graph.lng[v] + dlng[i]),
+            "categories": ("shop",),
+        }
         for i, v in enumerate(nodes.tolist())
-    ]  # fmt: skip
+    ]
     return City(name=city.name, graph=graph, places=Places.from_records(records))
 
 
@@ -127,12 +132,16 @@ def helsinki_routes(city: City, n: int = 1600, seed: int = 0) -> list[Episode]:
             path = graph.shortest_path(int(start), goal)
             episodes.append(
                 Episode(
-                    id=f"hel-{len(episodes)}", city=city.name, instruction="Follow the route.",
-                    start_node=ids[start], start_heading=float(rng.uniform(0, 360)),
-                    goal_nodes=(ids[goal],), reference_path=tuple(ids[v] for v in path),
+                    id=f"hel-{len(episodes)}",
+                    city=city.name,
+                    instruction="Follow the route.",
+                    start_node=ids[start],
+                    start_heading=float(rng.uniform(0, 360)),
+                    goal_nodes=(ids[goal],),
+                    reference_path=tuple(ids[v] for v in path),
                     max_steps=2 * len(path) + 10,
                 )
-            )  # fmt: skip
+            )
     return episodes[:n]
 
 

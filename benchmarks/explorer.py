@@ -59,8 +59,9 @@ def generated_tasks(seeds: list[int]) -> tuple[str, dict]:
     return task, {task: (city, episodes)}
 
 
-def figures(task: str, folder: Path, *, loaded: dict | None = None,
-            options: dict | None = None) -> dict:  # fmt: skip
+def figures(
+    task: str, folder: Path, *, loaded: dict | None = None, options: dict | None = None
+) -> dict:
     """Run the three agents on ``task`` in ``folder`` and collect the figures."""
     started = time.perf_counter()
     config = RunConfig(agents=AGENTS, tasks=(task,), per_agent_options={"explorer": options or {}})
@@ -76,13 +77,15 @@ def figures(task: str, folder: Path, *, loaded: dict | None = None,
             "tcp": round(tcp["mean"], 4),
             "tcp_ci95": [round(v, 4) for v in tcp["ci95"]],
             "tcc": round(metrics["tcc"]["mean"], 4),
-            "steps": round(sum(r["steps"] for r in rows if r["agent"] == run["agent"])
-                           / max(1, out["episodes"]), 1),
-        }  # fmt: skip
+            "steps": round(
+                sum(r["steps"] for r in rows if r["agent"] == run["agent"])
+                / max(1, out["episodes"]),
+                1,
+            ),
+        }
     out["agents"] = agents
     out["paired"] = [
-        {k: _rounded(k, v) for k, v in pair.items()}
-        for pair in compare_agents(rows, tcp_of)
+        {k: _rounded(k, v) for k, v in pair.items()} for pair in compare_agents(rows, tcp_of)
     ]
     how = {"recognised": 0, "guessed": 0}
     for row in rows:
@@ -109,8 +112,14 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--check", action="store_true", help="exit 1 unless clearly above")
     parser.add_argument("--seeds", default=None, help="generated sets instead, e.g. 126,127")
-    parser.add_argument("-o", "--option", action="append", default=[], metavar="KEY=VALUE",
-                        help="an explorer option (repeatable)")  # fmt: skip
+    parser.add_argument(
+        "-o",
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="an explorer option (repeatable)",
+    )
     args = parser.parse_args(argv)
     options = {}
     for text in args.option:
@@ -134,8 +143,10 @@ def main(argv: list[str] | None = None) -> dict:
         for name, agent in out["agents"].items():
             print(f"{name:10s} TCP {agent['tcp']:.3f} {agent['tcp_ci95']} TCC {agent['tcc']:.3f}")
         for pair in out["paired"]:
-            print(f"{pair['a']} vs {pair['b']}: {pair['wins']}-{pair['losses']}, "
-                  f"p = {pair['p_value']:.2g}")  # fmt: skip
+            print(
+                f"{pair['a']} vs {pair['b']}: {pair['wins']}-{pair['losses']}, "
+                f"p = {pair['p_value']:.2g}"
+            )
         print("explorer successes", out["explorer_successes"], "seconds", out["seconds"])
     if args.check and not out["clearly_above_baselines"]:
         sys.exit(1)

@@ -63,8 +63,12 @@ D_TH_M = 25.0  # flaneur's default success radius, the nDTW threshold
 TCP_M = 50.0
 DTW_REL_TOL = 6e-3  # sphere (R = 6371 km) against the WGS84 ellipsoid: up to about 0.5 %
 GEOD = Geod(ellps="WGS84")
-MAP2SEQ_MISSING_LINKS = frozenset({("ARRlZyTkG-pDfJj_Iq-CqQ", "dkdD_nTxswtMHmL4CgLBQw"),
-                                   ("dkdD_nTxswtMHmL4CgLBQw", "ARRlZyTkG-pDfJj_Iq-CqQ")})
+MAP2SEQ_MISSING_LINKS = frozenset(
+    {
+        ("ARRlZyTkG-pDfJj_Iq-CqQ", "dkdD_nTxswtMHmL4CgLBQw"),
+        ("dkdD_nTxswtMHmL4CgLBQw", "ARRlZyTkG-pDfJj_Iq-CqQ"),
+    }
+)
 """VELMA scores map2seq on its own graph (``datasets/map2seq_*/graph/links.txt``): Touchdown's
 ``links.txt`` (the one in the data folder) less these two links (checked 2026-11-24)."""
 
@@ -182,9 +186,18 @@ def dtw_difference(diffs, task, agent, episode, got_dtw, ref_dtw, got_ndtw, ref_
     if got_dtw is not None and abs(got_dtw - ref_dtw) <= 1e-9 * max(1.0, ref_dtw):
         return
     close = got_dtw is not None and abs(got_dtw - ref_dtw) <= DTW_REL_TOL * ref_dtw
-    diffs.add(task, agent, "ndtw", "distance_model" if close else "unexplained",
-              {"episode": episode, "flaneur": got_ndtw, "reference": ref_ndtw,
-               "dtw_m": [got_dtw, round(ref_dtw, 3)]})  # fmt: skip
+    diffs.add(
+        task,
+        agent,
+        "ndtw",
+        "distance_model" if close else "unexplained",
+        {
+            "episode": episode,
+            "flaneur": got_ndtw,
+            "reference": ref_ndtw,
+            "dtw_m": [got_dtw, round(ref_dtw, 3)],
+        },
+    )
 
 
 def dedupe(path: Sequence[str]) -> list[str]:
@@ -202,8 +215,11 @@ def cityseeker_reference(folder: Path) -> tuple[dict, dict, sparse.csr_matrix, d
     if not questions_file.is_file():
         questions_file = folder / "question.json"
     questions = {str(q["question_idx"]): q for q in json.loads(questions_file.read_text())}
-    coords = {s["filename"]: (float(s["latitude"]), float(s["longitude"]))
-              for q in questions.values() for s in q["complete_route"]}  # fmt: skip
+    coords = {
+        s["filename"]: (float(s["latitude"]), float(s["longitude"]))
+        for q in questions.values()
+        for s in q["complete_route"]
+    }
     edges = json.loads((folder / "connections.json").read_text())
     index: dict[str, int] = {}
     for e in edges:
@@ -232,9 +248,17 @@ class Diffs:
     def as_list(self) -> list[dict]:
         out = []
         for (task, agent, metric, why), examples in sorted(self.items.items()):
-            out.append({"task": task, "agent": agent, "metric": metric,
-                        "episodes": len(examples), "explained": why in EXPLAINED,
-                        "why": EXPLAINED.get(why, why), "examples": examples[:3]})  # fmt: skip
+            out.append(
+                {
+                    "task": task,
+                    "agent": agent,
+                    "metric": metric,
+                    "episodes": len(examples),
+                    "explained": why in EXPLAINED,
+                    "why": EXPLAINED.get(why, why),
+                    "examples": examples[:3],
+                }
+            )
         return out
 
 
@@ -247,8 +271,10 @@ def compare_velma(task, agent, rows, data_dir, spec, graphs, diffs) -> dict:
     """Compare on VELMA's graph for the task (``graphs[0]``); a difference that vanishes on
     Touchdown's graph (``graphs[1]``, flaneur's) is explained by the graphs."""
     _, rel, id_field = spec
-    gold = {str(r[id_field]): r["route_panoids"]
-            for r in map(json.loads, (data_dir / rel).read_text().splitlines())}  # fmt: skip
+    gold = {
+        str(r[id_field]): r["route_panoids"]
+        for r in map(json.loads, (data_dir / rel).read_text().splitlines())
+    }
     graph = graphs[0]
     targets = [graph.index[gold[r["episode_id"]][-1]] for r in rows]
     hops = [g.hops_to(targets) for g in graphs]
@@ -269,13 +295,21 @@ def compare_velma(task, agent, rows, data_dir, spec, graphs, diffs) -> dict:
         for key in ("tc", "spd", "kpa"):
             if not _same(got[key], ref[key]):
                 why = "map2seq_graph" if _same(got[key], refs[-1][key]) else "unexplained"
-                diffs.add(task, agent, key, why, {"episode": row["episode_id"],
-                                                  "flaneur": got[key], "reference": ref[key]})
-        dtw_difference(diffs, task, agent, row["episode_id"], m["dtw_m"], ref_dtw, got["ndtw"],
-                       ref["ndtw"])  # fmt: skip
-    return {"flaneur": {k: _mean(v) for k, v in ours.items()},
-            "reference": {k: _mean(v) for k, v in theirs.items()},
-            "kpa_prefix": _mean([r["metrics"].get("kpa_prefix") for r in rows])}  # fmt: skip
+                diffs.add(
+                    task,
+                    agent,
+                    key,
+                    why,
+                    {"episode": row["episode_id"], "flaneur": got[key], "reference": ref[key]},
+                )
+        dtw_difference(
+            diffs, task, agent, row["episode_id"], m["dtw_m"], ref_dtw, got["ndtw"], ref["ndtw"]
+        )
+    return {
+        "flaneur": {k: _mean(v) for k, v in ours.items()},
+        "reference": {k: _mean(v) for k, v in theirs.items()},
+        "kpa_prefix": _mean([r["metrics"].get("kpa_prefix") for r in rows]),
+    }
 
 
 def _same(a, b) -> bool:
@@ -300,8 +334,11 @@ def compare_cityseeker(task, agent, rows, cs, city_coords, diffs) -> dict:
         route = [(float(s["latitude"]), float(s["longitude"])) for s in q["complete_route"]]
         to_goal = float(geodesic_m([where[-1]], [route[-1]])[0, 0])
         spd = float(spd_to[index[q["to"]]][index[path[-1]]])
-        ref = {"tce": path[-1] == q["to"], "tcp": to_goal <= TCP_M,
-               "spd": None if math.isinf(spd) else spd}  # fmt: skip
+        ref = {
+            "tce": path[-1] == q["to"],
+            "tcp": to_goal <= TCP_M,
+            "spd": None if math.isinf(spd) else spd,
+        }
         ref_dtw = dtw(route, where)
         ref["ndtw"] = ndtw(ref_dtw, len(route))
         got = {"tce": m["tce"], "tcp": m["tcp"], "spd": m["spd_m"], "ndtw": m["ndtw"]}
@@ -314,75 +351,113 @@ def compare_cityseeker(task, agent, rows, cs, city_coords, diffs) -> dict:
             if got[key] != ref[key]:
                 stricter = ordered and ref[key] and not got[key]  # flaneur's order rule
                 boundary = key == "tcp" and abs(to_goal - TCP_M) < 0.5
-                why = ("ordered_goals" if stricter else "tcp_boundary" if boundary
-                       else "unexplained")  # fmt: skip
-                diffs.add(task, agent, key, why, {**example, "flaneur": got[key],
-                                                  "reference": ref[key],
-                                                  "to_goal_m": round(to_goal, 2)})  # fmt: skip
+                why = "ordered_goals" if stricter else "tcp_boundary" if boundary else "unexplained"
+                diffs.add(
+                    task,
+                    agent,
+                    key,
+                    why,
+                    {
+                        **example,
+                        "flaneur": got[key],
+                        "reference": ref[key],
+                        "to_goal_m": round(to_goal, 2),
+                    },
+                )
         if not _same(got["spd"], ref["spd"]):
             ratio = ref["spd"] / got["spd"] if got["spd"] and ref["spd"] else None
             why = "mercator_spd" if ratio and 1.10 < ratio < 1.25 else "unexplained"
-            diffs.add(task, agent, "spd", why, {**example, "flaneur": got["spd"],
-                                                "reference": ref["spd"]})  # fmt: skip
-        dtw_difference(diffs, task, agent, row["episode_id"], m["dtw_m"], ref_dtw, got["ndtw"],
-                       ref["ndtw"])  # fmt: skip
+            diffs.add(
+                task, agent, "spd", why, {**example, "flaneur": got["spd"], "reference": ref["spd"]}
+            )
+        dtw_difference(
+            diffs, task, agent, row["episode_id"], m["dtw_m"], ref_dtw, got["ndtw"], ref["ndtw"]
+        )
     spd_pairs = [(o, t) for o, t in zip(ours["spd"], theirs["spd"], strict=True) if o and t]
     ratio = _mean([t / o for o, t in spd_pairs]) if spd_pairs else None
-    return {"flaneur": {k: _mean(v) for k, v in ours.items()},
-            "reference": {k: _mean(v) for k, v in theirs.items()},
-            "spd_reference_over_flaneur": ratio,
-            "path_nodes_placed_by_flaneur": estimated}  # fmt: skip
+    return {
+        "flaneur": {k: _mean(v) for k, v in ours.items()},
+        "reference": {k: _mean(v) for k, v in theirs.items()},
+        "spd_reference_over_flaneur": ratio,
+        "path_nodes_placed_by_flaneur": estimated,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data-dir", type=Path, required=True,
-                        help="folder holding touchdown/, map2seq/ and cityseeker/")  # fmt: skip
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        required=True,
+        help="folder holding touchdown/, map2seq/ and cityseeker/",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument("--check", action="store_true",
-                        help="exit 1 when a difference has no known explanation")  # fmt: skip
-    parser.add_argument("--limit", type=int, default=None,
-                        help="only the first N episodes of each task set (default all)")
-    parser.add_argument("--cityseeker-heading", choices=START_HEADINGS, default="north",
-                        help="start heading of the CitySeeker episodes (default north, as "
-                        "CitySeeker; route: along the first gold edge)")  # fmt: skip
+    parser.add_argument(
+        "--check", action="store_true", help="exit 1 when a difference has no known explanation"
+    )
+    parser.add_argument(
+        "--limit",
+        type=int,
+        default=None,
+        help="only the first N episodes of each task set (default all)",
+    )
+    parser.add_argument(
+        "--cityseeker-heading",
+        choices=START_HEADINGS,
+        default="north",
+        help="start heading of the CitySeeker episodes (default north, as "
+        "CitySeeker; route: along the first gold edge)",
+    )
     args = parser.parse_args(argv)
     data_dir = args.data_dir.resolve()
-    needed = [data_dir / "touchdown/graph/nodes.txt", data_dir / "touchdown/graph/links.txt",
-              *(data_dir / spec[1] for spec in TASKS.values())]  # fmt: skip
+    needed = [
+        data_dir / "touchdown/graph/nodes.txt",
+        data_dir / "touchdown/graph/links.txt",
+        *(data_dir / spec[1] for spec in TASKS.values()),
+    ]
     missing = [str(p) for p in needed if not p.exists()]
     if missing:
         parser.exit(2, f"fidelity.py: missing data: {', '.join(missing)}\n")
     start = time.perf_counter()
     diffs = Diffs()
-    result: dict = {"agents": list(AGENTS), "limit": args.limit,
-                    "cityseeker_heading": args.cityseeker_heading, "tasks": {}}  # fmt: skip
+    result: dict = {
+        "agents": list(AGENTS),
+        "limit": args.limit,
+        "cityseeker_heading": args.cityseeker_heading,
+        "tasks": {},
+    }
     touchdown = VelmaGraph(data_dir / "touchdown/graph")
-    graphs = {"map2seq": (VelmaGraph(data_dir / "touchdown/graph", MAP2SEQ_MISSING_LINKS),
-                          touchdown), "touchdown": (touchdown,)}  # fmt: skip
+    graphs = {
+        "map2seq": (VelmaGraph(data_dir / "touchdown/graph", MAP2SEQ_MISSING_LINKS), touchdown),
+        "touchdown": (touchdown,),
+    }
     loaded = {}
     if args.cityseeker_heading != "north":
         city, episodes = load_task_cached(CITYSEEKER, data_dir)
         loaded[CITYSEEKER] = (city, with_start_heading(episodes, args.cityseeker_heading))
     with tempfile.TemporaryDirectory() as tmp:
-        config = RunConfig(agents=AGENTS, tasks=tuple(TASKS), data_dir=str(data_dir),
-                           limit=args.limit)  # fmt: skip
+        config = RunConfig(
+            agents=AGENTS, tasks=tuple(TASKS), data_dir=str(data_dir), limit=args.limit
+        )
         run_benchmark(config, Path(tmp) / "run", progress="none", loaded=loaded)
         lines = Path(tmp, "run", "episodes.jsonl").read_text(encoding="utf-8").splitlines()
     rows = [json.loads(line) for line in lines]
     for task, spec in TASKS.items():
         result["tasks"][task] = {}
         for agent in AGENTS:
-            mine = [r for r in rows if r["task"] == task and r["agent"] == agent
-                    and r.get("metrics")]  # fmt: skip
+            mine = [
+                r for r in rows if r["task"] == task and r["agent"] == agent and r.get("metrics")
+            ]
             if spec[0] == "velma":
                 dataset = "map2seq" if task.startswith("map2seq") else "touchdown"
                 out = compare_velma(task, agent, mine, data_dir, spec, graphs[dataset], diffs)
             else:
                 city, _ = load_task_cached(task, data_dir)
                 ids = city.graph.ids
-                city_coords = {str(ids[k]): (float(city.graph.lat[k]), float(city.graph.lng[k]))
-                               for k in range(len(ids))}  # fmt: skip
+                city_coords = {
+                    str(ids[k]): (float(city.graph.lat[k]), float(city.graph.lng[k]))
+                    for k in range(len(ids))
+                }
                 cs = cityseeker_reference(data_dir / spec[1])
                 out = compare_cityseeker(task, agent, mine, cs, city_coords, diffs)
             result["tasks"][task][agent] = {"episodes": len(mine), **out}

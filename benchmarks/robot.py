@@ -47,11 +47,19 @@ from flaneur.views.synthetic import SyntheticViews
 from flaneur.world.builtin import load_city
 
 PAPER_TABLE6 = {
-    "hong_kong": {"accuracy_active": 0.63, "recall_active": 0.83,
-                  "accuracy_passive": 0.10, "recall_passive": 0.33},
-    "new_york": {"accuracy_active": 0.71, "recall_active": 1.00,
-                 "accuracy_passive": 0.30, "recall_passive": 0.60},
-}  # fmt: skip
+    "hong_kong": {
+        "accuracy_active": 0.63,
+        "recall_active": 0.83,
+        "accuracy_passive": 0.10,
+        "recall_passive": 0.33,
+    },
+    "new_york": {
+        "accuracy_active": 0.71,
+        "recall_active": 1.00,
+        "accuracy_passive": 0.30,
+        "recall_passive": 0.60,
+    },
+}
 MODES = {
     "passive": SurveySettings(active=False, threshold=0.55),
     "active": SurveySettings(active=True, threshold=0.45, active_threshold=0.64),
@@ -67,10 +75,14 @@ def recall_by_id(city, walked: SurveyResult) -> float:
     box whose span happens to cover a basket does not count."""
     rows = city.furniture.of_kind(CATEGORY)
     route_xy = city.graph.xy[walked.route]
-    near = [str(city.furniture.ids[r]) for r in rows
-            if min(math.dist(city.furniture.xy[r], p) for p in route_xy) <= 20.0]  # fmt: skip
-    seen = {s.object_id for o in walked.memory.objects if o.category == CATEGORY
-            for s in o.sightings}  # fmt: skip
+    near = [
+        str(city.furniture.ids[r])
+        for r in rows
+        if min(math.dist(city.furniture.xy[r], p) for p in route_xy) <= 20.0
+    ]
+    seen = {
+        s.object_id for o in walked.memory.objects if o.category == CATEGORY for s in o.sightings
+    }
     return sum(1 for i in near if i in seen) / len(near) if near else 0.0
 
 
@@ -120,8 +132,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--quick", action="store_true", help="8 routes instead of all 36")
-    parser.add_argument("--check", action="store_true",
-                        help="exit 1 unless active detection raises accuracy and recall")
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="exit 1 unless active detection raises accuracy and recall",
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of the detector simulator")
     args = parser.parse_args(argv)
     result = run(args.quick, args.seed)
@@ -131,18 +146,25 @@ def main(argv: list[str] | None = None) -> int:
         for key in ("routes", "viewpoints", "ground_truth_objects"):
             print(f"{key}: {result[key]}")
         for mode in MODES:
-            print(f"{mode:12s} accuracy {result[f'accuracy_{mode}']:.2f}  recall "
-                  f"{result[f'recall_{mode}']:.2f}  reported {result[f'reported_{mode}']}  "
-                  f"views {result[f'views_{mode}']}")
+            print(
+                f"{mode:12s} accuracy {result[f'accuracy_{mode}']:.2f}  recall "
+                f"{result[f'recall_{mode}']:.2f}  reported {result[f'reported_{mode}']}  "
+                f"views {result[f'views_{mode}']}"
+            )
         print("paper Table 6:", PAPER_TABLE6)
     if args.check:
-        ok = (result["accuracy_active"] > result["accuracy_passive"]
-              and result["recall_active"] > result["recall_passive"])  # fmt: skip
+        ok = (
+            result["accuracy_active"] > result["accuracy_passive"]
+            and result["recall_active"] > result["recall_passive"]
+        )
         if not args.quick:
             ok = ok and result["ground_truth_objects"] >= 30
         if not ok:
-            print("check failed: active detection must raise accuracy and recall "
-                  "(and cover >= 30 bins)", file=sys.stderr)
+            print(
+                "check failed: active detection must raise accuracy and recall "
+                "(and cover >= 30 bins)",
+                file=sys.stderr,
+            )
             return 1
     return 0
 

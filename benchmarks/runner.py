@@ -196,8 +196,9 @@ def baselines_once(data_dir: str, limit: int | None) -> dict:
     from flaneur.evaluate.runner import RunConfig, run_benchmark
     from flaneur.tasks.registry import load_task
 
-    config = RunConfig(agents=("random", "forward"), tasks=BASELINE_TASKS, limit=limit,
-                       data_dir=data_dir)  # fmt: skip
+    config = RunConfig(
+        agents=("random", "forward"), tasks=BASELINE_TASKS, limit=limit, data_dir=data_dir
+    )
     spent = [0.0, 0]
     with tempfile.TemporaryDirectory() as tmp:
         wall0, cpu0 = time.perf_counter(), time.process_time()
@@ -205,13 +206,20 @@ def baselines_once(data_dir: str, limit: int | None) -> dict:
         load = time.perf_counter() - wall0
         run0 = time.perf_counter()
         factory = timed_factory(config, spent)
-        summary = run_benchmark(config, Path(tmp) / "run", progress="none",
-                                agent_factory=factory, loaded=loaded)  # fmt: skip
+        summary = run_benchmark(
+            config, Path(tmp) / "run", progress="none", agent_factory=factory, loaded=loaded
+        )
         run_wall = time.perf_counter() - run0
         wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
     overhead_ms = (run_wall - spent[0]) / max(1, spent[1]) * 1000
-    return {"wall": wall, "cpu": cpu, "load": load, "episodes": summary["episodes"],
-            "steps": spent[1], "overhead_ms": overhead_ms}  # fmt: skip
+    return {
+        "wall": wall,
+        "cpu": cpu,
+        "load": load,
+        "episodes": summary["episodes"],
+        "steps": spent[1],
+        "overhead_ms": overhead_ms,
+    }
 
 
 def baselines(data_dir: str, repeats: int, limit: int | None = None) -> dict:
@@ -225,8 +233,13 @@ def baselines(data_dir: str, repeats: int, limit: int | None = None) -> dict:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     runs = []
     for _ in range(repeats):
-        out = subprocess.run([sys.executable, "-c", script, data_dir, str(limit or "all")],
-                             env=env, capture_output=True, text=True, check=True)  # fmt: skip
+        out = subprocess.run(
+            [sys.executable, "-c", script, data_dir, str(limit or "all")],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
 
     def median(key: str) -> float:
@@ -267,12 +280,14 @@ def main() -> int:
     result: dict = {"latency_s": 0.1, "concurrency": 16, "episodes": 100, "server": "subprocess"}
     repeats = 1 if args.quick else args.repeats
     data = Path(args.data_dir) if args.data_dir else None
-    if data is not None and all((data / "map2seq" / s / "dev.json").is_file()
-                                for s in ("seen", "unseen")):  # fmt: skip
+    if data is not None and all(
+        (data / "map2seq" / s / "dev.json").is_file() for s in ("seen", "unseen")
+    ):
         result.update(baselines(str(data), repeats, args.limit))
     else:
-        result.update(baselines_1600_s=None, baselines_1600_cpu_s=None,
-                      runner_step_overhead_ms=None)  # fmt: skip
+        result.update(
+            baselines_1600_s=None, baselines_1600_cpu_s=None, runner_step_overhead_ms=None
+        )
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         ratios, walls = [], []

@@ -67,8 +67,14 @@ def explorer_child(variant: str, episodes: int, out: str, landmarks: str = "ocr"
 
     shutil.rmtree(cache_dir("explorer-ocr"), ignore_errors=True)  # cold OCR cache
     views = "synthetic" if landmarks == "ocr" else None
-    config = RunConfig(agents=("explorer",), tasks=("helsinki-needs-v1",), views=views,
-                       landmarks=landmarks, limit=episodes, concurrency=1)  # fmt: skip
+    config = RunConfig(
+        agents=("explorer",),
+        tasks=("helsinki-needs-v1",),
+        views=views,
+        landmarks=landmarks,
+        limit=episodes,
+        concurrency=1,
+    )
     executor = None
     if variant.startswith("ray"):
         from flaneur.evaluate.executors_ray import RayExecutor
@@ -79,8 +85,9 @@ def explorer_child(variant: str, episodes: int, out: str, landmarks: str = "ocr"
     wall = time.perf_counter() - t0
     cpu = time.process_time() - cpu0
     stats = summary.get("executor") or {}
-    print(json.dumps({"wall_s": wall, "driver_cpu_s": cpu,
-                      "worker_cpu_s": stats.get("worker_cpu_s")}))  # fmt: skip
+    print(
+        json.dumps({"wall_s": wall, "driver_cpu_s": cpu, "worker_cpu_s": stats.get("worker_cpu_s")})
+    )
 
 
 def explorer_figures(episodes: int, landmarks: str = "ocr") -> dict:
@@ -93,19 +100,26 @@ def explorer_figures(episodes: int, landmarks: str = "ocr") -> dict:
             out = str(Path(tmp) / variant)
             proc = subprocess.run(
                 [sys.executable, __file__, "--child", variant, str(episodes), out, landmarks],
-                capture_output=True, text=True, check=False,
-            )  # fmt: skip
+                capture_output=True,
+                text=True,
+                check=False,
+            )
             if proc.returncode != 0:
                 raise SystemExit(f"{variant} run failed: {proc.stderr.strip()[-2000:]}")
             runs[variant] = json.loads(proc.stdout.strip().splitlines()[-1])
             got = read_rows(Path(out) / "episodes.jsonl")[0]
-            rows[variant] = {(r["task"], r["agent"], r["episode_id"]):
-                             {k: v for k, v in r.items() if k not in VOLATILE} for r in got}
+            rows[variant] = {
+                (r["task"], r["agent"], r["episode_id"]): {
+                    k: v for k, v in r.items() if k not in VOLATILE
+                }
+                for r in got
+            }
     local = runs["local"]
     local_cpu = local["driver_cpu_s"]
     ray2 = runs["ray2"]["worker_cpu_s"] or []
     return {
-        "explorer_episodes": episodes, "explorer_landmarks": landmarks,
+        "explorer_episodes": episodes,
+        "explorer_landmarks": landmarks,
         "explorer_local_s": round(local["wall_s"], 2),
         "explorer_ray1_s": round(runs["ray1"]["wall_s"], 2),
         "explorer_ray2_s": round(runs["ray2"]["wall_s"], 2),
@@ -123,8 +137,19 @@ def explorer_figures(episodes: int, landmarks: str = "ocr") -> dict:
 @contextlib.contextmanager
 def fake_server():
     """``flaneur fake-llm`` in its own process, ``LATENCY`` s per reply."""
-    cmd = [sys.executable, "-c", "from flaneur.cli import main; main()", "fake-llm", "--port",
-           "0", "--policy", "constant:FORWARD", "--latency", str(LATENCY), "--json"]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-c",
+        "from flaneur.cli import main; main()",
+        "fake-llm",
+        "--port",
+        "0",
+        "--policy",
+        "constant:FORWARD",
+        "--latency",
+        str(LATENCY),
+        "--json",
+    ]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
     try:
         yield json.loads(proc.stdout.readline())["base_url"]
@@ -165,34 +190,55 @@ def sweep_figures(episodes: int) -> dict:
     from flaneur.evaluate.runner import RunConfig, run_benchmark
 
     base = toy_episodes()
-    chosen = [replace(base[i % len(base)], id=f"{base[i % len(base)].id}-{i}")
-              for i in range(episodes)]  # fmt: skip
+    chosen = [
+        replace(base[i % len(base)], id=f"{base[i % len(base)].id}-{i}") for i in range(episodes)
+    ]
     with fake_server() as url, tempfile.TemporaryDirectory() as tmp:
-        ray.init(num_cpus=2, include_dashboard=False, object_store_memory=128 * 1024**2,
-                 log_to_driver=False, configure_logging=False)  # fmt: skip
+        ray.init(
+            num_cpus=2,
+            include_dashboard=False,
+            object_store_memory=128 * 1024**2,
+            log_to_driver=False,
+            configure_logging=False,
+        )
         try:
-            config = RunConfig(agents=("caller",), tasks=("toy",), llm="fake-model",
-                               llm_base_url=url, cache_mode="off", concurrency=LIMIT)
+            config = RunConfig(
+                agents=("caller",),
+                tasks=("toy",),
+                llm="fake-model",
+                llm_base_url=url,
+                cache_mode="off",
+                concurrency=LIMIT,
+            )
             executor = RayExecutor(workers=2, model_in_flight=LIMIT)
             t0 = time.perf_counter()
-            summary = run_benchmark(config, Path(tmp) / "sweep", progress="none",
-                                    executor=executor, agent_factory=harness_factory,
-                                    loaded={"toy": (toy_city(), chosen)})  # fmt: skip
+            summary = run_benchmark(
+                config,
+                Path(tmp) / "sweep",
+                progress="none",
+                executor=executor,
+                agent_factory=harness_factory,
+                loaded={"toy": (toy_city(), chosen)},
+            )
             wall = time.perf_counter() - t0
         finally:
             ray.shutdown()
     calls = summary["usage"]["run"]["calls"]
     ideal = calls * LATENCY / LIMIT
     return {
-        "sweep_episodes": episodes, "sweep_calls": calls, "sweep_wall_s": round(wall, 2),
-        "sweep_ideal_s": round(ideal, 2), "sweep_wall_over_ideal": round(wall / ideal, 3),
+        "sweep_episodes": episodes,
+        "sweep_calls": calls,
+        "sweep_wall_s": round(wall, 2),
+        "sweep_ideal_s": round(ideal, 2),
+        "sweep_wall_over_ideal": round(wall / ideal, 3),
         "sweep_peak_in_flight": summary["executor"]["model_slots"]["peak"],
         "sweep_cpu_ms_per_call": round(
-            sum(summary["executor"]["worker_cpu_s"]) / max(calls, 1) * 1000, 2),
+            sum(summary["executor"]["worker_cpu_s"]) / max(calls, 1) * 1000, 2
+        ),
         "sweep_worker_startup_s": summary["executor"]["startup_s"],
         "sweep_worker_cpu_s": summary["executor"]["worker_cpu_s"],
         "sweep_driver_rss_mb": round(_rss_mb(), 1),
-    }  # fmt: skip
+    }
 
 
 # ---------------------------------------------------------------- a 1,000,000-node grid
@@ -222,9 +268,19 @@ def grid_child(side: int, pack: str) -> None:
     hops = graph.hop_distances_to([0])
     hops_s = time.perf_counter() - t0
     assert int(hops.max()) == 2 * (side - 1)
-    print(json.dumps({"nodes": graph.n_nodes, "load_s": sorted(loads)[1],
-                      "load_cpu_s": sorted(cpus)[1], "rss_mb": _rss_mb(),
-                      "index_s": index_s, "nearest_us": nearest_us, "hops_s": hops_s}))  # fmt: skip
+    print(
+        json.dumps(
+            {
+                "nodes": graph.n_nodes,
+                "load_s": sorted(loads)[1],
+                "load_cpu_s": sorted(cpus)[1],
+                "rss_mb": _rss_mb(),
+                "index_s": index_s,
+                "nearest_us": nearest_us,
+                "hops_s": hops_s,
+            }
+        )
+    )
 
 
 def write_grid_pack(side: int, folder: Path) -> Path:
@@ -253,20 +309,25 @@ def grid_figures(side: int) -> dict:
         t0 = time.perf_counter()
         pack = write_grid_pack(side, Path(tmp) / "grid")
         write_s = time.perf_counter() - t0
-        proc = subprocess.run([sys.executable, __file__, "--grid-child", str(side), str(pack)],
-                              capture_output=True, text=True, check=False)  # fmt: skip
+        proc = subprocess.run(
+            [sys.executable, __file__, "--grid-child", str(side), str(pack)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         if proc.returncode != 0:
             raise SystemExit(f"grid load failed: {proc.stderr.strip()[-2000:]}")
         got = json.loads(proc.stdout.strip().splitlines()[-1])
     return {
-        "grid_nodes": got["nodes"], "grid_write_s": round(write_s, 2),
+        "grid_nodes": got["nodes"],
+        "grid_write_s": round(write_s, 2),
         "grid_1m_pack_load_s": round(got["load_s"], 3),
         "grid_1m_pack_load_cpu_s": round(got["load_cpu_s"], 3),
         "grid_1m_rss_mb": round(got["rss_mb"], 1),
         "grid_1m_nearest_index_s": round(got["index_s"], 3),
         "grid_1m_nearest_us": round(got["nearest_us"], 2),
         "grid_1m_hops_s": round(got["hops_s"], 3),
-    }  # fmt: skip
+    }
 
 
 def main() -> None:
@@ -274,15 +335,23 @@ def main() -> None:
     ap.add_argument("--json", action="store_true", help="Print one JSON object.")
     ap.add_argument("--quick", action="store_true", help="Small sizes (CI).")
     ap.add_argument("--episodes", type=int, default=None, help="Explorer episodes (40; quick 4).")
-    ap.add_argument("--sweep-episodes", type=int, default=None,
-                    help="Sweep episodes (10000; quick 600).")
+    ap.add_argument(
+        "--sweep-episodes", type=int, default=None, help="Sweep episodes (10000; quick 600)."
+    )
     ap.add_argument("--grid", type=int, default=1000, help="Grid side (nodes = side^2).")
-    ap.add_argument("--check", action="store_true",
-                    help="Exit 1 unless the rows are identical, the sweep kept to its limit and "
-                    "the grid fits in 1 GB (correctness, not wall times).")
+    ap.add_argument(
+        "--check",
+        action="store_true",
+        help="Exit 1 unless the rows are identical, the sweep kept to its limit and "
+        "the grid fits in 1 GB (correctness, not wall times).",
+    )
     ap.add_argument("--skip", default="", help="Parts to skip: explorer,sweep,grid.")
-    ap.add_argument("--landmarks", default="ocr", choices=("ocr", "map"),
-                    help="Explorer perception (ocr: synthetic views read by OCR; map: no views).")
+    ap.add_argument(
+        "--landmarks",
+        default="ocr",
+        choices=("ocr", "map"),
+        help="Explorer perception (ocr: synthetic views read by OCR; map: no views).",
+    )
     ap.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     ap.add_argument("--grid-child", nargs=2, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -306,11 +375,15 @@ def main() -> None:
         out.update(explorer_figures(args.episodes or (4 if args.quick else 40), args.landmarks))
     print(json.dumps(out, indent=None if args.json else 2))
     if args.check:
-        failed = [name for name, ok in (
-            ("ray_rows_identical", out.get("ray_rows_identical", True)),
-            ("sweep_peak_in_flight", out.get("sweep_peak_in_flight", 0) <= LIMIT),
-            ("grid_1m_rss_mb", out.get("grid_1m_rss_mb", 0) <= 1024),
-        ) if not ok]  # fmt: skip
+        failed = [
+            name
+            for name, ok in (
+                ("ray_rows_identical", out.get("ray_rows_identical", True)),
+                ("sweep_peak_in_flight", out.get("sweep_peak_in_flight", 0) <= LIMIT),
+                ("grid_1m_rss_mb", out.get("grid_1m_rss_mb", 0) <= 1024),
+            )
+            if not ok
+        ]
         if failed:
             raise SystemExit(f"scale check failed: {', '.join(failed)}")
 

@@ -79,8 +79,9 @@ def typo(text: str, edits: int, rng: np.random.Generator) -> str:
 
 def bench_tsp(city, n_sets: int, rng: np.random.Generator) -> dict:
     named = np.flatnonzero(city.places.names != "")
-    nodes = np.unique(np.atleast_1d(city.graph.nearest_node(city.places.lat[named],
-                                                            city.places.lng[named])))
+    nodes = np.unique(
+        np.atleast_1d(city.graph.nearest_node(city.places.lat[named], city.places.lng[named]))
+    )
     agree, savings, times = [], {5: [], 8: []}, []
     for size in (5, 7, 8):
         for _ in range(n_sets if size != 7 else n_sets // 2):
@@ -109,12 +110,18 @@ def bench_tsp(city, n_sets: int, rng: np.random.Generator) -> dict:
 
 def bench_geocode(city, rng: np.random.Generator, limit: int | None) -> dict:
     gaz = gazetteer(city)
-    names = sorted({n for n, k in zip(gaz.names, gaz.kinds, strict=True)
-                    if k == "place" and len(normalize(n)) >= 4})
+    names = sorted(
+        {
+            n
+            for n, k in zip(gaz.names, gaz.kinds, strict=True)
+            if k == "place" and len(normalize(n)) >= 4
+        }
+    )
     addresses = sorted({n for n, k in zip(gaz.names, gaz.kinds, strict=True) if k == "address"})
     if limit:
-        names = [names[i] for i in sorted(rng.choice(len(names), min(limit, len(names)),
-                                                     replace=False))]
+        names = [
+            names[i] for i in sorted(rng.choice(len(names), min(limit, len(names)), replace=False))
+        ]
         addresses = addresses[:limit]
     out, times = {}, []
     for edits in (1, 2):
@@ -127,7 +134,8 @@ def bench_geocode(city, rng: np.random.Generator, limit: int | None) -> dict:
             hits += bool(found) and normalize(found[0].name) == normalize(name)
         out[f"geocode_recall_at_1_edit{edits}"] = round(hits / len(names), 4)
     out["geocode_recall_at_1"] = round(
-        (out["geocode_recall_at_1_edit1"] + out["geocode_recall_at_1_edit2"]) / 2, 4)
+        (out["geocode_recall_at_1_edit1"] + out["geocode_recall_at_1_edit2"]) / 2, 4
+    )
     out["geocode_names"] = len(names)
     hits = 0
     for address in addresses:
@@ -136,8 +144,11 @@ def bench_geocode(city, rng: np.random.Generator, limit: int | None) -> dict:
         start = time.perf_counter()
         found = gaz.search(query, limit=1)
         times.append((time.perf_counter() - start) * 1e3)
-        hits += bool(found) and found[0].kind == "address" and normalize(
-            found[0].name) == normalize(address)
+        hits += (
+            bool(found)
+            and found[0].kind == "address"
+            and normalize(found[0].name) == normalize(address)
+        )
     out["geocode_address_recall_at_1"] = round(hits / max(1, len(addresses)), 4)
     out["geocode_addresses"] = len(addresses)
     out["geocode_ms_per_query"] = round(statistics.median(times), 3)
@@ -163,8 +174,10 @@ def bench_recommender(quick: bool) -> dict:
 
         def fits(row: int, goal=goal, brands=brands) -> bool:
             if brands:  # brand tasks have no goal category: the brand must match
-                keys = {normalize(str(places.names[row])),
-                        normalize(places.tags[row].get("brand", ""))}
+                keys = {
+                    normalize(str(places.names[row])),
+                    normalize(places.tags[row].get("brand", "")),
+                }
                 return any(b in k for b in brands for k in keys if k)
             return bool(goal & set(places.categories[row]))
 
@@ -187,21 +200,26 @@ def bench_recommender(quick: bool) -> dict:
 def bench_peng_walk(city, n_sets: int, rng: np.random.Generator) -> dict:
     """How often the greedy-bearing walk ends at the last stop of an optimised 4-stop route."""
     named = np.flatnonzero(city.places.names != "")
-    nodes = np.unique(np.atleast_1d(city.graph.nearest_node(city.places.lat[named],
-                                                            city.places.lng[named])))
+    nodes = np.unique(
+        np.atleast_1d(city.graph.nearest_node(city.places.lat[named], city.places.lng[named]))
+    )
     ours, virl = [], []
     for _ in range(n_sets):
         stops = [int(x) for x in rng.choice(nodes, 4, replace=False)]
         ordered, _ = optimize_order(city.graph, stops)
         route = directions_via(city, ordered)
-        for keys, avoid, out in ((key_positions(city, route), True, ours),
-                                 (list(route.key_positions), False, virl)):
+        for keys, avoid, out in (
+            (key_positions(city, route), True, ours),
+            (list(route.key_positions), False, virl),
+        ):
             walk = greedy_bearing_walk(city, stops[0], keys, avoid_returns=avoid)
             gap = np.hypot(*(city.graph.xy[walk.nodes[-1]] - city.graph.xy[route.nodes[-1]]))
             out.append(float(gap) <= REACHED_M)
-    return {"peng_walk_end_reached": round(float(np.mean(ours)), 4),
-            "peng_walk_end_reached_virl_rule": round(float(np.mean(virl)), 4),
-            "peng_walk_routes": n_sets}
+    return {
+        "peng_walk_end_reached": round(float(np.mean(ours)), 4),
+        "peng_walk_end_reached_virl_rule": round(float(np.mean(virl)), 4),
+        "peng_walk_routes": n_sets,
+    }
 
 
 def bench_local_ling(city, n_routes: int, seed: int) -> dict:
@@ -214,9 +232,11 @@ def bench_local_ling(city, n_routes: int, seed: int) -> dict:
         first += once.travel(local, question, r.start, r.heading, r.destination)["success"]
         retry += again.travel(local, question, r.start, r.heading, r.destination)["success"]
     n = max(1, len(routes))
-    return {"local_ling_success": round(first / n, 4),
-            "local_ling_success_with_reasks": round(retry / n, 4),
-            "local_ling_routes": len(routes)}
+    return {
+        "local_ling_success": round(first / n, 4),
+        "local_ling_success_with_reasks": round(retry / n, 4),
+        "local_ling_routes": len(routes),
+    }
 
 
 CHECKS = {
@@ -233,8 +253,11 @@ def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--quick", action="store_true", help="fewer samples (CI)")
-    parser.add_argument("--check", action="store_true",
-                        help="exit 1 unless the correctness gates hold (and top-1 beats random)")
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="exit 1 unless the correctness gates hold (and top-1 beats random)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     rng = np.random.default_rng(args.seed)

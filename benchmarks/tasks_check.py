@@ -33,8 +33,12 @@ from flaneur.metrics.distances import MetricCache
 from flaneur.tasks import registry
 from flaneur.tasks.loaders import reference_walk_problems
 
-TASKS = ["map2seq-unseen-dev-v1", "map2seq-seen-dev-v1", "touchdown-unseen-dev-v1",
-         "cityseeker-shanghai2-v1"]  # fmt: skip
+TASKS = [
+    "map2seq-unseen-dev-v1",
+    "map2seq-seen-dev-v1",
+    "touchdown-unseen-dev-v1",
+    "cityseeker-shanghai2-v1",
+]
 TIMED = ["map2seq-unseen-dev-v1", "touchdown-unseen-dev-v1"]
 LIMIT_S = 1.0
 
@@ -148,8 +152,10 @@ def cityseeker_gold(data_dir: Path) -> dict:
     start = time.perf_counter()
     rows = batch_metrics(city, episodes, gold, dist_cache=MetricCache(city))
     seconds = time.perf_counter() - start
-    return {"seconds": round(seconds, 3),
-            "gold_means": means(rows, ["tce", "tcp", "spl", "ndtw", "steps"])}  # fmt: skip
+    return {
+        "seconds": round(seconds, 3),
+        "gold_means": means(rows, ["tce", "tcp", "spl", "ndtw", "steps"]),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -178,8 +184,13 @@ def main(argv: list[str] | None = None) -> int:
         failures.append("gold paths do not score TC = nDTW = TCE = 1")
     if not timings["pair_distances_match_dijkstra"]:
         failures.append("bounded pair distances differ from full Dijkstra")
-    result = {"sets": sets, "metrics_1600": timings, "cityseeker_gold": seeker,
-              "failures": failures, "ok": not failures}  # fmt: skip
+    result = {
+        "sets": sets,
+        "metrics_1600": timings,
+        "cityseeker_gold": seeker,
+        "failures": failures,
+        "ok": not failures,
+    }
     if args.json:
         print(json.dumps(result))
     else:

@@ -44,9 +44,14 @@ def measure_vln(ocr_routes: int) -> dict:
     city, episodes = helsinki_virl_vln_v1()
     oracle = evaluate(city, episodes, OracleRecogniser(city))["metrics"]
     ocr = evaluate(city, episodes[:ocr_routes], OCRRecogniser(city))["metrics"]
-    return {"vln_routes": len(episodes), "vln_oracle_success": oracle["success"],
-            "vln_ocr_success": ocr["success"], "vln_ocr_routes": min(ocr_routes, len(episodes)),
-            "vln_oracle_metrics": oracle, "vln_ocr_metrics": ocr}
+    return {
+        "vln_routes": len(episodes),
+        "vln_oracle_success": oracle["success"],
+        "vln_ocr_success": ocr["success"],
+        "vln_ocr_routes": min(ocr_routes, len(episodes)),
+        "vln_oracle_metrics": oracle,
+        "vln_ocr_metrics": ocr,
+    }
 
 
 def measure(out: Path, per_region: int, seed: int, ocr_routes: int = 10) -> dict:
@@ -54,8 +59,9 @@ def measure(out: Path, per_region: int, seed: int, ocr_routes: int = 10) -> dict
     t0 = time.perf_counter()
     sizes = build_sets("helsinki", out, per_region=per_region, seed=seed)
     ocr = OCR()
-    rec = run_recognition(sizes["recognition_set"], OfflineRecogniser(ocr=ocr), resume=False,
-                          show_progress=False)
+    rec = run_recognition(
+        sizes["recognition_set"], OfflineRecogniser(ocr=ocr), resume=False, show_progress=False
+    )
     _, vqa_items = read_set(sizes["vqa_set"], "virl-vqa", 1)
     truth = [(it["options"], it["options"]["ABCD".index(it["answer"])]) for it in vqa_items]
     figures: dict = {}
@@ -63,8 +69,15 @@ def measure(out: Path, per_region: int, seed: int, ocr_routes: int = 10) -> dict
         model = make_model("fake-model", base_url=server.base_url)
         for mode, circular in (("circular", True), ("plain", False)):
             parser = AnswerParser(ModelMatcher(model))
-            res = run_vqa(sizes["vqa_set"], ModelAnswerer(model).answer, parser, "scripted",
-                          circular=circular, resume=False, show_progress=False)
+            res = run_vqa(
+                sizes["vqa_set"],
+                ModelAnswerer(model).answer,
+                parser,
+                "scripted",
+                circular=circular,
+                resume=False,
+                show_progress=False,
+            )
             figures[f"vqa_macc_{mode}"] = res["macc_circular" if circular else "macc_plain"]
             figures[f"vqa_acc_{mode}"] = res["acc_circular" if circular else "acc_plain"]
             figures[f"vqa_none_replies_{mode}"] = res["none_replies"]
@@ -73,19 +86,33 @@ def measure(out: Path, per_region: int, seed: int, ocr_routes: int = 10) -> dict
         figures["fake_server_requests"] = server.chat_count
     emb = {}
     for mode, circular in (("circular", True), ("plain", False)):
-        res = run_vqa(sizes["vqa_set"], EmbedderAnswerer(ocr=ocr).answer, AnswerParser(),
-                      "embedder", circular=circular, resume=False, show_progress=False)
+        res = run_vqa(
+            sizes["vqa_set"],
+            EmbedderAnswerer(ocr=ocr).answer,
+            AnswerParser(),
+            "embedder",
+            circular=circular,
+            resume=False,
+            show_progress=False,
+        )
         emb[mode] = res["macc_circular" if circular else "macc_plain"]
     vln = measure_vln(ocr_routes)
     return {
-        "city": "helsinki", "seed": seed, "per_region": per_region, **vln,
+        "city": "helsinki",
+        "seed": seed,
+        "per_region": per_region,
+        **vln,
         "regions": sizes["regions"],
-        "recognition_places": sizes["recognition_places"], "vqa_places": sizes["vqa_places"],
-        "recognition_macc_offline": rec["macc"], "recognition_acc_offline": rec["acc"],
-        "recognition_top1_offline": rec["top1"], "recognition_top3_offline": rec["top3"],
+        "recognition_places": sizes["recognition_places"],
+        "vqa_places": sizes["vqa_places"],
+        "recognition_macc_offline": rec["macc"],
+        "recognition_acc_offline": rec["acc"],
+        "recognition_top1_offline": rec["top1"],
+        "recognition_top3_offline": rec["top3"],
         "recognition_top5_offline": rec["top5"],
         **figures,
-        "vqa_macc_circular_embedder": emb["circular"], "vqa_macc_plain_embedder": emb["plain"],
+        "vqa_macc_circular_embedder": emb["circular"],
+        "vqa_macc_plain_embedder": emb["plain"],
         "seconds": round(time.perf_counter() - t0, 1),
     }
 
@@ -98,8 +125,10 @@ def check(result: dict) -> list[str]:
     for key, value in result.items():
         if key.startswith(("recognition_macc", "vqa_macc")) and not 0.0 <= value <= 1.0:
             problems.append(f"{key}={value} outside [0, 1]")
-    if result["vqa_macc_circular"] > result["vqa_macc_plain"] + 1e-9 and \
-            result["vqa_acc_circular"] > result["vqa_acc_plain"] + 1e-9:
+    if (
+        result["vqa_macc_circular"] > result["vqa_macc_plain"] + 1e-9
+        and result["vqa_acc_circular"] > result["vqa_acc_plain"] + 1e-9
+    ):
         problems.append("circular accuracy above single-pass accuracy")
     if result["vqa_matcher_used_circular"] == 0:
         problems.append("the scripted model's text replies never reached the matcher")
@@ -118,14 +147,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--check", action="store_true", help="exit 1 when a gate fails")
     ap.add_argument("--per-region", type=int, default=5, help="places per region (default 5)")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--vln-ocr-routes", type=int, default=10,
-                    help="VLN routes scored with the OCR recogniser (default 10)")
+    ap.add_argument(
+        "--vln-ocr-routes",
+        type=int,
+        default=10,
+        help="VLN routes scored with the OCR recogniser (default 10)",
+    )
     ap.add_argument("--out", type=Path, help="keep the sets and results here")
     args = ap.parse_args(argv)
     per_region = 2 if args.quick else args.per_region
     with tempfile.TemporaryDirectory(prefix="virl-bench-") as tmp:
-        result = measure(args.out or Path(tmp), per_region, args.seed,
-                         ocr_routes=3 if args.quick else args.vln_ocr_routes)
+        result = measure(
+            args.out or Path(tmp),
+            per_region,
+            args.seed,
+            ocr_routes=3 if args.quick else args.vln_ocr_routes,
+        )
     problems = check(result) if args.check else []
     if args.json:
         print(json.dumps(result))

@@ -29,12 +29,22 @@ import sys
 import time
 
 PAPER = {
-    "oracle_full_table8": {"success": 0.88, "start_reaction": 1.0, "intersection_arrival": 0.95,
-                           "intersection_reaction": 0.99, "stop_arrival": 0.96,
-                           "stop_reaction": 0.88},
-    "ppocr_gpt35_mini_table5": {"success": 0.28, "start_reaction": 0.89,
-                                "intersection_arrival": 0.73, "intersection_reaction": 0.94,
-                                "stop_arrival": 0.72, "stop_reaction": 0.28},
+    "oracle_full_table8": {
+        "success": 0.88,
+        "start_reaction": 1.0,
+        "intersection_arrival": 0.95,
+        "intersection_reaction": 0.99,
+        "stop_arrival": 0.96,
+        "stop_reaction": 0.88,
+    },
+    "ppocr_gpt35_mini_table5": {
+        "success": 0.28,
+        "start_reaction": 0.89,
+        "intersection_arrival": 0.73,
+        "intersection_reaction": 0.94,
+        "stop_arrival": 0.72,
+        "stop_reaction": 0.28,
+    },
 }
 
 
@@ -64,11 +74,17 @@ def main() -> int:
     text = json.dumps(out, indent=None if args.json else 1)
     print(text)
     if args.check:
-        bad = [f"{r}.{m}" for r in ("oracle", "ocr") for m in METRICS
-               if out[r][m] is not None and not 0.0 <= out[r][m] <= 1.0]
+        bad = [
+            f"{r}.{m}"
+            for r in ("oracle", "ocr")
+            for m in METRICS
+            if out[r][m] is not None and not 0.0 <= out[r][m] <= 1.0
+        ]
         if bad or out["vln_oracle_success"] < 0.85:
-            print(f"check failed: oracle success {out['vln_oracle_success']}, bad {bad}",
-                  file=sys.stderr)
+            print(
+                f"check failed: oracle success {out['vln_oracle_success']}, bad {bad}",
+                file=sys.stderr,
+            )
             return 1
     return 0
 

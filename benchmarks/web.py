@@ -48,9 +48,11 @@ from flaneur.web.browser import launch, missing_browser, play_with_keyboard
 TASK = "helsinki-needs-v1"
 LONG_TASK = "helsinki-needs-long-v1"
 PLAYER = "oracle-driver"
-VIEWS_READY = ("() => { const i = [...document.querySelectorAll('#views img')];"
-               " return i.length > 0"
-               " && i.every(x => x.complete && x.naturalWidth > 0); }")  # fmt: skip
+VIEWS_READY = (
+    "() => { const i = [...document.querySelectorAll('#views img')];"
+    " return i.length > 0"
+    " && i.every(x => x.complete && x.naturalWidth > 0); }"
+)
 STEP_TIMER = """async (n) => {
   const ready = () => { const i = [...document.querySelectorAll('#views img')];
     return i.length > 0 && i.every(x => x.complete && x.naturalWidth > 0); };
@@ -77,9 +79,17 @@ def long_task(steps: int = 40) -> None:
     """Register ``helsinki-needs-long-v1``: the first episodes with a ``steps`` step limit."""
     city, episodes = load_task(TASK)
     longer = [dataclasses.replace(e, max_steps=steps) for e in episodes[:3]]
-    register_task(TaskSpec(LONG_TASK, "helsinki needs, 40-step limit (web benchmark)",
-                           build=lambda _d: (city, longer), city="helsinki",
-                           scheme="headings", success_metric="tcp"), replace=True)  # fmt: skip
+    register_task(
+        TaskSpec(
+            LONG_TASK,
+            "helsinki needs, 40-step limit (web benchmark)",
+            build=lambda _d: (city, longer),
+            city="helsinki",
+            scheme="headings",
+            success_metric="tcp",
+        ),
+        replace=True,
+    )
 
 
 def long_walk(city, episode, moves: int = 39) -> list[int]:  # type: ignore[no-untyped-def]
@@ -161,9 +171,14 @@ def time_replay(browser, url: str, query: str, repeats: int) -> dict:  # type: i
             opens.append(opened)
             cached += times
         context.close()
-    return {"steps": int(steps), "open_ms": median_ms(opens), "cold_step_ms": median_ms(cold),
-            "cached_step_ms": median_ms(cached), "open_runs": len(opens),
-            "cached_step_samples": len(cached)}  # fmt: skip
+    return {
+        "steps": int(steps),
+        "open_ms": median_ms(opens),
+        "cold_step_ms": median_ms(cold),
+        "cached_step_ms": median_ms(cached),
+        "open_runs": len(opens),
+        "cached_step_samples": len(cached),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -193,8 +208,11 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(root)
     city, episodes = load_task(TASK)
     chosen = episodes[: args.episodes]
-    run_benchmark(RunConfig(agents=("random", "forward"), tasks=(TASK,), limit=args.episodes),
-                  root / "baselines", progress="none")  # fmt: skip
+    run_benchmark(
+        RunConfig(agents=("random", "forward"), tasks=(TASK,), limit=args.episodes),
+        root / "baselines",
+        progress="none",
+    )
     long_task()
     shots = args.screenshots
     if shots is not None:
@@ -228,21 +246,31 @@ def main(argv: list[str] | None = None) -> int:
             page.screenshot(path=shots / "web-live.png", full_page=False)
             shutil.rmtree(growing)
         browser.close()
-    human = [r for r in read_rows(root / "baselines" / "episodes.jsonl")[0]
-             if r["agent"] == "human"]  # fmt: skip
+    human = [
+        r for r in read_rows(root / "baselines" / "episodes.jsonl")[0] if r["agent"] == "human"
+    ]
     paired = paired_comparisons(load_run(root / "baselines"))  # as `flaneur report` pairs them
     tcp = [bool(r["metrics"]["tcp"]) for r in human]
     result = {
-        "task": TASK, "player": PLAYER, "episodes": len(chosen), "human_rows": len(human),
+        "task": TASK,
+        "player": PLAYER,
+        "episodes": len(chosen),
+        "human_rows": len(human),
         "human_tcp": sum(tcp) / len(tcp) if tcp else None,
         "human_spl": round(statistics.mean(r["metrics"]["spl"] for r in human), 4)
-        if human else None,
+        if human
+        else None,
         "seconds_per_played_episode": round(statistics.median(seconds), 3),
-        "paired": [{k: c[k] for k in ("a", "b", "paired", "wins", "losses", "diff", "p_value")}
-                   for c in paired if "human" in (c["a"], c["b"])],
-        "replay": timings, "page_errors": errors, "served_folder": str(root),
+        "paired": [
+            {k: c[k] for k in ("a", "b", "paired", "wins", "losses", "diff", "p_value")}
+            for c in paired
+            if "human" in (c["a"], c["b"])
+        ],
+        "replay": timings,
+        "page_errors": errors,
+        "served_folder": str(root),
         "wall_s": round(time.perf_counter() - started, 1),
-    }  # fmt: skip
+    }
     if args.json:
         print(json.dumps(result))
     else:
@@ -250,8 +278,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{key}: {value}")
     if args.out is None:
         shutil.rmtree(root, ignore_errors=True)
-    ok = (len(human) == len(chosen) and all(tcp) and not errors
-          and timings["cached_step_ms"] < timings["cold_step_ms"])  # fmt: skip
+    ok = (
+        len(human) == len(chosen)
+        and all(tcp)
+        and not errors
+        and timings["cached_step_ms"] < timings["cold_step_ms"]
+    )
     return 0 if ok or not args.check else 1
 
 

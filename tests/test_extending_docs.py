@@ -54,7 +54,9 @@ def recipe(tmp_path, monkeypatch):
                 (path.parent / "__init__.py").touch()
                 path.write_text(textwrap.dedent(rest), encoding="utf-8")
             else:
-                assert first == "# register", f"{section}: a block that is neither file nor register"
+                assert first == "# register", (
+                    f"{section}: a block that is neither file nor register"
+                )
                 exec(compile(block, f"extending.md:{section}", "exec"), {})
         registered.append(section)
 

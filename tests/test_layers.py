@@ -31,14 +31,21 @@ def table_modules() -> list[str]:
     text = (ROOT / "docs/DESIGN.md").read_text(encoding="utf-8")
     rows = [line for line in text.splitlines() if line.startswith("| `flaneur.")]
     names = [name for row in rows for name in re.findall(r"`(flaneur\.\w+)`", row.split("|")[1])]
-    return [n for n in names if (ROOT / "src" / n.replace(".", "/")).exists()
-            or (ROOT / "src" / (n.replace(".", "/") + ".py")).exists()]
+    return [
+        n
+        for n in names
+        if (ROOT / "src" / n.replace(".", "/")).exists()
+        or (ROOT / "src" / (n.replace(".", "/") + ".py")).exists()
+    ]
 
 
 def lint(config: Path) -> subprocess.CompletedProcess:
     return subprocess.run(
         [str(LINT_IMPORTS), "--config", str(config), "--no-cache"],
-        cwd=ROOT / "src", capture_output=True, text=True, timeout=300,
+        cwd=ROOT / "src",
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
 
 
@@ -51,9 +58,12 @@ def test_the_layers_are_kept():
 def test_the_contract_is_the_design_table_and_covers_every_package():
     layers = contract_layers(ROOT / ".importlinter")
     assert table_modules() == layers[::-1]
-    packages = {f"flaneur.{p.stem}" for p in (ROOT / "src/flaneur").iterdir()
-                if (p.is_dir() and (p / "__init__.py").exists())
-                or (p.suffix == ".py" and p.stem != "__init__")}
+    packages = {
+        f"flaneur.{p.stem}"
+        for p in (ROOT / "src/flaneur").iterdir()
+        if (p.is_dir() and (p / "__init__.py").exists())
+        or (p.suffix == ".py" and p.stem != "__init__")
+    }
     assert packages == set(layers), "every module of flaneur belongs to a layer"
 
 
@@ -62,8 +72,9 @@ def test_an_import_up_a_layer_breaks_the_contract(tmp_path):
     cli, world = layers.index("flaneur.cli"), layers.index("flaneur.world")
     layers[cli], layers[world] = layers[world], layers[cli]  # now cli may not import world
     text = (ROOT / ".importlinter").read_text(encoding="utf-8")
-    swapped = re.sub(r"layers =\n(?:    .+\n)+", "layers =\n" + "".join(
-        f"    {name}\n" for name in layers), text)
+    swapped = re.sub(
+        r"layers =\n(?:    .+\n)+", "layers =\n" + "".join(f"    {name}\n" for name in layers), text
+    )
     config = tmp_path / "swapped.ini"
     config.write_text(swapped, encoding="utf-8")
     done = lint(config)

@@ -59,8 +59,15 @@ class ArgumentError(FlaneurError, ValueError):
     """
 
 
-def check_finite(value: object, name: str, *, where: str, low: float | None = None,
-                 high: float | None = None, what: str = "a number") -> float:  # fmt: skip
+def check_finite(
+    value: object,
+    name: str,
+    *,
+    where: str,
+    low: float | None = None,
+    high: float | None = None,
+    what: str = "a number",
+) -> float:
     """``value`` as a float, or :class:`ArgumentError` naming ``name`` (in ``where``) when it
     is not a finite number inside ``[low, high]``."""
     import math
@@ -69,9 +76,20 @@ def check_finite(value: object, name: str, *, where: str, low: float | None = No
         number = float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):
         raise ArgumentError(f"{where}: {name} must be {what}, got {value!r}") from None
-    if isinstance(value, bool) or not math.isfinite(number) or (
-        low is not None and number < low) or (high is not None and number > high):  # fmt: skip
-        bounds = ("" if low is None and high is None else f" >= {low:g}" if high is None
-                  else f" <= {high:g}" if low is None else f" in [{low:g}, {high:g}]")  # fmt: skip
+    if (
+        isinstance(value, bool)
+        or not math.isfinite(number)
+        or (low is not None and number < low)
+        or (high is not None and number > high)
+    ):
+        bounds = (
+            ""
+            if low is None and high is None
+            else f" >= {low:g}"
+            if high is None
+            else f" <= {high:g}"
+            if low is None
+            else f" in [{low:g}, {high:g}]"
+        )
         raise ArgumentError(f"{where}: {name} must be finite {what}{bounds}, got {value!r}")
     return number

@@ -83,9 +83,17 @@ def test_declared_needs():
         ("random", {"seed": 3}, {"seed": 3}),
         ("random", {"seed": None}, {"seed": None}),
         ("random", {"seed": 4.0}, {"seed": 4}),
-        ("cityseeker", {"strategies": "b1,r3", "round": 2}, {"strategies": ("b1", "r3"), "round": 2}),
+        (
+            "cityseeker",
+            {"strategies": "b1,r3", "round": 2},
+            {"strategies": ("b1", "r3"), "round": 2},
+        ),
         ("cityseeker", {"strategies": ["b2"]}, {"strategies": ("b2",)}),
-        ("cityseeker", {"view_size": [320, 240], "theta": 1}, {"view_size": (320, 240), "theta": 1.0}),
+        (
+            "cityseeker",
+            {"view_size": [320, 240], "theta": 1},
+            {"view_size": (320, 240), "theta": 1.0},
+        ),
         ("mapgpt", {"mode": "one-stage"}, {"mode": "one-stage"}),
         ("explorer", {"tau": 0.6, "expand_k": 2}, {"tau": 0.6, "expand_k": 2}),
     ],
@@ -99,7 +107,11 @@ def test_values_are_converted_to_the_declared_types(name, given, converted):
     [
         ("random", {"seed": "abc"}, "agent 'random': option seed='abc' must be an integer or null"),
         ("random", {"seed": True}, "option seed=True must be an integer or null"),
-        ("mapgpt", {"mode": "three-stage"}, "option mode='three-stage' must be 'auto' or 'two-stage' or 'one-stage'"),
+        (
+            "mapgpt",
+            {"mode": "three-stage"},
+            "option mode='three-stage' must be 'auto' or 'two-stage' or 'one-stage'",
+        ),
         ("cityseeker", {"strategies": "b9"}, "unknown CitySeeker strategy 'b9'"),
         ("cityseeker", {"view_size": [1, 2, 3]}, "must be a list of 2 (an integer, an integer)"),
         ("explorer", {"look_sides": "yes"}, "option look_sides='yes' must be true/false"),
@@ -121,8 +133,14 @@ def test_a_bad_option_fails_before_the_first_episode(capsys, tmp_path):
     ("args", "message"),
     [
         (("--agent", "velma", "--llm", "fake"), "agent 'velma' acts in the turns scheme"),
-        (("--agent", "velma", "--scheme", "turns"), "agent 'velma' needs a language model: add --llm"),
-        (("--agent", "forward,mapgpt", "--scheme", "nodes"), "agent 'mapgpt' needs a language model"),
+        (
+            ("--agent", "velma", "--scheme", "turns"),
+            "agent 'velma' needs a language model: add --llm",
+        ),
+        (
+            ("--agent", "forward,mapgpt", "--scheme", "nodes"),
+            "agent 'mapgpt' needs a language model",
+        ),
         (("--agent", "explorer"), "agent 'explorer' acts in the headings scheme, not 'turns'"),
     ],
 )
@@ -137,8 +155,24 @@ def test_deprecated_flags_are_aliases_of_options(capsys, tmp_path):
     assert "unknown CitySeeker strategy 'b7'" in err
     err = cli_error(capsys, tmp_path, "--agent", "mapgpt", "--mapgpt-mode", "magic")
     assert "--mapgpt-mode must be one of" in err and "'magic'" in err
-    main(["run", "--agent", "random", "--tasks", TOY_TASK, "--limit", "1", "--progress", "none",
-          "--out", str(tmp_path / "r"), "--json", "-o", "seed=2"])
+    main(
+        [
+            "run",
+            "--agent",
+            "random",
+            "--tasks",
+            TOY_TASK,
+            "--limit",
+            "1",
+            "--progress",
+            "none",
+            "--out",
+            str(tmp_path / "r"),
+            "--json",
+            "-o",
+            "seed=2",
+        ]
+    )
     assert "note: deprecated" not in capsys.readouterr().err
 
 
@@ -179,8 +213,20 @@ def test_privileged_use_is_recorded_and_marks_the_row():
 
 
 def test_privileged_rows_are_flagged_in_summaries_and_tables(tmp_path, capsys):
-    main(["run", "--agent", "forward,oracle", "--tasks", TOY_TASK, "--progress", "none",
-          "--out", str(tmp_path / "r"), "--json"])
+    main(
+        [
+            "run",
+            "--agent",
+            "forward,oracle",
+            "--tasks",
+            TOY_TASK,
+            "--progress",
+            "none",
+            "--out",
+            str(tmp_path / "r"),
+            "--json",
+        ]
+    )
     summary = json.loads(capsys.readouterr().out)
     flags = {r["agent"]: r["privileged"] for r in summary["runs"]}
     assert flags == {"forward": False, "oracle": True}
@@ -192,18 +238,58 @@ def test_a_deprecated_flag_still_works_with_a_note(tmp_path, capsys):
     from flaneur.testing import FakeOpenAIServer
 
     with FakeOpenAIServer("constant:STOP") as server:
-        main(["run", "--agent", "cityseeker", "--tasks", TOY_TASK, "--scheme", "headings",
-              "--llm", "fake-model", "--llm-base-url", server.base_url, "--cache", "off",
-              "--limit", "1", "--progress", "none", "--out", str(tmp_path / "r"), "--json",
-              "--strategy", "b1", "--round", "1"])
+        main(
+            [
+                "run",
+                "--agent",
+                "cityseeker",
+                "--tasks",
+                TOY_TASK,
+                "--scheme",
+                "headings",
+                "--llm",
+                "fake-model",
+                "--llm-base-url",
+                server.base_url,
+                "--cache",
+                "off",
+                "--limit",
+                "1",
+                "--progress",
+                "none",
+                "--out",
+                str(tmp_path / "r"),
+                "--json",
+                "--strategy",
+                "b1",
+                "--round",
+                "1",
+            ]
+        )
     captured = capsys.readouterr()
-    assert "note: deprecated flag; use -o cityseeker.strategies=b1 -o cityseeker.round=1" in captured.err
+    assert (
+        "note: deprecated flag; use -o cityseeker.strategies=b1 -o cityseeker.round=1"
+        in captured.err
+    )
     summary = json.loads(captured.out)
-    assert summary["config"]["per_agent_options"] == {"cityseeker": {"strategies": "b1", "round": 1}}
+    assert summary["config"]["per_agent_options"] == {
+        "cityseeker": {"strategies": "b1", "round": 1}
+    }
     assert summary["runs"][0]["rows"] == 1
     with pytest.raises(SystemExit):  # mapgpt is not among --agent: a clear one-line error
-        main(["run", "--agent", "forward", "--tasks", TOY_TASK, "--out", str(tmp_path / "x"),
-              "--mapgpt-mode", "two-stage"])
+        main(
+            [
+                "run",
+                "--agent",
+                "forward",
+                "--tasks",
+                TOY_TASK,
+                "--out",
+                str(tmp_path / "x"),
+                "--mapgpt-mode",
+                "two-stage",
+            ]
+        )
     assert "agent 'mapgpt' is not among --agent" in capsys.readouterr().err
 
 
@@ -222,11 +308,17 @@ def test_flaneur_agents_lists_needs_and_typed_options(capsys):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (("--agent", "mapgpt", "--scheme", "nodes", "--llm", "m", "-o", "mapgpt.mode=one-stage"),
-         "agent 'mapgpt': mapgpt in one-stage mode needs --views"),
-        (("--agent", "explorer", "--scheme", "headings", "--landmarks", "ocr"),
-         "agent 'explorer': the explorer's OCR perception needs views"),
+        (
+            ("--agent", "mapgpt", "--scheme", "nodes", "--llm", "m", "-o", "mapgpt.mode=one-stage"),
+            "agent 'mapgpt': mapgpt in one-stage mode needs --views",
+        ),
+        (
+            ("--agent", "explorer", "--scheme", "headings", "--landmarks", "ocr"),
+            "agent 'explorer': the explorer's OCR perception needs views",
+        ),
     ],
 )
-def test_needs_that_depend_on_options_fail_before_the_first_episode(capsys, tmp_path, args, message):
+def test_needs_that_depend_on_options_fail_before_the_first_episode(
+    capsys, tmp_path, args, message
+):
     assert message in cli_error(capsys, tmp_path, *args)

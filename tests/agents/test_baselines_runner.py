@@ -96,9 +96,11 @@ def test_runner_records_errors_and_goes_on(city, tmp_path):
     row = run(env, Broken(), toy_episodes()[0])
     assert row["termination"] == "agent_error" and "model exploded" in row["error"]
     summary = run_benchmark(
-        RunConfig(agents=("forward",), tasks=("toy",)), tmp_path / "out", progress="none",
+        RunConfig(agents=("forward",), tasks=("toy",)),
+        tmp_path / "out",
+        progress="none",
         loaded={"toy": (city, [bad, *toy_episodes()])},
-    )  # fmt: skip
+    )
     assert summary["by_termination"] == {"task_error": 1, "stopped": 5}
     rows = [json.loads(x) for x in (tmp_path / "out/episodes.jsonl").read_text().splitlines()]
     assert "metrics" not in rows[0] and rows[1]["metrics"]["tc"] is True
@@ -118,8 +120,19 @@ def test_runner_files_metrics_and_determinism(city, tmp_path):
     rows = _without_timing(a)
     assert rows == _without_timing((tmp_path / "b/episodes.jsonl").read_text())
     assert len(rows) == 10 and {r["agent"] for r in rows} == {"random", "oracle"}
-    keys = {"task", "episode_id", "agent", "scheme", "termination", "trajectory", "actions",
-            "metrics", "path", "invalid_actions", "records"}  # fmt: skip
+    keys = {
+        "task",
+        "episode_id",
+        "agent",
+        "scheme",
+        "termination",
+        "trajectory",
+        "actions",
+        "metrics",
+        "path",
+        "invalid_actions",
+        "records",
+    }
     assert keys <= set(rows[0])
     oracle = next(r for r in first["runs"] if r["agent"] == "oracle")
     overall = oracle["summary"]["overall"]["metrics"]
@@ -140,8 +153,20 @@ def test_replay_gold_all_schemes(city):
 
 def test_cli_run_and_validate_gold(tmp_path, capsys):
     out = tmp_path / "out"
-    args = ["run", "--agent", "forward,oracle", "--tasks", TOY_TASK, "--data-dir",
-            str(tmp_path), "--out", str(out), "--json", "--limit", "3"]  # fmt: skip
+    args = [
+        "run",
+        "--agent",
+        "forward,oracle",
+        "--tasks",
+        TOY_TASK,
+        "--data-dir",
+        str(tmp_path),
+        "--out",
+        str(out),
+        "--json",
+        "--limit",
+        "3",
+    ]
     main(args)
     summary = json.loads(capsys.readouterr().out)
     assert summary["episodes"] == 6 and (out / "episodes.jsonl").is_file()

@@ -41,11 +41,15 @@ def test_map2seq_random_always_starts_forward(env):
     # toy-fork starts on X4 (4 streets): on map2seq the first action is forward (VELMA's
     # map2seq agents begin with it); on Touchdown the start intersection is a random choice
     fork = toy_episodes()[1]
-    firsts = {run(env, RandomAgent(), as_dataset(fork, "map2seq"), seed=s)["actions"][0]
-              for s in range(20)}  # fmt: skip
+    firsts = {
+        run(env, RandomAgent(), as_dataset(fork, "map2seq"), seed=s)["actions"][0]
+        for s in range(20)
+    }
     assert firsts == {"forward"}
-    firsts = {run(env, RandomAgent(), as_dataset(fork, "touchdown"), seed=s)["actions"][0]
-              for s in range(20)}  # fmt: skip
+    firsts = {
+        run(env, RandomAgent(), as_dataset(fork, "touchdown"), seed=s)["actions"][0]
+        for s in range(20)
+    }
     assert firsts == {"forward", "left", "right"}  # never turn_around (as released)
 
 

@@ -113,8 +113,15 @@ def test_b1_is_quiet_when_confident(city, server):
 
 
 def test_b2_backtracks_when_the_goal_distance_rises(city, server):
-    ep = Episode(id="south", city="toy", instruction="Find the museum.", start_node="N2",
-                 start_heading=180.0, goal_nodes=("D",), max_steps=12)  # fmt: skip
+    ep = Episode(
+        id="south",
+        city="toy",
+        instruction="Find the museum.",
+        start_node="N2",
+        start_heading=180.0,
+        goal_nodes=("D",),
+        max_steps=12,
+    )
     south = policy(choose=toward(180.0))  # walks N2 > N1 > X4 > S1 > F5 > F5S, away from D
     plain, _ = play(city, server, south, ep)
     assert plain["path"][:6] == ["N2", "N1", "X4", "S1", "F5", "F5S"] and not backtracks(plain)
@@ -156,8 +163,9 @@ def two_rounds(city, server, tmp_path, strategies, round2_policy, round1_policy=
     path = tmp_path / "memory.sqlite"
     first = round1_policy or policy(stop_at=3)  # W1 > X4 > E1, 67 m short of D: a failure
     r1, p1 = play(city, server, first, ep, strategies=strategies, round=1, memory_path=str(path))
-    r2, p2 = play(city, server, round2_policy, ep, strategies=strategies, round=2,
-                  memory_path=str(path))  # fmt: skip
+    r2, p2 = play(
+        city, server, round2_policy, ep, strategies=strategies, round=2, memory_path=str(path)
+    )
     return r1, p1, r2, p2
 
 
@@ -201,8 +209,16 @@ def test_c1_can_be_built_by_the_model(city, server, tmp_path):
 
     path = tmp_path / "m.sqlite"
     play(city, server, policy(stop_at=3), EAST, strategies="c1", round=1, memory_path=str(path))
-    row, prompts = play(city, server, answer, EAST, strategies="c1", round=2,
-                        memory_path=str(path), cognition_model=True)  # fmt: skip
+    row, prompts = play(
+        city,
+        server,
+        answer,
+        EAST,
+        strategies="c1",
+        round=2,
+        memory_path=str(path),
+        cognition_model=True,
+    )
     assert prompt_kind(prompts[0]) == "cognition" and "Round 1: P1 > P2" in prompts[0]
     assert mapped in prompts[1] and row["path"][:2] == ["W1", "W2"]
     assert row["records"][0]["cognition"][0]["raw_output"] == mapped
@@ -263,11 +279,13 @@ def test_r3_recent_history_changes_the_choice(city, server):
 def test_strategies_combine(city, server, tmp_path):
     path = str(tmp_path / "all.sqlite")
     low = policy(confidence=0.3, stop_at=9)
-    row, prompts = play(city, server, low, EAST, strategies="b1,b2,c1,c2,r1,r2,r3", round=0,
-                        memory_path=path)  # fmt: skip
+    row, prompts = play(
+        city, server, low, EAST, strategies="b1,b2,c1,c2,r1,r2,r3", round=0, memory_path=path
+    )
     assert backtracks(row) and "(R3, recent history)" in prompts[0] and "(R1" in prompts[0]
-    _row2, prompts2 = play(city, server, low, EAST, strategies="b3,c1,c2,r1,r2,r3", round=1,
-                          memory_path=path)  # fmt: skip
+    _row2, prompts2 = play(
+        city, server, low, EAST, strategies="b3,c1,c2,r1,r2,r3", round=1, memory_path=path
+    )
     assert "Cognitive graph" in prompts2[0] and "Relative position map" in prompts2[0]
 
 
@@ -292,8 +310,9 @@ def test_memory_is_keyed_by_task_and_episode_and_queried_not_loaded(tmp_path):
         ]
         assert mem.visits_at(["a"], before_round=1) == []
         assert mem.visits_at(["a"])[0].outcome == "failure (stopped)"
-        assert mem.round_outcomes() == {1: {"outcome": "failure (stopped)", "success": False,
-                                            "steps": 4, "end_node": "d"}}  # fmt: skip
+        assert mem.round_outcomes() == {
+            1: {"outcome": "failure (stopped)", "success": False, "steps": 4, "end_node": "d"}
+        }
         assert list(mem.trajectories()) == [1] and len(mem.trajectories()[1]) == 4
         mem.start_round(1)  # a rerun of round 1 replaces it
         assert mem.count() == 0

@@ -148,8 +148,13 @@ def test_views_attach_one_image_per_heading(city, fake):
     from flaneur.views import SyntheticViews
 
     ep = toy_episodes()[1]  # starts on X4: four streets
-    fake.configure(lambda req: reply(prompt_kind(req.last_user_text), decision="stop")
-                   if "Step 2 " in req.last_user_text else reply(prompt_kind(req.last_user_text)))  # fmt: skip
+    fake.configure(
+        lambda req: (
+            reply(prompt_kind(req.last_user_text), decision="stop")
+            if "Step 2 " in req.last_user_text
+            else reply(prompt_kind(req.last_user_text))
+        )
+    )
     row = run(city, fake, ep, CitySeekerAgent(view_size=(160, 92)), views=SyntheticViews(city))
     counts = [(prompt_kind(r.last_user_text), r.image_count) for r in fake.requests]
     assert counts == [("stop", 1), ("choice", 4), ("stop", 1)]
@@ -171,8 +176,15 @@ def test_parse_failures_are_counted_never_fatal(city, fake):
 
 def test_agent_stops_itself_after_35_steps(city, fake):
     fake.configure(lambda req: reply(prompt_kind(req.last_user_text), confidence=0.9))
-    ep = Episode(id="long", city="toy", instruction="Wander.", start_node="W2", start_heading=90.0,
-                 goal_nodes=("D",), max_steps=60)  # fmt: skip
+    ep = Episode(
+        id="long",
+        city="toy",
+        instruction="Wander.",
+        start_node="W2",
+        start_heading=90.0,
+        goal_nodes=("D",),
+        max_steps=60,
+    )
     row = run(city, fake, ep, CitySeekerAgent())
     assert row["termination"] == "stopped" and row["steps"] == 36
     assert row["records"][-1]["thoughts"] == "step limit (35) reached"
@@ -196,10 +208,15 @@ def test_runner_end_to_end_and_prompts_read_back_from_the_log(city, tmp_path):
         for views in (None, "synthetic"):
             out = tmp_path / f"run-{views}"
             config = RunConfig(
-                agents=("cityseeker",), tasks=("toy",), scheme="headings", llm="fake-model",
-                llm_base_url=srv.base_url, cache_mode="off", views=views,
+                agents=("cityseeker",),
+                tasks=("toy",),
+                scheme="headings",
+                llm="fake-model",
+                llm_base_url=srv.base_url,
+                cache_mode="off",
+                views=views,
                 agent_options={"strategies": "b1,r3", "view_size": (160, 92)},
-            )  # fmt: skip
+            )
             before = srv.chat_count
             summary = run_benchmark(config, out, progress="none", loaded={"toy": (city, eps)})
             sent = [r.last_user_text for r in list(srv.requests)[before:]]
@@ -225,8 +242,13 @@ def test_missing_imagery_falls_back_to_map_text(city, fake):
         def view(self, node, heading, **kw):
             raise NoImageryError("no imagery near this node", provider="test")
 
-    fake.configure(lambda req: reply(prompt_kind(req.last_user_text), decision="stop")
-                   if "Step 2 " in req.last_user_text else reply(prompt_kind(req.last_user_text)))  # fmt: skip
+    fake.configure(
+        lambda req: (
+            reply(prompt_kind(req.last_user_text), decision="stop")
+            if "Step 2 " in req.last_user_text
+            else reply(prompt_kind(req.last_user_text))
+        )
+    )
     row = run(city, fake, toy_episodes()[0], CitySeekerAgent(), views=NoImagery())
     assert row["termination"] == "stopped" and all(r.image_count == 0 for r in fake.requests)
     assert "Cafe Aalto" in texts(fake, "choice")[0]

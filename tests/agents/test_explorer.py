@@ -52,9 +52,17 @@ def city():
 
 
 def episode(text: str, start: str = "W2", heading: float = 90.0, **kw) -> Episode:
-    return Episode(id=kw.pop("id", "toy-need"), city="toy", instruction=text, start_node=start,
-                   start_heading=heading, goal_nodes=kw.pop("goals", ("D",)), max_steps=kw.pop("max_steps", 20),
-                   category=kw.pop("category", "basic_poi"), **kw)  # fmt: skip
+    return Episode(
+        id=kw.pop("id", "toy-need"),
+        city="toy",
+        instruction=text,
+        start_node=start,
+        start_heading=heading,
+        goal_nodes=kw.pop("goals", ("D",)),
+        max_steps=kw.pop("max_steps", 20),
+        category=kw.pop("category", "basic_poi"),
+        **kw,
+    )
 
 
 def run(city, agent, ep, *, env_episode=None, guard=False, **info):
@@ -82,8 +90,15 @@ def run(city, agent, ep, *, env_episode=None, guard=False, **info):
 class GoalBlind:
     """An episode whose goal fields raise when read."""
 
-    SECRET = ("goal_nodes", "goal_place_ids", "goal_categories", "reference_path", "metadata",
-              "goal_node", "category")  # fmt: skip
+    SECRET = (
+        "goal_nodes",
+        "goal_place_ids",
+        "goal_categories",
+        "reference_path",
+        "metadata",
+        "goal_node",
+        "category",
+    )
 
     def __init__(self, ep: Episode) -> None:
         self._ep = ep
@@ -191,8 +206,10 @@ class FakeOCR:
     def read(self, image):
         self.threads.add(threading.current_thread().name)
         # one 40-px line centred in the image, and the same line joined with a second one
-        return [TextBox("APTEEKKI", ((380, 200), (420, 200), (420, 240), (380, 240)), 0.9),
-                TextBox("Eliel", ((380, 242), (420, 242), (420, 282), (380, 282)), 0.9)]  # fmt: skip
+        return [
+            TextBox("APTEEKKI", ((380, 200), (420, 200), (420, 240), (380, 240)), 0.9),
+            TextBox("Eliel", ((380, 242), (420, 242), (420, 282), (380, 282)), 0.9),
+        ]
 
 
 def test_ocr_perception_reads_in_a_worker_thread_and_caches(city):
@@ -218,8 +235,13 @@ def test_ocr_needs_views(city):
 
 def test_ocr_path_picks_ocr_perception_and_stops_at_a_read_sign(city):
     agent = ExplorerAgent(embedder=BagOfWords(), ocr=FakeOCR())
-    row = run(city, agent, episode("Please find the nearest pharmacy."),
-              views=FakeViews(), landmarks="ocr")  # fmt: skip
+    row = run(
+        city,
+        agent,
+        episode("Please find the nearest pharmacy."),
+        views=FakeViews(),
+        landmarks="ocr",
+    )
     assert isinstance(agent.perception, OCRPerception)
     assert row["termination"] == "stopped" and row["steps"] == 1
     assert "APTEEKKI" in row["records"][-1]["thoughts"]
@@ -240,8 +262,15 @@ def test_never_reads_the_goal(city):
     blind = run(city, ExplorerAgent(embedder=BagOfWords()), ep, guard=True)
     assert blind["path"] == seen["path"] and blind["path"][-1] in ("E3", "D")
     # an episode with every goal field blanked runs the same way
-    blank = dataclasses.replace(ep, goal_nodes=(), goal_place_ids=(), goal_categories=(),
-                                reference_path=(), metadata={}, category=None)  # fmt: skip
+    blank = dataclasses.replace(
+        ep,
+        goal_nodes=(),
+        goal_place_ids=(),
+        goal_categories=(),
+        reference_path=(),
+        metadata={},
+        category=None,
+    )
     again = run(city, ExplorerAgent(embedder=BagOfWords()), blank, env_episode=ep, guard=True)
     assert again["path"] == seen["path"]
 

@@ -58,10 +58,18 @@ def options_of(text: str) -> dict[str, str]:
 def run(city, episodes, policy, out, *, ids=None, views=None, landmarks=None, **options):
     with FakeOpenAIServer(policy) as srv:
         config = RunConfig(
-            agents=("mapgpt",), tasks=(TASK,), llm="fake-model", llm_base_url=srv.base_url,
-            scheme="nodes", ids=ids, views=views, landmarks=landmarks, cache_mode="off",
-            agent_options=options, concurrency=2,
-        )  # fmt: skip
+            agents=("mapgpt",),
+            tasks=(TASK,),
+            llm="fake-model",
+            llm_base_url=srv.base_url,
+            scheme="nodes",
+            ids=ids,
+            views=views,
+            landmarks=landmarks,
+            cache_mode="off",
+            agent_options=options,
+            concurrency=2,
+        )
         summary = run_benchmark(config, out, progress="none", loaded={TASK: (city, episodes)})
         requests = list(srv.requests)
     rows, _ = read_rows(out / "episodes.jsonl")
@@ -199,8 +207,9 @@ def test_scripted_letters(city, episodes, tmp_path):
 
 
 def test_malformed_replies_are_counted_with_fallback(city, episodes, tmp_path):
-    _, rows, _ = run(city, episodes, ["I am not sure.", "{not json", ""], tmp_path,
-                           ids=("toy-east",))  # fmt: skip
+    _, rows, _ = run(
+        city, episodes, ["I am not sure.", "{not json", ""], tmp_path, ids=("toy-east",)
+    )
     row = rows["toy-east"]
     assert row["termination"] == "step_limit" and not row.get("error")
     fails = [rec.get("parse_failures", 0) for rec in row["records"]]
@@ -219,8 +228,7 @@ def test_stop_gating(city, episodes, tmp_path):
     texts = [r.last_user_text for r in requests]
     assert ["A. stop" in t for t in texts] == [False, False, True]
     assert "Action options (step 3):" in texts[2]
-    _, rows, _ = run(city, episodes, always_stop, tmp_path / "b", ids=("toy-east",),
-                     stop_after=1)  # fmt: skip
+    _, rows, _ = run(city, episodes, always_stop, tmp_path / "b", ids=("toy-east",), stop_after=1)
     assert rows["toy-east"]["path"] == ["W1"]
 
 
@@ -247,8 +255,16 @@ def test_backtracking_through_jumps(city, episodes):
                 city, episodes, scheme="nodes", scheme_options={"allow_jumps": True}
             )
             ep = episodes[3]  # toy-back: X4 facing north
-            row = await run_episode(env, MapGPTAgent(stop_after=1), ep, seed=0, task_id="t",
-                                    model=model, views=None, landmarks=None)  # fmt: skip
+            row = await run_episode(
+                env,
+                MapGPTAgent(stop_after=1),
+                ep,
+                seed=0,
+                task_id="t",
+                model=model,
+                views=None,
+                landmarks=None,
+            )
             await model.aclose()
             return row
 
@@ -281,8 +297,9 @@ def test_two_stage_captions_from_a_vlm(city, episodes, tmp_path):
             return "A narrow street with a blue sign reading CAFE."
         return "Action: B"
 
-    _, rows, requests = run(city, episodes, policy, tmp_path, ids=("toy-east",), views="synthetic",
-                            landmarks="vlm")  # fmt: skip
+    _, rows, requests = run(
+        city, episodes, policy, tmp_path, ids=("toy-east",), views="synthetic", landmarks="vlm"
+    )
     nav = [r for r in requests if not r.image_count]
     assert nav and "reading CAFE" in nav[0].last_user_text
     recs = rows["toy-east"]["records"]

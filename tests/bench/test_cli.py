@@ -28,15 +28,37 @@ def test_build_and_vqa_with_scripted_model(tmp_path: Path) -> None:
     pack = toy_city().save(tmp_path / "toy")
     out = tmp_path / "bench"
     runner = CliRunner()
-    built = _json(runner.invoke(app, ["bench", "build", "--city", str(pack), "--out", str(out),
-                                      "--cell-m", "10000", "--json"]))
+    built = _json(
+        runner.invoke(
+            app,
+            [
+                "bench",
+                "build",
+                "--city",
+                str(pack),
+                "--out",
+                str(out),
+                "--cell-m",
+                "10000",
+                "--json",
+            ],
+        )
+    )
     assert built["recognition_places"] == 3 and built["vqa_places"] == 3
     header, items = read_set(out / "vqa-v1.jsonl", "virl-vqa", 1)
     assert header["seed"] == 0 and header["writer"] == "offline"
     truth = [(it["options"], it["options"]["ABCD".index(it["answer"])]) for it in items]
     with FakeOpenAIServer(ScriptedVQAPolicy(truth, styles={"letter": 1.0})) as server:
-        args = ["bench", "vqa", str(out), "--model", "fake-model", "--base-url",
-                server.base_url, "--json"]
+        args = [
+            "bench",
+            "vqa",
+            str(out),
+            "--model",
+            "fake-model",
+            "--base-url",
+            server.base_url,
+            "--json",
+        ]
         first = _json(runner.invoke(app, args))
         assert first["acc_circular"] == 1.0 and first["asked"] == 12
         assert server.requests[0].image_count == 1
@@ -47,16 +69,20 @@ def test_build_and_vqa_with_scripted_model(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(not FLANEUR.is_file(), reason="console script not installed")
-@pytest.mark.parametrize("args, expected", [
-    (["bench", "types", "bank,spaceport"], "'spaceport'"),
-    (["bench", "build", "--types", "cafe,nope_type"], "'nope_type'"),
-    (["bench", "recognition", "/no/such/folder"], "no benchmark set"),
-    (["bench", "recognition", ".", "--recogniser", "clip"], "--clip-weights"),
-    (["bench", "vqa", ".", "--answerer", "model"], "--model"),
-])
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        (["bench", "types", "bank,spaceport"], "'spaceport'"),
+        (["bench", "build", "--types", "cafe,nope_type"], "'nope_type'"),
+        (["bench", "recognition", "/no/such/folder"], "no benchmark set"),
+        (["bench", "recognition", ".", "--recogniser", "clip"], "--clip-weights"),
+        (["bench", "vqa", ".", "--answerer", "model"], "--model"),
+    ],
+)
 def test_console_script_one_line_errors(args: list[str], expected: str, tmp_path: Path) -> None:
-    done = subprocess.run([str(FLANEUR), *args], capture_output=True, text=True, timeout=120,
-                          cwd=tmp_path)
+    done = subprocess.run(
+        [str(FLANEUR), *args], capture_output=True, text=True, timeout=120, cwd=tmp_path
+    )
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error:") and expected in lines[0], lines
@@ -65,9 +91,21 @@ def test_console_script_one_line_errors(args: list[str], expected: str, tmp_path
 def test_polygon_with_no_places_is_an_error(tmp_path: Path) -> None:
     pack = toy_city().save(tmp_path / "toy")
     regions = tmp_path / "sea.geojson"
-    regions.write_text(json.dumps({"type": "Polygon",
-                                   "coordinates": [[[0, 0], [1, 0], [1, 1], [0, 0]]]}))
-    result = CliRunner().invoke(app, ["bench", "build", "--city", str(pack), "--regions",
-                                      str(regions), "--out", str(tmp_path / "b")])
+    regions.write_text(
+        json.dumps({"type": "Polygon", "coordinates": [[[0, 0], [1, 0], [1, 1], [0, 0]]]})
+    )
+    result = CliRunner().invoke(
+        app,
+        [
+            "bench",
+            "build",
+            "--city",
+            str(pack),
+            "--regions",
+            str(regions),
+            "--out",
+            str(tmp_path / "b"),
+        ],
+    )
     assert result.exit_code != 0
     assert "no named place" in str(result.exception)

@@ -14,10 +14,14 @@ def test_macc_multi_type_places_add_one_over_k() -> None:
     # place 2: cafe+bar, wrong -> cafe total +0.5, bar total +0.5
     # place 3: bar+bakery+cafe, right -> each tp +1/3, total +1/3
     # place 4: bakery, wrong -> bakery total +1
-    r = mean_accuracy([
-        (["cafe"], True), (["cafe", "bar"], False),
-        (["bar", "bakery", "cafe"], True), (["bakery"], False),
-    ])
+    r = mean_accuracy(
+        [
+            (["cafe"], True),
+            (["cafe", "bar"], False),
+            (["bar", "bakery", "cafe"], True),
+            (["bakery"], False),
+        ]
+    )
     cafe = (1 + 1 / 3) / (1 + 0.5 + 1 / 3)  # 0.727272...
     bar = (1 / 3) / (0.5 + 1 / 3)  # 0.4
     bakery = (1 / 3) / (1 / 3 + 1)  # 0.25

@@ -48,13 +48,35 @@ def test_grid_regions_cover_every_place() -> None:
 
 def test_geojson_regions_and_errors(tmp_path: Path) -> None:
     good = tmp_path / "r.geojson"
-    good.write_text(json.dumps({"type": "FeatureCollection", "features": [
-        {"type": "Feature", "properties": {"name": "Kamppi"},
-         "geometry": {"type": "Polygon", "coordinates": [[[0, 0], [1, 0], [1, 1], [0, 0]]]}}]}))
+    good.write_text(
+        json.dumps(
+            {
+                "type": "FeatureCollection",
+                "features": [
+                    {
+                        "type": "Feature",
+                        "properties": {"name": "Kamppi"},
+                        "geometry": {
+                            "type": "Polygon",
+                            "coordinates": [[[0, 0], [1, 0], [1, 1], [0, 0]]],
+                        },
+                    }
+                ],
+            }
+        )
+    )
     assert [r.name for r in load_regions(good)] == ["Kamppi"]
     bad = tmp_path / "bad.geojson"
-    bad.write_text(json.dumps({"type": "FeatureCollection", "features": [
-        {"type": "Feature", "geometry": {"type": "Point", "coordinates": [0, 0]}}]}))
+    bad.write_text(
+        json.dumps(
+            {
+                "type": "FeatureCollection",
+                "features": [
+                    {"type": "Feature", "geometry": {"type": "Point", "coordinates": [0, 0]}}
+                ],
+            }
+        )
+    )
     with pytest.raises(RegionError, match="feature 0: expected a Polygon"):
         load_regions(bad)
     (tmp_path / "junk.geojson").write_text("{nope")
@@ -82,8 +104,9 @@ def test_evaluate_recognition_hand_computed() -> None:
     ]
     images = {c: Image.new("RGB", (4, 4), c) for c in ("red", "green")}
     written: list[dict] = []
-    r = evaluate_recognition(items, types, _ByColour(), lambda it: images[it["colour"]],
-                             on_result=written.append)
+    r = evaluate_recognition(
+        items, types, _ByColour(), lambda it: images[it["colour"]], on_result=written.append
+    )
     assert r["top1"] == pytest.approx(2 / 3) and r["places"] == 3
     # bank 1/1; cafe 0.5/0.5; bar 0.5/1.5 -> mAcc (1 + 1 + 1/3) / 3
     assert r["macc"] == pytest.approx(7 / 9)
@@ -121,4 +144,3 @@ def test_vlm_recogniser_through_fake_server() -> None:
         second = vlm.scores(img, ["cafe", "bank", "bar"])
         assert server.requests[0].image_count == 1
     assert list(np.argsort(-first)[:2]) == [1, 0] and not second.any() and vlm.unparsed == 1
-

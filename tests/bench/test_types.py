@@ -25,8 +25,10 @@ def test_lists_and_mapping() -> None:
 
 
 def test_place_types_follow_list_order_and_parents() -> None:
-    assert place_virl_types(("fast_food", "restaurant"), TYPES_96) == ("meal_takeaway",
-                                                                       "restaurant")
+    assert place_virl_types(("fast_food", "restaurant"), TYPES_96) == (
+        "meal_takeaway",
+        "restaurant",
+    )
     assert place_virl_types(("sauna",), TYPES_20) == ("spa",)
     assert place_virl_types(("bench",), TYPES_96) == ()
 

@@ -49,18 +49,36 @@ def small_city() -> City:
     graph = StreetGraph.from_edges(ids, lat, lng, src, dst)
 
     def place(pid, name, r, c, cat="museum"):
-        return {"id": pid, "name": name, "lat": LAT0 + (r + OFF) * DLAT,
-                "lng": LNG0 + (c + OFF) * DLNG, "categories": [cat], "tags": {}}
+        return {
+            "id": pid,
+            "name": name,
+            "lat": LAT0 + (r + OFF) * DLAT,
+            "lng": LNG0 + (c + OFF) * DLNG,
+            "categories": [cat],
+            "tags": {},
+        }
 
-    places = Places.from_records([
-        place("goal", "Cafe Goal", 1, 1, "cafe"),
-        place("a", "Start A", 0, 0), place("b", "Start B", 2, 2),
-        place("l1", "Alpha", 0, 1), place("l2", "Beta", 1, 0),
-        place("l3", "Gamma", 2, 1), place("l4", "Delta", 2, 1),
-        place("l5", "Epsilon", 1, 2), place("l6", "Zeta", 1, 2),
-    ])  # fmt: skip
-    return City(name="vlngrid", graph=graph, places=places, source="hand-made", licence="CC0",
-                edge_streets=np.full(graph.n_edges, ""))
+    places = Places.from_records(
+        [
+            place("goal", "Cafe Goal", 1, 1, "cafe"),
+            place("a", "Start A", 0, 0),
+            place("b", "Start B", 2, 2),
+            place("l1", "Alpha", 0, 1),
+            place("l2", "Beta", 1, 0),
+            place("l3", "Gamma", 2, 1),
+            place("l4", "Delta", 2, 1),
+            place("l5", "Epsilon", 1, 2),
+            place("l6", "Zeta", 1, 2),
+        ]
+    )
+    return City(
+        name="vlngrid",
+        graph=graph,
+        places=places,
+        source="hand-made",
+        licence="CC0",
+        edge_streets=np.full(graph.n_edges, ""),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -120,15 +138,27 @@ def _flaneur() -> str:
 def test_cli_json_and_empty_region(city, tmp_path):
     pack = city.save(tmp_path / "pack")
     region = tmp_path / "far.geojson"
-    region.write_text(json.dumps({"type": "Polygon", "coordinates": [
-        [[30.0, 70.0], [30.01, 70.0], [30.01, 70.01], [30.0, 70.0]]]}))
-    bad = subprocess.run([_flaneur(), "bench", "vln", "--city", str(pack), "--region",
-                          str(region)], capture_output=True, text=True)
+    region.write_text(
+        json.dumps(
+            {
+                "type": "Polygon",
+                "coordinates": [[[30.0, 70.0], [30.01, 70.0], [30.01, 70.01], [30.0, 70.0]]],
+            }
+        )
+    )
+    bad = subprocess.run(
+        [_flaneur(), "bench", "vln", "--city", str(pack), "--region", str(region)],
+        capture_output=True,
+        text=True,
+    )
     assert bad.returncode == 2
     assert bad.stderr.strip().count("\n") == 0 and "holds no viewpoint" in bad.stderr
     assert "Traceback" not in bad.stderr
-    ok = subprocess.run([_flaneur(), "bench", "vln", "--city", str(pack), "--seed", "1",
-                         "--json"], capture_output=True, text=True)
+    ok = subprocess.run(
+        [_flaneur(), "bench", "vln", "--city", str(pack), "--seed", "1", "--json"],
+        capture_output=True,
+        text=True,
+    )
     assert ok.returncode == 0, ok.stderr
     data = json.loads(ok.stdout)
     assert data["routes"] == 1 and data["metrics"]["oracle"]["success"] == 1.0
@@ -138,17 +168,21 @@ def test_task_set_is_registered():
     from flaneur.tasks.registry import get_task
 
     spec = get_task("helsinki-virl-vln-v1")
-    assert (spec.scheme, spec.success_metric, spec.city) == ("headings", "virl_success",
-                                                             "helsinki")
+    assert (spec.scheme, spec.success_metric, spec.city) == ("headings", "virl_success", "helsinki")
     assert spec.build is not None and not spec.needs_data_dir
 
 
 def test_parse_legs_reads_landmark_and_side():
-    text = ("Face north and walk about 40 m. At the intersection with Kiasma on your "
-            "front-right, turn to face east and walk about 25 m. Then, turn to face south and "
-            "walk about 30 m. Cafe X will be on your left.")
+    text = (
+        "Face north and walk about 40 m. At the intersection with Kiasma on your "
+        "front-right, turn to face east and walk about 25 m. Then, turn to face south and "
+        "walk about 30 m. Cafe X will be on your left."
+    )
     assert parse_legs(text) == [
-        Leg("north", 40.0, "Kiasma", "front-right"), Leg("east", 25.0), Leg("south", 30.0)]
+        Leg("north", 40.0, "Kiasma", "front-right"),
+        Leg("east", 25.0),
+        Leg("south", 30.0),
+    ]
     assert parse_legs("Go somewhere nice.") == []
 
 

@@ -17,15 +17,35 @@ from flaneur.testing.vqa_policy import ScriptedVQAPolicy
 
 
 def _item(pid: str, types: list[str], options: list[str], answer: str) -> dict:
-    return {"place_id": pid, "types": types, "region": "r", "question": "Q?",
-            "options": options, "answer": answer}
+    return {
+        "place_id": pid,
+        "types": types,
+        "region": "r",
+        "question": "Q?",
+        "options": options,
+        "answer": answer,
+    }
 
 
-@pytest.mark.parametrize("reply, letter", [
-    ("B", "B"), ("B.", "B"), ("B)", "B"), ("B,", "B"), ("B).", "B"), ("(c)", "C"),
-    (" Answer: D ", "D"), ("The answer is A", "A"), ("A", "A"),
-    ("a", None), ("A bakery", None), ("E", None), ("", None), ("B and C", None),
-])
+@pytest.mark.parametrize(
+    "reply, letter",
+    [
+        ("B", "B"),
+        ("B.", "B"),
+        ("B)", "B"),
+        ("B,", "B"),
+        ("B).", "B"),
+        ("(c)", "C"),
+        (" Answer: D ", "D"),
+        ("The answer is A", "A"),
+        ("A", "A"),
+        ("a", None),
+        ("A bakery", None),
+        ("E", None),
+        ("", None),
+        ("B and C", None),
+    ],
+)
 def test_exact_letter_forms(reply: str, letter: str | None) -> None:
     assert exact_letter(reply) == letter
 
@@ -106,8 +126,16 @@ def test_circular_and_plain_hand_computed() -> None:
 
 def test_resume_skips_done_places() -> None:
     items = [_item("p1", ["cafe"], ["t", "f", "g", "h"], "A")]
-    done = {"p1": {"place_id": "p1", "types": ["cafe"], "correct": True, "first_pass": True,
-                   "answers": ["A"] * 4, "replies": ["A"] * 4}}
+    done = {
+        "p1": {
+            "place_id": "p1",
+            "types": ["cafe"],
+            "correct": True,
+            "first_pass": True,
+            "answers": ["A"] * 4,
+            "replies": ["A"] * 4,
+        }
+    }
 
     def never(item: dict, prompt: str) -> str:
         raise AssertionError("asked again")
@@ -117,8 +145,10 @@ def test_resume_skips_done_places() -> None:
 
 def test_scripted_model_through_fake_server() -> None:
     pool = [x.text for x in intention_pool()]
-    items = [_item(f"p{i}", ["cafe" if i % 2 else "bar"],
-                   pool[4 * i:4 * i + 4], "ABCD"[i % 4]) for i in range(12)]
+    items = [
+        _item(f"p{i}", ["cafe" if i % 2 else "bar"], pool[4 * i : 4 * i + 4], "ABCD"[i % 4])
+        for i in range(12)
+    ]
     truth = [(it["options"], it["options"]["ABCD".index(it["answer"])]) for it in items]
     styles = {"letter": 0.5, "text": 0.3, "none": 0.2}
     with FakeOpenAIServer(ScriptedVQAPolicy(truth, styles=styles, seed=1)) as server:
@@ -135,10 +165,14 @@ def test_scripted_model_through_fake_server() -> None:
 
 
 def test_llm_writer_and_fallback() -> None:
-    good = ('{"true_option": "Buy bread here", "false_options": '
-            '["Swim laps", "Fly a plane", "See a dentist"]}')
-    items = [{"place_id": "p1", "name": "Leipomo", "types": ["bakery"]},
-             {"place_id": "p2", "name": "X", "types": ["bakery"]}]
+    good = (
+        '{"true_option": "Buy bread here", "false_options": '
+        '["Swim laps", "Fly a plane", "See a dentist"]}'
+    )
+    items = [
+        {"place_id": "p1", "name": "Leipomo", "types": ["bakery"]},
+        {"place_id": "p2", "name": "X", "types": ["bakery"]},
+    ]
     with FakeOpenAIServer([good, "Sorry, I cannot help."]) as server:
         writer = LLMOptionWriter(make_model("fake-model", base_url=server.base_url))
         built, fallbacks = build_vqa_set(items, lambda pid: ("bakery",), writer=writer)

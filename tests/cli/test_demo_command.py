@@ -45,8 +45,18 @@ class Demo:
 
 
 def _invoke(out: Path, cache: Path) -> Invocation:
-    args = ["demo", "--out", str(out), "--limit", str(LIMIT), "--agents", ",".join(AGENTS),
-            "--progress", "none", "--json"]  # fmt: skip
+    args = [
+        "demo",
+        "--out",
+        str(out),
+        "--limit",
+        str(LIMIT),
+        "--agents",
+        ",".join(AGENTS),
+        "--progress",
+        "none",
+        "--json",
+    ]
     start = time.perf_counter()
     outcome = CliRunner().invoke(app, args, env={"FLANEUR_CACHE_DIR": str(cache)})
     seconds = time.perf_counter() - start
@@ -100,15 +110,17 @@ def test_the_oracle_succeeds_by_the_tasks_success_metric(demo):
     assert all(r["metrics"][name] == 1.0 for r in rows)
     assert _runs(demo.first.result)["oracle"]["summary"]["overall"]["metrics"][name]["mean"] == 1.0
     # the other agents are scored on the same metric, and no baseline is perfect
-    means = {a: r["summary"]["overall"]["metrics"][name]["mean"]
-             for a, r in _runs(demo.first.result).items()}  # fmt: skip
+    means = {
+        a: r["summary"]["overall"]["metrics"][name]["mean"]
+        for a, r in _runs(demo.first.result).items()
+    }
     assert min(means.values()) < 1.0
 
 
 def test_paired_comparisons_leave_out_the_oracle(demo):
     paired = demo.first.result["paired"]
     others = [a for a in AGENTS if a != "oracle"]
-    expected = {(a, b) for i, a in enumerate(others) for b in others[i + 1:]}
+    expected = {(a, b) for i, a in enumerate(others) for b in others[i + 1 :]}
     assert {(p["a"], p["b"]) for p in paired} == expected
     assert all(p["paired"] == LIMIT and 0.0 <= p["p_value"] <= 1.0 for p in paired)
 

@@ -52,8 +52,9 @@ def script_outcomes(workspace) -> dict[str, Outcome]:
         pytest.skip(f"console script not installed next to {sys.executable}")
     ws, cache = workspace
     with ThreadPoolExecutor(4) as pool:
-        outcomes = pool.map(lambda c: run_in_subprocess(c, ws, cache, exe=str(SCRIPT)),
-                            SCRIPT_CASES)  # fmt: skip
+        outcomes = pool.map(
+            lambda c: run_in_subprocess(c, ws, cache, exe=str(SCRIPT)), SCRIPT_CASES
+        )
         return {c.id: o for c, o in zip(SCRIPT_CASES, outcomes, strict=True)}
 
 
@@ -63,8 +64,18 @@ def test_the_suite_is_large_and_covers_every_class_and_command():
     assert {c.kind for c in CLI_CASES} == set(KINDS)
     assert {c.kind for c in SCRIPT_CASES} == set(KINDS)
     commands = {c.argv[0] for c in CLI_CASES}
-    assert commands >= {"city", "tasks", "export", "demo", "run", "report", "validate", "cache",
-                        "fake-llm", "render"}  # fmt: skip
+    assert commands >= {
+        "city",
+        "tasks",
+        "export",
+        "demo",
+        "run",
+        "report",
+        "validate",
+        "cache",
+        "fake-llm",
+        "render",
+    }
 
 
 @pytest.mark.parametrize("case", [c for c in CLI_CASES if c.in_process], ids=lambda c: c.id)
@@ -131,11 +142,19 @@ def test_goal_only_task_passes_check_and_validate_names_the_empty_path(workspace
     (folder / "goal.jsonl").write_text(json.dumps(row) + "\n", encoding="utf-8")
     from flaneur.testing.hostile_cases import HostileCase
 
-    check = run_in_process(HostileCase("c", "silent", ("tasks", "check", "goal.jsonl", "--city",
-                                                       "pack", "--json"), ""), folder, cache)
+    check = run_in_process(
+        HostileCase(
+            "c", "silent", ("tasks", "check", "goal.jsonl", "--city", "pack", "--json"), ""
+        ),
+        folder,
+        cache,
+    )
     assert check.code == 0 and json.loads(check.stdout)["episodes"] == 1
-    validate = run_in_process(HostileCase("v", "silent", ("tasks", "validate", "goal.jsonl",
-                                                          "--city", "pack"), ""), folder, cache)
+    validate = run_in_process(
+        HostileCase("v", "silent", ("tasks", "validate", "goal.jsonl", "--city", "pack"), ""),
+        folder,
+        cache,
+    )
     assert validate.code == 1 and "reference path is empty" in validate.stdout
     assert "Traceback" not in validate.stderr
 

@@ -51,8 +51,9 @@ def test_piped_output_is_not_squeezed_to_80_columns(tmp_path: Path):
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
     env["FLANEUR_CACHE_DIR"] = str(tmp_path)
     script = Path(sys.executable).with_name("flaneur")
-    out = subprocess.run([str(script), "tasks", "ls"], capture_output=True, text=True, env=env,
-                         check=True).stdout  # fmt: skip
+    out = subprocess.run(
+        [str(script), "tasks", "ls"], capture_output=True, text=True, env=env, check=True
+    ).stdout
     assert "…" not in out
     assert max(len(line) for line in out.splitlines()) > 80
     assert UNLIMITED_WIDTH >= 200

@@ -59,8 +59,22 @@ def probe_agent(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 def run(tmp_path: Path, out: str, agents: str, *options: str, limit: int = 3) -> dict:
     """``flaneur run --json`` on the toy task; the printed summary."""
-    args = ["run", "--agent", agents, "--tasks", TOY_TASK, "--data-dir", str(tmp_path),
-            "--out", str(tmp_path / out), "--json", "--limit", str(limit), "--progress", "none"]  # fmt: skip
+    args = [
+        "run",
+        "--agent",
+        agents,
+        "--tasks",
+        TOY_TASK,
+        "--data-dir",
+        str(tmp_path),
+        "--out",
+        str(tmp_path / out),
+        "--json",
+        "--limit",
+        str(limit),
+        "--progress",
+        "none",
+    ]
     for option in options:
         args += ["-o", option]
     main(args)
@@ -82,20 +96,45 @@ def one_line_error(capsys: pytest.CaptureFixture[str], args: list[str]) -> str:
 
 
 def test_values_are_read_as_json_else_as_text():
-    specs = ["k_shot=0", "probe.tau=0.6", "probe.on=true", "probe.none=null", "probe.ws=[1, 2.5]",
-             "probe.extract=rules", 'probe.quoted="0"', "probe.expr=a=b", "probe.empty=",
-             "probe.tau=0.7"]  # fmt: skip
+    specs = [
+        "k_shot=0",
+        "probe.tau=0.6",
+        "probe.on=true",
+        "probe.none=null",
+        "probe.ws=[1, 2.5]",
+        "probe.extract=rules",
+        'probe.quoted="0"',
+        "probe.expr=a=b",
+        "probe.empty=",
+        "probe.tau=0.7",
+    ]
     shared, own = parse_agent_options(specs, ("probe", "forward"))
     assert shared == {"k_shot": 0}
-    assert own == {"probe": {"tau": 0.7, "on": True, "none": None, "ws": [1, 2.5],
-                             "extract": "rules", "quoted": "0", "expr": "a=b", "empty": ""}}  # fmt: skip
+    assert own == {
+        "probe": {
+            "tau": 0.7,
+            "on": True,
+            "none": None,
+            "ws": [1, 2.5],
+            "extract": "rules",
+            "quoted": "0",
+            "expr": "a=b",
+            "empty": "",
+        }
+    }
     assert parse_agent_options([], ("probe",)) == ({}, {})
 
 
 def test_options_reach_the_agent_and_go_into_the_config(tmp_path, capsys):
     plain = run(tmp_path, "plain", "probe,forward")
-    summary = run(tmp_path, "opts", "probe,forward", "probe.walk=2", "probe.label=rules",
-                  "probe.weights=[1, 0.5]")  # fmt: skip
+    summary = run(
+        tmp_path,
+        "opts",
+        "probe,forward",
+        "probe.walk=2",
+        "probe.label=rules",
+        "probe.weights=[1, 0.5]",
+    )
     printed = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     want = {"probe": {"walk": 2, "label": "rules", "weights": [1, 0.5]}}
     assert summary["config"]["per_agent_options"] == want == printed["config"]["per_agent_options"]
@@ -111,8 +150,10 @@ def test_options_reach_the_agent_and_go_into_the_config(tmp_path, capsys):
         assert len(row["path"]) > len(before[eid]["path"])
         assert row["config_hash"] != before[eid]["config_hash"]
     # the forward agent's own configuration (and so its hash) is untouched
-    hashes = [{r["config_hash"] for r in rows(tmp_path / d) if r["agent"] == "forward"}
-              for d in ("plain", "opts")]  # fmt: skip
+    hashes = [
+        {r["config_hash"] for r in rows(tmp_path / d) if r["agent"] == "forward"}
+        for d in ("plain", "opts")
+    ]
     assert hashes[0] == hashes[1] and len(hashes[0]) == 1
 
 
@@ -122,8 +163,10 @@ def test_an_option_for_every_agent_and_a_per_agent_override(tmp_path, capsys):
     assert summary["config"]["agent_options"] == {"label": "all", "walk": 1}
     row = rows(tmp_path / "o")[0]
     assert json.loads(row["records"][0]["thoughts"]) == {
-        "walk": 1, "label": "mine", "weights": None
-    }  # fmt: skip
+        "walk": 1,
+        "label": "mine",
+        "weights": None,
+    }
 
 
 def test_a_real_agent_changes_behaviour_with_an_option(tmp_path, capsys):
@@ -148,8 +191,21 @@ def test_a_real_agent_changes_behaviour_with_an_option(tmp_path, capsys):
     ],
 )
 def test_bad_syntax_is_a_one_line_error(tmp_path, capsys, spec, why):
-    args = ["run", "--agent", "velma,explorer", "--tasks", TOY_TASK, "--data-dir",
-            str(tmp_path), "--out", str(tmp_path / "out"), "-o", "velma.k_shot=0", "-o", spec]  # fmt: skip
+    args = [
+        "run",
+        "--agent",
+        "velma,explorer",
+        "--tasks",
+        TOY_TASK,
+        "--data-dir",
+        str(tmp_path),
+        "--out",
+        str(tmp_path / "out"),
+        "-o",
+        "velma.k_shot=0",
+        "-o",
+        spec,
+    ]
     err = one_line_error(capsys, args)
     assert f"--option {spec!r}" in err and why in err
     assert not (tmp_path / "out").exists()
@@ -169,8 +225,19 @@ def test_bad_syntax_is_a_one_line_error(tmp_path, capsys, spec, why):
 def test_an_option_the_agent_does_not_take_fails_before_running(
     tmp_path, capsys, agents, spec, names
 ):
-    args = ["run", "--agent", agents, "--tasks", TOY_TASK, "--data-dir", str(tmp_path),
-            "--out", str(tmp_path / "out"), "-o", spec]  # fmt: skip
+    args = [
+        "run",
+        "--agent",
+        agents,
+        "--tasks",
+        TOY_TASK,
+        "--data-dir",
+        str(tmp_path),
+        "--out",
+        str(tmp_path / "out"),
+        "-o",
+        spec,
+    ]
     err = one_line_error(capsys, args)
     assert all(name in err for name in names), err
     assert not (tmp_path / "out").exists()  # no episode ran, no run folder

@@ -36,8 +36,9 @@ class AskOnce(Agent):
         self.model = env_info.model
 
     async def act(self, observation: Mapping[str, Any]) -> Action:
-        reply = await self.model.complete([{"role": "user", "content": observation["instruction"]}],
-                                          max_tokens=400)  # fmt: skip
+        reply = await self.model.complete(
+            [{"role": "user", "content": observation["instruction"]}], max_tokens=400
+        )
         return Action(STOP, "stop", step_record(raw_output=reply.text))
 
 
@@ -56,9 +57,27 @@ def ask_agent(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 
 def _args(tmp_path: Path, out: str, base_url: str, *extra: str) -> list[str]:
-    return ["run", "--agent", "ask-once", "--tasks", TOY_TASK, "--data-dir", str(tmp_path),
-            "--out", str(tmp_path / out), "--json", "--progress", "none", "--concurrency", "1",
-            "--llm", "fake-model", "--llm-base-url", base_url, *extra]  # fmt: skip
+    return [
+        "run",
+        "--agent",
+        "ask-once",
+        "--tasks",
+        TOY_TASK,
+        "--data-dir",
+        str(tmp_path),
+        "--out",
+        str(tmp_path / out),
+        "--json",
+        "--progress",
+        "none",
+        "--concurrency",
+        "1",
+        "--llm",
+        "fake-model",
+        "--llm-base-url",
+        base_url,
+        *extra,
+    ]
 
 
 def _rows(folder: Path) -> list[dict]:
@@ -68,14 +87,32 @@ def _rows(folder: Path) -> list[dict]:
 
 def test_options_reach_the_model(tmp_path, capsys):
     with FakeOpenAIServer("constant:ok") as server:
-        main(_args(tmp_path, "run", server.base_url, "--llm-max-tokens", "32",
-                   "--llm-timeout", "9", "--llm-retries", "1", "--llm-max-in-flight", "2"))  # fmt: skip
+        main(
+            _args(
+                tmp_path,
+                "run",
+                server.base_url,
+                "--llm-max-tokens",
+                "32",
+                "--llm-timeout",
+                "9",
+                "--llm-retries",
+                "1",
+                "--llm-max-in-flight",
+                "2",
+            )
+        )
         sent = [r.body["max_tokens"] for r in server.requests]
     summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert sent == [32] * 5  # the agent's 400 capped
     options = summary["config"]["llm_options"]
-    assert options == {"timeout_s": 9.0, "max_retries": 1, "max_in_flight": 2,
-                       "max_tokens": 32, "failure_threshold": 3}  # fmt: skip
+    assert options == {
+        "timeout_s": 9.0,
+        "max_retries": 1,
+        "max_in_flight": 2,
+        "max_tokens": 32,
+        "failure_threshold": 3,
+    }
     assert summary["server_down"] is None
     rows = _rows(tmp_path / "run")
     assert all(r["termination"] != "model_error" for r in rows)
@@ -87,8 +124,9 @@ def test_dead_server_mid_run_stops_with_one_line_and_resume_finishes(tmp_path, c
     faults = {i: "500" for i in range(2, 40)}
     with FakeOpenAIServer("constant:ok", faults=faults) as server:
         with pytest.raises(SystemExit) as exit_:
-            main(_args(tmp_path, "run", server.base_url, "--llm-retries", "0",
-                       "--llm-failures", "2"))  # fmt: skip
+            main(
+                _args(tmp_path, "run", server.base_url, "--llm-retries", "0", "--llm-failures", "2")
+            )
         chats, port = server.chat_count, server.port
     assert exit_.value.code == 1
     err = capsys.readouterr().err.strip()
@@ -126,12 +164,33 @@ def test_unreachable_server_is_one_line_and_quick(tmp_path):
     url = f"http://127.0.0.1:{_closed_port()}/v1"
     started = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-c", SCRIPT, "run", "--agent", "velma", "--tasks", "toy-dead",
-         "--scheme", "turns", "--out", str(tmp_path / "r"), "--llm", "fake-model",
-         "--llm-base-url", url, "--llm-retries", "1", "--progress", "none"],
-        capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-c",
+            SCRIPT,
+            "run",
+            "--agent",
+            "velma",
+            "--tasks",
+            "toy-dead",
+            "--scheme",
+            "turns",
+            "--out",
+            str(tmp_path / "r"),
+            "--llm",
+            "fake-model",
+            "--llm-base-url",
+            url,
+            "--llm-retries",
+            "1",
+            "--progress",
+            "none",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
         env={"FLANEUR_CACHE_DIR": str(tmp_path / "cache"), "PATH": "/usr/bin:/bin"},
-    )  # fmt: skip
+    )
     assert done.returncode == 1, done.stderr
     lines = [ln for ln in done.stderr.strip().splitlines() if ln.strip()]
     assert lines[-1].startswith("error: model server") and "is it running?" in lines[-1]
@@ -141,20 +200,34 @@ def test_unreachable_server_is_one_line_and_quick(tmp_path):
 
 def test_model_option_without_llm_through_the_console_script(tmp_path):
     done = subprocess.run(
-        [str(FLANEUR), "run", "--agent", "random", "--tasks", "helsinki-needs-v1",
-         "--out", str(tmp_path / "r"), "--api-key-env", "MY_KEY"],
-        capture_output=True, text=True, timeout=60,
+        [
+            str(FLANEUR),
+            "run",
+            "--agent",
+            "random",
+            "--tasks",
+            "helsinki-needs-v1",
+            "--out",
+            str(tmp_path / "r"),
+            "--api-key-env",
+            "MY_KEY",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
         env={"FLANEUR_CACHE_DIR": str(tmp_path / "cache"), "PATH": "/usr/bin:/bin"},
-    )  # fmt: skip
+    )
     assert done.returncode == 2 and done.stderr.strip().count("\n") == 0, done.stderr
     assert "need --llm" in done.stderr and "Traceback" not in done.stderr
 
 
 @pytest.mark.parametrize(
     ("extra", "message"),
-    [(["--llm-timeout", "5"], "need --llm"),
-     (["--llm", "openai/gpt-4o-mini", "--llm-n-ctx", "4096"], "llamacpp/ models only")],
-)  # fmt: skip
+    [
+        (["--llm-timeout", "5"], "need --llm"),
+        (["--llm", "openai/gpt-4o-mini", "--llm-n-ctx", "4096"], "llamacpp/ models only"),
+    ],
+)
 def test_model_option_misuse_is_one_line(tmp_path, capsys, extra, message):
     args = ["run", "--agent", "random", "--tasks", TOY_TASK, "--out", str(tmp_path / "x"), *extra]
     with pytest.raises(SystemExit) as exit_:

@@ -18,8 +18,9 @@ PERSONA = (
 
 
 def flaneur(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([str(FLANEUR), *args], capture_output=True, text=True, timeout=300,
-                          input=stdin)
+    return subprocess.run(
+        [str(FLANEUR), *args], capture_output=True, text=True, timeout=300, input=stdin
+    )
 
 
 @pytest.fixture
@@ -47,8 +48,9 @@ def test_ling_command_writes_result_and_map(persona, tmp_path):
 
 def test_unknown_place_names_three_closest(persona, tmp_path):
     out = tmp_path / "out"
-    proc = flaneur("virl", "local", str(persona), "question=How do I get to Qqxzv Wwvvb?",
-                   "-o", str(out))
+    proc = flaneur(
+        "virl", "local", str(persona), "question=How do I get to Qqxzv Wwvvb?", "-o", str(out)
+    )
     line = one_line_error(proc)
     assert "Qqxzv Wwvvb" in line and line.count("'") >= 8 and "closest names" in line
     assert not out.exists()
@@ -63,8 +65,9 @@ def test_persona_missing_field(tmp_path):
 
 def test_empty_listings_file(persona, tmp_path):
     (tmp_path / "listings.json").write_text("[]")
-    line = one_line_error(flaneur("virl", "vivek", str(persona), "listings=listings.json",
-                                  "-o", str(tmp_path / "o")))
+    line = one_line_error(
+        flaneur("virl", "vivek", str(persona), "listings=listings.json", "-o", str(tmp_path / "o"))
+    )
     assert "listings.json" in line and "no listings" in line
     assert not (tmp_path / "o" / "result.json").exists()
 
@@ -74,8 +77,9 @@ def test_region_polygon_errors(tmp_path):
     bowtie.write_text("[[60.168, 24.938], [60.171, 24.945], [60.171, 24.938], [60.168, 24.945]]")
     assert "Self-intersection" in one_line_error(flaneur("virl", "region", str(bowtie)))
     far = tmp_path / "far.geojson"
-    far.write_text('{"type": "Polygon", "coordinates": [[[20, 50], [20.1, 50], [20.1, 50.1], '
-                   "[20, 50]]]}")
+    far.write_text(
+        '{"type": "Polygon", "coordinates": [[[20, 50], [20.1, 50], [20.1, 50.1], [20, 50]]]}'
+    )
     assert "outside helsinki" in one_line_error(flaneur("virl", "region", str(far)))
 
 

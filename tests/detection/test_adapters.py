@@ -43,14 +43,18 @@ def stub_ultralytics(monkeypatch):
         def predict(self, images, conf, verbose):
             calls["batches"].append(len(images))
             names = dict(enumerate(self.classes))
-            return [_Result(names, _Boxes([[1, 2, 11, 22], [5, 5, 6, 6]], [0.9, 0.3], [0, 0]))
-                    for _ in images]
+            return [
+                _Result(names, _Boxes([[1, 2, 11, 22], [5, 5, 6, 6]], [0.9, 0.3], [0, 0]))
+                for _ in images
+            ]
 
     class YOLO(YOLOWorld):
         def predict(self, images, conf, verbose):
             names = {0: "person", 1: "fire hydrant", 2: "bench"}
-            return [_Result(names, _Boxes([[0, 0, 4, 4], [1, 1, 9, 9]], [0.8, 0.7], [0, 1]))
-                    for _ in images]
+            return [
+                _Result(names, _Boxes([[0, 0, 4, 4], [1, 1, 9, 9]], [0.8, 0.7], [0, 1]))
+                for _ in images
+            ]
 
     module = types.SimpleNamespace(YOLOWorld=YOLOWorld, YOLO=YOLO)
     monkeypatch.setitem(sys.modules, "ultralytics", module)
@@ -89,8 +93,14 @@ def test_owlvit_adapter_with_stub_transformers(monkeypatch, tmp_path):
 
         def post_process_object_detection(self, outputs, threshold, target_sizes):
             assert target_sizes == [(48, 64)] * outputs["n"]
-            return [{"boxes": np.array([[2.0, 3.0, 12.0, 13.0]]), "scores": np.array([0.61]),
-                     "labels": np.array([1])} for _ in range(outputs["n"])]
+            return [
+                {
+                    "boxes": np.array([[2.0, 3.0, 12.0, 13.0]]),
+                    "scores": np.array([0.61]),
+                    "labels": np.array([1]),
+                }
+                for _ in range(outputs["n"])
+            ]
 
     class Model:
         def eval(self):
@@ -102,14 +112,17 @@ def test_owlvit_adapter_with_stub_transformers(monkeypatch, tmp_path):
     transformers = types.SimpleNamespace(
         AutoProcessor=types.SimpleNamespace(from_pretrained=lambda path: Processor()),
         AutoModelForZeroShotObjectDetection=types.SimpleNamespace(
-            from_pretrained=lambda path: Model()),
+            from_pretrained=lambda path: Model()
+        ),
     )
     torch = types.SimpleNamespace(no_grad=contextlib.nullcontext)
     monkeypatch.setitem(sys.modules, "transformers", transformers)
     monkeypatch.setitem(sys.modules, "torch", torch)
     det = make_detector("owlvit", weights=str(tmp_path), threshold=0.5)
     found = det.detect(_view(), ["bench", "waste_basket"])
-    assert [(d.box, d.label, d.score) for d in found] == [((2.0, 3.0, 12.0, 13.0), "waste_basket", 0.61)]
+    assert [(d.box, d.label, d.score) for d in found] == [
+        ((2.0, 3.0, 12.0, 13.0), "waste_basket", 0.61)
+    ]
 
 
 def test_missing_weights_or_library_is_one_line(monkeypatch, tmp_path):

@@ -12,8 +12,20 @@ from flaneur.perception.memory import VisualMemory
 
 
 def seen(node, heading, label="waste_basket", size_px=50.0, focal=500.0, oid=None):
-    return Sighting(node, label, 0.8, heading, (heading - 1, heading + 1), (0, 0, 10, size_px),
-                    heading, 0.0, 60.0, size_px, focal, oid)
+    return Sighting(
+        node,
+        label,
+        0.8,
+        heading,
+        (heading - 1, heading + 1),
+        (0, 0, 10, size_px),
+        heading,
+        0.0,
+        60.0,
+        size_px,
+        focal,
+        oid,
+    )
 
 
 def test_range_from_known_height():

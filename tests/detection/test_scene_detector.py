@@ -60,8 +60,11 @@ def test_small_far_objects_are_missed_more():
     far = {k for k, d in drawn.items() if d >= 40}
     hit_near, hit_far = [], []
     for seed in range(12):
-        found = {d.object_id for d in SceneDetector(seed=seed, threshold=0.0).detect(
-            view, ["waste_basket"]) if d.object_id}
+        found = {
+            d.object_id
+            for d in SceneDetector(seed=seed, threshold=0.0).detect(view, ["waste_basket"])
+            if d.object_id
+        }
         hit_near.append(len(found & near) / len(near))
         hit_far.append(len(found & far) / len(far))
     assert sum(hit_near) / 12 > sum(hit_far) / 12 + 0.3
@@ -80,16 +83,20 @@ def test_seeded_deterministic_and_cached(views):
 
 def test_false_positives_and_disk_cache(views, tmp_path):
     view = views.view("s0", 90.0, fov=60.0, size=(320, 320))  # nothing drawn here
-    det = SceneDetector(SceneNoise(false_positives=4.0), seed=1, threshold=0.0,
-                        cache_dir=tmp_path)
+    det = SceneDetector(SceneNoise(false_positives=4.0), seed=1, threshold=0.0, cache_dir=tmp_path)
     fps = det.detect(view, ["bench"])
     assert fps and all(d.object_id is None and 0.45 <= d.score <= 0.7 for d in fps)
-    again = SceneDetector(SceneNoise(false_positives=4.0), seed=1, threshold=0.0,
-                          cache_dir=tmp_path)
+    again = SceneDetector(
+        SceneNoise(false_positives=4.0), seed=1, threshold=0.0, cache_dir=tmp_path
+    )
     assert again.detect(view, ["bench"]) == fps and again.hits == 1
     (next(tmp_path.glob("*.json"))).write_text("{broken", "utf-8")
-    assert SceneDetector(SceneNoise(false_positives=4.0), seed=1, threshold=0.0,
-                         cache_dir=tmp_path).detect(view, ["bench"]) == fps
+    assert (
+        SceneDetector(
+            SceneNoise(false_positives=4.0), seed=1, threshold=0.0, cache_dir=tmp_path
+        ).detect(view, ["bench"])
+        == fps
+    )
 
 
 def test_bad_input_is_one_line(views):

@@ -20,14 +20,16 @@ from flaneur.views.synthetic import SyntheticViews
 
 def _sighting(node, left, right):
     mid = (left + right) / 2
-    return Sighting(node, "trash bin", 0.9, mid, (left, right), (0, 0, 1, 1), mid, 0.0, 60.0,
-                    45.0, 500.0)
+    return Sighting(
+        node, "trash bin", 0.9, mid, (left, right), (0, 0, 1, 1), mid, 0.0, 60.0, 45.0, 500.0
+    )
 
 
 def test_evaluation_rule_hand_computed():
     # bins at (2, 10) and (-3, 60); the route's viewpoints run along x = 0, y = -100..100
-    city = street_city([("waste_basket", 2.0, 10.0), ("waste_basket", -3.0, 60.0),
-                        ("bench", 2.0, 12.0)])  # fmt: skip
+    city = street_city(
+        [("waste_basket", 2.0, 10.0), ("waste_basket", -3.0, 60.0), ("bench", 2.0, 12.0)]
+    )
     memory = VisualMemory()
     origin = city.graph.xy[city.graph.index("s0")]
     memory.add(_sighting("s0", 8.0, 14.0), origin)  # bearing to (2, 10) is 11.3 deg: right
@@ -54,12 +56,20 @@ def test_route_past_and_headings():
 
 
 def test_walk_counts_each_bin_once_with_a_perfect_detector():
-    city = street_city([("waste_basket", 2.5, 15.0), ("waste_basket", -2.5, 55.0),
-                        ("bench", 2.5, 30.0)], length=120.0)  # fmt: skip
+    city = street_city(
+        [("waste_basket", 2.5, 15.0), ("waste_basket", -2.5, 55.0), ("bench", 2.5, 30.0)],
+        length=120.0,
+    )
     provider = SyntheticViews(city)
     route = [city.graph.index(f"s{y}") for y in range(-60, 61, 10)]
-    result = survey_route(provider, city, route, SceneDetector(SceneNoise.perfect()),
-                          ["trash bin"], SurveySettings(size=(320, 320)))  # fmt: skip
+    result = survey_route(
+        provider,
+        city,
+        route,
+        SceneDetector(SceneNoise.perfect()),
+        ["trash bin"],
+        SurveySettings(size=(320, 320)),
+    )
     assert result.views > 3 * len(route)  # the zoomed views are counted too
     assert result.counts() == {"waste_basket": 2}
     figures = evaluate_survey(result, city, "waste_basket")

@@ -34,9 +34,12 @@ def test_check_env_passes(city, scheme, verbalize):
 
 def test_check_env_with_jumps_terminate_policy_and_render():
     env = gym.make(
-        "flaneur/toy-v0", scheme="nodes", scheme_options={"allow_jumps": True},
-        invalid_action="terminate", render_mode="ansi",
-    )  # fmt: skip
+        "flaneur/toy-v0",
+        scheme="nodes",
+        scheme_options={"allow_jumps": True},
+        invalid_action="terminate",
+        render_mode="ansi",
+    )
     check_env(env.unwrapped)
 
 
@@ -66,9 +69,12 @@ def test_observation_fields(city):
 
 def test_text_observation(city):
     env = NavigationEnv(
-        city, toy_episodes(), scheme="turns", sensors=["intersection", "landmarks"],
+        city,
+        toy_episodes(),
+        scheme="turns",
+        sensors=["intersection", "landmarks"],
         verbalize=True,
-    )  # fmt: skip
+    )
     env.reset(options={"episode": "toy-east"})
     obs, *_, info = env.step("forward")
     assert obs["text"].startswith("There is a 4-way intersection.")
@@ -145,8 +151,13 @@ def test_same_seed_same_episodes_and_sequential_order(city):
     assert sample(7) == sample(7)
     env = NavigationEnv(city, toy_episodes(), episode_order="sequential")
     assert [env.reset()[1]["episode_id"] for _ in range(6)] == [
-        "toy-east", "toy-fork", "toy-five", "toy-back", "toy-goal", "toy-east",
-    ]  # fmt: skip
+        "toy-east",
+        "toy-fork",
+        "toy-five",
+        "toy-back",
+        "toy-goal",
+        "toy-east",
+    ]
 
 
 def test_nodes_scheme_jumps_use_one_step_per_edge(city):

@@ -41,9 +41,18 @@ def at(city, node, heading, prev=-1):
 
 
 def test_direction_labels():
-    expected = {0: "front", 22.5: "front", 30: "slightly right", -60: "slightly left",
-                90: "right", -100: "left", 120: "back right", -150: "back left", 170: "back",
-                180: "back"}  # fmt: skip
+    expected = {
+        0: "front",
+        22.5: "front",
+        30: "slightly right",
+        -60: "slightly left",
+        90: "right",
+        -100: "left",
+        120: "back right",
+        -150: "back left",
+        170: "back",
+        180: "back",
+    }
     assert {k: direction_label(k) for k in expected} == expected
 
 
@@ -104,8 +113,9 @@ def test_verbalizer_phrasing():
 
 def test_make_sensors_errors():
     assert [s.name for s in make_sensors("intersection,landmarks")] == [
-        "intersection", "landmarks",
-    ]  # fmt: skip
+        "intersection",
+        "landmarks",
+    ]
     with pytest.raises(FlaneurError, match="unknown sensor"):
         make_sensors(["radar"])
 

@@ -77,10 +77,14 @@ def test_goal_only_and_ordered_goals(city):
     actions, states = gold_rollout(make_scheme("nodes", g), g, goal)
     assert ids(city, node_path(states)) == ["W2", "W1", "X4", "E1", "T3", "E3", "D"]
     ordered = Episode(
-        id="ordered", city="toy", instruction="first the bookshop corner, then north",
-        start_node="W1", start_heading=90.0, goal_nodes=("T3", "N2"),
+        id="ordered",
+        city="toy",
+        instruction="first the bookshop corner, then north",
+        start_node="W1",
+        start_heading=90.0,
+        goal_nodes=("T3", "N2"),
         metadata={"ordered": True},
-    )  # fmt: skip
+    )
     actions, states = gold_rollout(make_scheme("turns", g), g, ordered)
     path = ids(city, node_path(states))
     assert path[-1] == "N2" and "T3" in path and path.index("T3") < len(path) - 1

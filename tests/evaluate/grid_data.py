@@ -49,15 +49,22 @@ def write_grid_data(root: Path, *, size: int = 12, routes: int = 600, seed: int 
         r, c = rng.randrange(size), rng.randrange(size)
         path, back = [(r, c)], None
         for _ in range(rng.randint(5, 29)):
-            moves = [(dr, dc) for dr, dc in ((1, 0), (-1, 0), (0, 1), (0, -1))
-                     if 0 <= r + dr < size and 0 <= c + dc < size and (dr, dc) != back]  # fmt: skip
+            moves = [
+                (dr, dc)
+                for dr, dc in ((1, 0), (-1, 0), (0, 1), (0, -1))
+                if 0 <= r + dr < size and 0 <= c + dc < size and (dr, dc) != back
+            ]
             dr, dc = rng.choice(moves)
             r, c, back = r + dr, c + dc, (-dr, -dc)
             path.append((r, c))
-        rows.append({
-            "id": i, "route_panoids": [_pano(*p) for p in path],
-            "navigation_text": f"Walk route {i} and stop.", "start_heading": rng.choice([0, 90, 180, 270]),
-        })  # fmt: skip
+        rows.append(
+            {
+                "id": i,
+                "route_panoids": [_pano(*p) for p in path],
+                "navigation_text": f"Walk route {i} and stop.",
+                "start_heading": rng.choice([0, 90, 180, 270]),
+            }
+        )
     lines = "".join(json.dumps(row) + "\n" for row in rows)
     (unseen / "dev.json").write_text(lines, encoding="utf-8")
     seen = root / "map2seq" / "seen"

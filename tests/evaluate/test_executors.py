@@ -76,9 +76,12 @@ def test_a_finished_row_is_written_while_the_next_episode_waits():
 
     started = time.monotonic()
     LocalExecutor(1, batch_rows=32, batch_s=0.05).run(
-        range(2), work, lambda b: [{"i": i} for i in b],
-        lambda row: delivered.append(time.monotonic() - started), RunStop(),
-    )  # fmt: skip
+        range(2),
+        work,
+        lambda b: [{"i": i} for i in b],
+        lambda row: delivered.append(time.monotonic() - started),
+        RunStop(),
+    )
     assert delivered[0] < 0.9 <= delivered[1]
 
 
@@ -88,7 +91,9 @@ def test_a_stop_ends_scheduling_and_an_interrupt_cancels_jobs_in_flight():
 
     async def work(i):
         if i == 3:
-            asyncio.get_running_loop().call_later(0.05, lambda: stop.request("Ctrl-C", interrupt=True))
+            asyncio.get_running_loop().call_later(
+                0.05, lambda: stop.request("Ctrl-C", interrupt=True)
+            )
             await asyncio.sleep(30)  # a model call that the interrupt cancels
         return i
 
@@ -109,15 +114,17 @@ def test_a_stop_ends_scheduling_and_an_interrupt_cancels_jobs_in_flight():
         return i
 
     got: list[int] = []
-    LocalExecutor(1).run(range(10), spend, lambda b: [{"i": i} for i in b],
-                         lambda r: got.append(r["i"]), budget)  # fmt: skip
+    LocalExecutor(1).run(
+        range(10), spend, lambda b: [{"i": i} for i in b], lambda r: got.append(r["i"]), budget
+    )
     assert got == [0, 1] and not budget.interrupted
 
 
 def test_second_ctrl_c_exits_at_once(tmp_path):
     stop, notes, exits = RunStop(), [], []
-    handler = InterruptHandler(stop, note=notes.append, log_path=tmp_path / "episodes.jsonl",
-                               exit_now=exits.append)  # fmt: skip
+    handler = InterruptHandler(
+        stop, note=notes.append, log_path=tmp_path / "episodes.jsonl", exit_now=exits.append
+    )
     with handler:
         assert signal.getsignal(signal.SIGINT) == handler.handle
         handler.handle(signal.SIGINT, None)
@@ -145,8 +152,9 @@ def test_a_real_sigint_interrupts_a_python_api_run(tmp_path):
     watcher.start()
     try:
         with pytest.raises(RunInterrupted) as caught:
-            run_benchmark(config, tmp_path / "run", progress="none",
-                          loaded={"toy": (toy_city(), episodes)})  # fmt: skip
+            run_benchmark(
+                config, tmp_path / "run", progress="none", loaded={"toy": (toy_city(), episodes)}
+            )
     finally:
         done.set()
         watcher.join()
@@ -177,20 +185,36 @@ def test_env_pool_builds_once_and_resets_per_episode():
 def test_resumed_summary_keeps_every_agent_or_refuses(tmp_path: Path):
     loaded = {"toy": (toy_city(), toy_episodes())}
     out = tmp_path / "run"
-    run_benchmark(RunConfig(agents=("random",), tasks=("toy",)), out, progress="none",
-                  loaded=loaded)  # fmt: skip
+    run_benchmark(
+        RunConfig(agents=("random",), tasks=("toy",)), out, progress="none", loaded=loaded
+    )
     # adding an agent to a run folder: the summary covers both
-    summary = run_benchmark(RunConfig(agents=("random", "forward"), tasks=("toy",)), out,
-                            resume=True, progress="none", loaded=loaded)  # fmt: skip
+    summary = run_benchmark(
+        RunConfig(agents=("random", "forward"), tasks=("toy",)),
+        out,
+        resume=True,
+        progress="none",
+        loaded=loaded,
+    )
     assert [r["agent"] for r in summary["runs"]] == ["random", "forward"]
     assert summary["episodes"] == 10 and summary["partial"] is False
     # leaving one out would drop its rows from the summary but not from the reports
     with pytest.raises(FlaneurError, match=r"'forward' on 'toy'.*does not name"):
-        run_benchmark(RunConfig(agents=("random",), tasks=("toy",)), out, resume=True,
-                      progress="none", loaded=loaded)  # fmt: skip
+        run_benchmark(
+            RunConfig(agents=("random",), tasks=("toy",)),
+            out,
+            resume=True,
+            progress="none",
+            loaded=loaded,
+        )
     # a resume on a smaller selection still summarises every row of the folder
-    summary = run_benchmark(RunConfig(agents=("random", "forward"), tasks=("toy",), limit=2),
-                            out, resume=True, progress="none", loaded=loaded)  # fmt: skip
+    summary = run_benchmark(
+        RunConfig(agents=("random", "forward"), tasks=("toy",), limit=2),
+        out,
+        resume=True,
+        progress="none",
+        loaded=loaded,
+    )
     assert summary["episodes"] == 10 and {r["episodes"] for r in summary["runs"]} == {5}
 
 

@@ -43,14 +43,29 @@ def grid(tmp_path_factory: pytest.TempPathFactory) -> dict:
 
 
 def flaneur_args(grid: dict, out: Path, *extra: str) -> list[str]:
-    return [str(FLANEUR), "run", "--agent", "random,forward", "--tasks",
-            "map2seq-unseen-dev-v1", "--data-dir", str(grid["data"]), "--out", str(out),
-            *extra]  # fmt: skip
+    return [
+        str(FLANEUR),
+        "run",
+        "--agent",
+        "random,forward",
+        "--tasks",
+        "map2seq-unseen-dev-v1",
+        "--data-dir",
+        str(grid["data"]),
+        "--out",
+        str(out),
+        *extra,
+    ]
 
 
 def flaneur_run(grid: dict, out: Path, *extra: str) -> subprocess.CompletedProcess:
-    return subprocess.run(flaneur_args(grid, out, *extra), env=grid["env"], capture_output=True,
-                          text=True, timeout=300)  # fmt: skip
+    return subprocess.run(
+        flaneur_args(grid, out, *extra),
+        env=grid["env"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def row_contents(folder: Path) -> list[str]:
@@ -63,8 +78,13 @@ def row_contents(folder: Path) -> list[str]:
 
 def start_and_wait_half(grid: dict, out: Path) -> subprocess.Popen:
     """Start a run and return once about half of its rows are in ``episodes.jsonl``."""
-    proc = subprocess.Popen(flaneur_args(grid, out, "--progress", "plain"), env=grid["env"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    proc = subprocess.Popen(
+        flaneur_args(grid, out, "--progress", "plain"),
+        env=grid["env"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     log = out / "episodes.jsonl"
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline and proc.poll() is None:

@@ -23,8 +23,13 @@ VOLATILE = ("started_at", "duration_s")
 def ray_instance():
     """One small local Ray instance for the module (start-up takes seconds)."""
     ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # test agents go to workers
-    ray.init(num_cpus=2, include_dashboard=False, object_store_memory=80 * 1024**2,
-             log_to_driver=False, configure_logging=False)  # fmt: skip
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        object_store_memory=80 * 1024**2,
+        log_to_driver=False,
+        configure_logging=False,
+    )
     yield
     ray.shutdown()
 
@@ -35,8 +40,10 @@ def episodes(copies: int = 4):
 
 def content(rows):
     """Rows keyed by (task, agent, episode), without their timing fields."""
-    return {(r["task"], r["agent"], r["episode_id"]): {k: v for k, v in r.items()
-            if k not in VOLATILE} for r in rows}  # fmt: skip
+    return {
+        (r["task"], r["agent"], r["episode_id"]): {k: v for k, v in r.items() if k not in VOLATILE}
+        for r in rows
+    }
 
 
 def run(out, executor=None, *, agents=("random", "forward", "oracle"), resume=False):
@@ -44,8 +51,14 @@ def run(out, executor=None, *, agents=("random", "forward", "oracle"), resume=Fa
 
     config = RunConfig(agents=agents, tasks=("toy",), seed=3)
     ex = RayExecutor(workers=2) if executor == "ray" else executor
-    summary = run_benchmark(config, out, resume=resume, progress="none", executor=ex,
-                            loaded={"toy": (toy_city(), episodes())})  # fmt: skip
+    summary = run_benchmark(
+        config,
+        out,
+        resume=resume,
+        progress="none",
+        executor=ex,
+        loaded={"toy": (toy_city(), episodes())},
+    )
     return summary, read_rows(out / "episodes.jsonl")[0]
 
 
@@ -56,8 +69,14 @@ def test_ray_rows_and_summary_equal_the_local_executor(tmp_path):
     assert content(remote_rows) == content(local_rows)
     stats = remote["executor"]
     assert len(stats.pop("worker_cpu_s")) == 2 and stats.pop("startup_s") > 0
-    assert stats == {"kind": "ray", "address": "local", "workers": 2, "retried": 0,
-                     "worker_deaths": 0, "model_slots": None}  # fmt: skip
+    assert stats == {
+        "kind": "ray",
+        "address": "local",
+        "workers": 2,
+        "retried": 0,
+        "worker_deaths": 0,
+        "model_slots": None,
+    }
     for key in ("episodes", "results", "reportable", "errors"):
         assert remote.get(key) == local.get(key), key
 
@@ -101,8 +120,14 @@ def test_a_dead_worker_loses_no_row_and_its_episodes_are_retried(tmp_path):
     config = RunConfig(agents=("forward",), tasks=("toy",), seed=3, concurrency=2)
     loaded = {"toy": (toy_city(), episodes())}
     executor = RayExecutor(workers=2)
-    summary = run_benchmark(config, tmp_path / "ray", progress="none", executor=executor,
-                            agent_factory=DiesOnce(str(tmp_path / "died")), loaded=loaded)
+    summary = run_benchmark(
+        config,
+        tmp_path / "ray",
+        progress="none",
+        executor=executor,
+        agent_factory=DiesOnce(str(tmp_path / "died")),
+        loaded=loaded,
+    )
     rows = read_rows(tmp_path / "ray" / "episodes.jsonl")[0]
     assert os.path.exists(tmp_path / "died")
     assert summary["executor"]["worker_deaths"] == 1
@@ -121,16 +146,28 @@ def test_model_calls_share_one_limit_across_workers(tmp_path):
 
         async def act(self, observation):
             completion = await self.env_info["model"].complete(
-                [{"role": "user", "content": observation["instruction"]}])
+                [{"role": "user", "content": observation["instruction"]}]
+            )
             return Action(0, "stop", step_record(raw_output=completion.text))
 
     with FakeOpenAIServer("constant:STOP", latency=0.05) as server:
-        config = RunConfig(agents=("asker",), tasks=("toy",), llm="fake-model",
-                           llm_base_url=server.base_url, cache_mode="off", concurrency=8)
+        config = RunConfig(
+            agents=("asker",),
+            tasks=("toy",),
+            llm="fake-model",
+            llm_base_url=server.base_url,
+            cache_mode="off",
+            concurrency=8,
+        )
         executor = RayExecutor(workers=2, model_in_flight=3)
-        summary = run_benchmark(config, tmp_path / "run", progress="none", executor=executor,
-                                agent_factory=lambda name: Asker(),
-                                loaded={"toy": (toy_city(), episodes(4))})  # fmt: skip
+        summary = run_benchmark(
+            config,
+            tmp_path / "run",
+            progress="none",
+            executor=executor,
+            agent_factory=lambda name: Asker(),
+            loaded={"toy": (toy_city(), episodes(4))},
+        )
         assert server.chat_count == 20
     assert summary["usage"]["run"]["calls"] == 20
     slots = summary["executor"]["model_slots"]
@@ -144,26 +181,57 @@ def test_executor_ray_without_ray_is_one_line(tmp_path):
     flaneur = os.path.join(os.path.dirname(sys.executable), "flaneur")
     env = {**os.environ, "PYTHONPATH": str(hide)}
     proc = subprocess.run(
-        [flaneur, "run", "--agent", "random", "--tasks", "helsinki-needs-v1", "--limit", "1",
-         "--out", str(tmp_path / "out"), "--executor", "ray"],
-        capture_output=True, text=True, env=env, timeout=120,
-    )  # fmt: skip
+        [
+            flaneur,
+            "run",
+            "--agent",
+            "random",
+            "--tasks",
+            "helsinki-needs-v1",
+            "--limit",
+            "1",
+            "--out",
+            str(tmp_path / "out"),
+            "--executor",
+            "ray",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert proc.returncode != 0
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and "pip install 'flaneur[ray]'" in lines[0], proc.stderr
     assert not (tmp_path / "out" / "episodes.jsonl").exists()
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--executor", "dask"], "--executor must be local or ray"),
-    (["--workers", "2"], "--ray-address and --workers need --executor ray"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--executor", "dask"], "--executor must be local or ray"),
+        (["--workers", "2"], "--ray-address and --workers need --executor ray"),
+    ],
+)
 def test_executor_options_misused_are_one_line(tmp_path, args, message):
     flaneur = os.path.join(os.path.dirname(sys.executable), "flaneur")
     proc = subprocess.run(
-        [flaneur, "run", "--agent", "random", "--tasks", "helsinki-needs-v1", "--limit", "1",
-         "--out", str(tmp_path / "out"), *args],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        [
+            flaneur,
+            "run",
+            "--agent",
+            "random",
+            "--tasks",
+            "helsinki-needs-v1",
+            "--limit",
+            "1",
+            "--out",
+            str(tmp_path / "out"),
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
     assert proc.returncode == 2 and len(lines) == 1 and message in lines[0], proc.stderr

@@ -14,14 +14,20 @@ from flaneur.report.run_report import RunData, build_report, compare_runs, load_
 def toy_run(out, agents, seed=0):
     episodes = [replace(e, id=f"{e.id}-{k}") for k in range(2) for e in toy_episodes()]
     city = toy_city()
-    run_benchmark(RunConfig(agents=agents, tasks=("toy",), seed=seed), out, progress="none",
-                  loaded={"toy": (city, episodes)})  # fmt: skip
+    run_benchmark(
+        RunConfig(agents=agents, tasks=("toy",), seed=seed),
+        out,
+        progress="none",
+        loaded={"toy": (city, episodes)},
+    )
     return city, episodes
 
 
 def fake_run(name, outcomes):
-    rows = [{"task": "t", "agent": "a", "episode_id": eid, "metrics": {"tc": ok}}
-            for eid, ok in outcomes.items()]  # fmt: skip
+    rows = [
+        {"task": "t", "agent": "a", "episode_id": eid, "metrics": {"tc": ok}}
+        for eid, ok in outcomes.items()
+    ]
     return RunData(folder=__import__("pathlib").Path(name), summary={}, rows=rows)
 
 

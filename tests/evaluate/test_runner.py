@@ -45,8 +45,13 @@ def many_episodes(copies: int = 4):
 
 def run(out, *, agents=("random", "forward", "oracle"), copies=4, resume=False, **options):
     config = RunConfig(agents=agents, tasks=("toy",), **options)
-    return run_benchmark(config, out, resume=resume, progress="none",
-                         loaded={"toy": (toy_city(), many_episodes(copies))})  # fmt: skip
+    return run_benchmark(
+        config,
+        out,
+        resume=resume,
+        progress="none",
+        loaded={"toy": (toy_city(), many_episodes(copies))},
+    )
 
 
 def by_key(rows):
@@ -62,7 +67,15 @@ def test_rows_summary_and_oracle(tmp_path):
     oracle = next(r for r in summary["runs"] if r["agent"] == "oracle")
     assert oracle["summary"]["overall"]["metrics"]["tc"]["mean"] == 1.0
     row = rows[0]
-    for key in ("config_hash", "trajectory", "actions", "metrics", "termination", "usage", "records"):
+    for key in (
+        "config_hash",
+        "trajectory",
+        "actions",
+        "metrics",
+        "termination",
+        "usage",
+        "records",
+    ):
         assert key in row
     on_disk = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert on_disk["versions"]["flaneur"] and "git_commit" in on_disk
@@ -136,7 +149,9 @@ def test_sigkill_halfway_then_resume_matches_an_uninterrupted_run(tmp_path):
     script = tmp_path / "run_script.py"
     script.write_text(SCRIPT)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    subprocess.run([sys.executable, str(script), str(tmp_path / "full"), "new", "0"], env=env, check=True)
+    subprocess.run(
+        [sys.executable, str(script), str(tmp_path / "full"), "new", "0"], env=env, check=True
+    )
     killed = tmp_path / "killed"
     proc = subprocess.Popen([sys.executable, str(script), str(killed), "new", "0.02"], env=env)
     log = killed / "episodes.jsonl"
@@ -185,7 +200,9 @@ def test_budget_exhausted_stops_cleanly_and_resume_finishes(tmp_path):
     assert 0 < len(rows) < 20 and "1000" in summary["stopped_early"]
     assert all(r["termination"] == "stopped" for r in rows)  # no half-run episode is written
     calls["n"] = -1000
-    summary = run_benchmark(config, out, resume=True, progress="none", agent_factory=factory, loaded=loaded)
+    summary = run_benchmark(
+        config, out, resume=True, progress="none", agent_factory=factory, loaded=loaded
+    )
     assert summary["episodes"] == 20 and summary["stopped_early"] is None
 
 
@@ -198,15 +215,26 @@ def test_llm_agents_get_the_run_model_and_usage_is_recorded(tmp_path):
 
         async def act(self, observation):
             model = self.env_info.model
-            completion = await model.complete([{"role": "user", "content": observation["instruction"]}])
+            completion = await model.complete(
+                [{"role": "user", "content": observation["instruction"]}]
+            )
             return Action(0, "stop", step_record(raw_output=completion.text))
 
     with FakeOpenAIServer("constant:STOP") as server:
-        config = RunConfig(agents=("asker",), tasks=("toy",), llm="fake-model",
-                           llm_base_url=server.base_url, cache_mode="off")  # fmt: skip
-        summary = run_benchmark(config, tmp_path / "run", progress="none",
-                                agent_factory=lambda name: Asker(),
-                                loaded={"toy": (toy_city(), many_episodes(1))})  # fmt: skip
+        config = RunConfig(
+            agents=("asker",),
+            tasks=("toy",),
+            llm="fake-model",
+            llm_base_url=server.base_url,
+            cache_mode="off",
+        )
+        summary = run_benchmark(
+            config,
+            tmp_path / "run",
+            progress="none",
+            agent_factory=lambda name: Asker(),
+            loaded={"toy": (toy_city(), many_episodes(1))},
+        )
         assert server.chat_count == 5
     rows = read_rows(tmp_path / "run" / "episodes.jsonl")[0]
     assert all(r["usage"]["calls"] == 1 and r["usage"]["total_tokens"] > 0 for r in rows)

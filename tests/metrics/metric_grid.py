@@ -38,8 +38,13 @@ def grid_graph() -> StreetGraph:
 
 def place(pid: str, node: str, category: str) -> dict:
     k = NAMES.index(node)
-    return {"id": pid, "name": pid, "lat": STEP * (k // 3), "lng": STEP * (k % 3),
-            "categories": [category]}  # fmt: skip
+    return {
+        "id": pid,
+        "name": pid,
+        "lat": STEP * (k // 3),
+        "lng": STEP * (k % 3),
+        "categories": [category],
+    }
 
 
 def grid_city() -> City:
@@ -54,9 +59,16 @@ def bare_grid_city() -> City:
 
 
 def make_episode(goal_nodes=("i",), reference="abcfi", **kw) -> Episode:
-    fields = {"id": "e1", "city": "grid", "instruction": "go", "start_node": reference[0] if
-              reference else "a", "start_heading": 90.0, "goal_nodes": tuple(goal_nodes),
-              "reference_path": tuple(reference), "category": "test"}  # fmt: skip
+    fields = {
+        "id": "e1",
+        "city": "grid",
+        "instruction": "go",
+        "start_node": reference[0] if reference else "a",
+        "start_heading": 90.0,
+        "goal_nodes": tuple(goal_nodes),
+        "reference_path": tuple(reference),
+        "category": "test",
+    }
     fields.update(kw)
     return Episode(**fields)
 

@@ -81,9 +81,7 @@ def test_velma_kpa_hand_values(grid):
     # a d e f i: only a and the move f->i are gold key points, plus the stop on the goal
     assert velma.key_point_accuracy(gold, [a, d, e, f, i], deg, True) == pytest.approx(3 / 5)
     # leaves the gold path and rejoins: the later gold moves b->c and f->i still count
-    assert velma.key_point_accuracy(gold, [a, d, e, b, c, f, i], deg, True) == pytest.approx(
-        4 / 5
-    )
+    assert velma.key_point_accuracy(gold, [a, d, e, b, c, f, i], deg, True) == pytest.approx(4 / 5)
     # rotations repeat a node in the path; they change nothing
     assert velma.key_point_accuracy(gold, [a, a, b, c, c, f, i], deg, True) == 1.0
     # a gold path through e->f twice: the list counts it twice (denominator 7 + 1 = 8),
@@ -103,8 +101,10 @@ def test_velma_kpa_batch_equals_one_by_one(grid):
     stops = rng.random(60) < 0.3
     batch = velma.key_point_accuracy_batch(golds, agents, deg, stops)
     for g, a, tc, got in zip(golds, agents, stops, batch, strict=True):
-        gp, ap = velma.key_points(velma.dedupe_path(g), deg), velma.key_points(
-            velma.dedupe_path(a), deg)  # fmt: skip
+        gp, ap = (
+            velma.key_points(velma.dedupe_path(g), deg),
+            velma.key_points(velma.dedupe_path(a), deg),
+        )
         want = (len(set(gp) & set(ap)) + tc) / (len(gp) + 1) if len(g) else None
         assert (np.isnan(got) and want is None) or got == pytest.approx(want)
 
@@ -114,8 +114,9 @@ def test_velma_task_completion_counts_neighbours_both_ways(grid):
     assert velma.task_completion(grid.graph, f, [i]) and velma.task_completion(grid.graph, i, [i])
     assert not velma.task_completion(grid.graph, a, [i])
     # one-way street x -> y: stopping at x counts for goal y and stopping at y for goal x
-    one_way = StreetGraph.from_edges(["x", "y", "z"], [0.0, 0.0, 0.0], [0.0, 0.0004, 0.0008],
-                                     [0, 1], [1, 2])  # fmt: skip
+    one_way = StreetGraph.from_edges(
+        ["x", "y", "z"], [0.0, 0.0, 0.0], [0.0, 0.0004, 0.0008], [0, 1], [1, 2]
+    )
     assert velma.task_completion(one_way, 0, [1]) and velma.task_completion(one_way, 1, [0])
     assert not velma.task_completion(one_way, 0, [2])
 
@@ -143,9 +144,12 @@ def one_way_city() -> City:
     # 0 -> 1 -> 2 one way, and 2 <-> 3; 10 m apart on the equator
     step = 10 / 111_195.0
     graph = StreetGraph.from_edges(
-        ["n0", "n1", "n2", "n3"], [0, 0, 0, 0], [0, step, 2 * step, 3 * step],
-        [0, 1, 2, 3], [1, 2, 3, 2],
-    )  # fmt: skip
+        ["n0", "n1", "n2", "n3"],
+        [0, 0, 0, 0],
+        [0, step, 2 * step, 3 * step],
+        [0, 1, 2, 3],
+        [1, 2, 3, 2],
+    )
     return City(name="oneway", graph=graph)
 
 
@@ -183,8 +187,12 @@ def test_summarize_overall_and_groups():
     assert sr["mean"] == pytest.approx(2 / 3) and sr["n"] == 3 and sr["kind"] == "rate"
     assert sr["ci95"] == pytest.approx(list(wilson_interval(2, 3)))
     assert out["overall"]["metrics"]["ne_m"]["mean"] == 3.0
-    assert out["overall"]["metrics"]["kpa"] == {"mean": 0.5, "n": 1, "ci95": [0.5, 0.5],
-                                                "kind": "mean"}  # fmt: skip
+    assert out["overall"]["metrics"]["kpa"] == {
+        "mean": 0.5,
+        "n": 1,
+        "ci95": [0.5, 0.5],
+        "kind": "mean",
+    }
     assert "episode_id" not in out["overall"]["metrics"]
     assert out["by"]["category"]["A"]["episodes"] == 2
     assert out["by"]["category"]["B"]["metrics"]["kpa"]["n"] == 0

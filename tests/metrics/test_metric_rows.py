@@ -79,25 +79,29 @@ def test_kpa_and_reaction_accuracy(grid):
     gold = [("FORWARD", a), ("FORWARD", b), ("LEFT", c), ("FORWARD", f), ("STOP", i)]
     # VELMA's key points of a b c f i: a, b, b->c, f->i -> denominator 5 (with the stop)
     # kpa_prefix: first step, b and f (3 out-links), the stop -> 4 key points
-    same = episode_metrics(grid, make_episode(), [a, b, c, f, i], gold_actions=gold,
-                           agent_actions=gold)  # fmt: skip
+    same = episode_metrics(
+        grid, make_episode(), [a, b, c, f, i], gold_actions=gold, agent_actions=gold
+    )
     assert same["kpa"] == 1.0 and same["kpa_prefix"] == 1.0
     assert same["reaction_accuracy"] == 1.0
     wrong_turn = [("forward", a), ("forward", b), ("forward", c), ("stop", c)]
-    row = episode_metrics(grid, make_episode(), [a, b, c], gold_actions=gold,
-                          agent_actions=wrong_turn)  # fmt: skip
+    row = episode_metrics(
+        grid, make_episode(), [a, b, c], gold_actions=gold, agent_actions=wrong_turn
+    )
     assert row["kpa"] == pytest.approx(3 / 5)  # a, b, b->c; c is not next to the goal
     assert row["kpa_prefix"] == pytest.approx(2 / 4)  # right at a and b, then off the path
     assert row["reaction_accuracy"] == 0.0  # FORWARD at c (gold LEFT), never at i
     late_stop = [*gold[:4], ("FORWARD", i), ("STOP", f)]
-    row = episode_metrics(grid, make_episode(), [a, b, c, f, i, f], gold_actions=gold,
-                          agent_actions=late_stop)  # fmt: skip
+    row = episode_metrics(
+        grid, make_episode(), [a, b, c, f, i, f], gold_actions=gold, agent_actions=late_stop
+    )
     assert row["kpa"] == 1.0  # every gold key point, and f is a neighbour of the goal
     assert row["kpa_prefix"] == pytest.approx(3 / 4)  # misses only the stop decision
     assert row["reaction_accuracy"] == pytest.approx(1 / 2)  # c right, i wrong
     first_wrong = [("LEFT", a), *gold[1:]]
-    row = episode_metrics(grid, make_episode(), [a, b, c, f, i], gold_actions=gold,
-                          agent_actions=first_wrong)  # fmt: skip
+    row = episode_metrics(
+        grid, make_episode(), [a, b, c, f, i], gold_actions=gold, agent_actions=first_wrong
+    )
     assert row["kpa_prefix"] == 0.0 and row["kpa"] == 1.0  # same path, other actions
 
 
@@ -115,8 +119,7 @@ def test_ordered_goals(grid):
 
 
 def test_ordered_spl_reference_goes_through_every_goal(grid):
-    episode = make_episode(goal_nodes=("g", "c"), reference="adgdabc",
-                           metadata={"ordered": True})  # fmt: skip
+    episode = make_episode(goal_nodes=("g", "c"), reference="adgdabc", metadata={"ordered": True})
     row = episode_metrics(grid, episode, ids(grid, "adgdabc"), success_radius_m=50.0)
     assert row["spl"] == pytest.approx(1.0)  # shortest a -> g -> c is 2 + 4 streets
     assert row["tce"] is True and row["steps"] == 6
@@ -136,8 +139,9 @@ def test_category_completion(grid, bare_grid):
     assert episode_metrics(grid, cafe, ids(grid, "abeh"))["tcc"] is True  # h is 44.5 m away
     assert episode_metrics(grid, cafe, ids(grid, "abe"))["tcc"] is False  # e is 62.9 m away
     assert episode_metrics(bare_grid, cafe, ids(bare_grid, "abe"))["tcc"] is None
-    ordered = make_episode(goal_nodes=("c", "i"), goal_categories=("bank", "cafe"),
-                           metadata={"ordered": True})  # fmt: skip
+    ordered = make_episode(
+        goal_nodes=("c", "i"), goal_categories=("bank", "cafe"), metadata={"ordered": True}
+    )
     assert episode_metrics(grid, ordered, ids(grid, "abefi"))["tcc"] is True  # b near bank
     assert episode_metrics(grid, ordered, ids(grid, "adghi"))["tcc"] is False
 

@@ -18,8 +18,9 @@ def test_fields_and_labels_come_from_the_table():
     assert REPORT_LABELS is METRIC_LABELS
     columns = sorted(m.column for m in METRICS if m.column)
     assert columns == list(range(1, len(columns) + 1))  # no gaps, no ties
-    assert list(METRIC_LABELS) == [m.key for m in sorted(METRICS, key=lambda m: m.column or 0)
-                                   if m.column]
+    assert list(METRIC_LABELS) == [
+        m.key for m in sorted(METRICS, key=lambda m: m.column or 0) if m.column
+    ]
     assert all(m.label for m in METRICS)
 
 

@@ -99,8 +99,11 @@ def test_compare_agents_pairs_by_episode_per_task():
     )
     out = compare_agents(rows, lambda r: r["ok"])
     assert [(c["task"], c["a"], c["b"]) for c in out] == [
-        ("t1", "x", "y"), ("t1", "x", "z"), ("t1", "y", "z"), ("t2", "y", "x")
-    ]  # fmt: skip
+        ("t1", "x", "y"),
+        ("t1", "x", "z"),
+        ("t1", "y", "z"),
+        ("t2", "y", "x"),
+    ]
     assert all(tuple(c) == PAIRED_FIELDS for c in out)
     xy, xz, yz, yx = out
     # x vs y share e1-e3 (e4 only x, e5 only y): x wins e1, loses e3

@@ -57,8 +57,9 @@ async def test_second_identical_call_is_a_hit_with_no_http(fake, make, cache):
     first = await model.complete(msgs, temperature=0, top_logprobs=5)
     assert fake.chat_count == 1 and not first.cached
     fake.reset_counts()
-    second = await model.complete([user("where?", Image.new("RGB", (16, 16), "green"))],
-                                  temperature=0, top_logprobs=5)  # fmt: skip
+    second = await model.complete(
+        [user("where?", Image.new("RGB", (16, 16), "green"))], temperature=0, top_logprobs=5
+    )
     assert fake.chat_count == 0  # the server's own counter: no HTTP request at all
     assert second.cached and second.attempts == 0
     assert second.text == first.text and second.logprobs == first.logprobs

@@ -28,8 +28,12 @@ def test_routes_and_counters(fake):
 
 
 def test_reply_shape(fake):
-    body = {"model": "m", "messages": [{"role": "user", "content": "go LEFT"}],
-            "logprobs": True, "top_logprobs": 3}  # fmt: skip
+    body = {
+        "model": "m",
+        "messages": [{"role": "user", "content": "go LEFT"}],
+        "logprobs": True,
+        "top_logprobs": 3,
+    }
     reply = httpx.post(f"{fake.base_url}/chat/completions", json=body).json()
     assert reply["object"] == "chat.completion" and reply["model"] == "m"
     choice = reply["choices"][0]
@@ -125,8 +129,10 @@ def test_start_stop_as_context_manager():
     with FakeOpenAIServer("constant:hi") as server:
         port = server.port
         assert port > 0
-        reply = httpx.post(f"{server.base_url}/chat/completions",
-                           json={"messages": [{"role": "user", "content": "x"}]})  # fmt: skip
+        reply = httpx.post(
+            f"{server.base_url}/chat/completions",
+            json={"messages": [{"role": "user", "content": "x"}]},
+        )
         assert reply.json()["choices"][0]["message"]["content"] == "hi"
     with pytest.raises(httpx.ConnectError):
         httpx.get(f"http://127.0.0.1:{port}/v1/models")
@@ -142,17 +148,33 @@ def test_fake_llm_command(tmp_path):
     script = tmp_path / "script.json"
     script.write_text(json.dumps(["FORWARD", "STOP"]))
     with subprocess.Popen(
-        [sys.executable, "-c", _CLI, "--port", "0", "--policy", "script", "--script", str(script),
-         "--fault", "0=500", "--json"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    ) as proc:  # fmt: skip
+        [
+            sys.executable,
+            "-c",
+            _CLI,
+            "--port",
+            "0",
+            "--policy",
+            "script",
+            "--script",
+            str(script),
+            "--fault",
+            "0=500",
+            "--json",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as proc:
         try:
             info = json.loads(proc.stdout.readline())
             url = f"{info['base_url']}/chat/completions"
             body = {"messages": [{"role": "user", "content": "x"}]}
             assert httpx.post(url, json=body).status_code == 500
-            texts = [httpx.post(url, json=body).json()["choices"][0]["message"]["content"]
-                     for _ in range(3)]  # fmt: skip
+            texts = [
+                httpx.post(url, json=body).json()["choices"][0]["message"]["content"]
+                for _ in range(3)
+            ]
             assert texts == ["FORWARD", "STOP", "STOP"]
         finally:
             proc.terminate()

@@ -51,15 +51,25 @@ class FakeLlama:
 
     def create_chat_completion(self, messages, **kwargs):
         self.calls.append({"messages": messages, **kwargs})
-        choice = {"index": 0, "message": {"role": "assistant", "content": "RIGHT"},
-                  "finish_reason": "stop", "logprobs": None}  # fmt: skip
+        choice = {
+            "index": 0,
+            "message": {"role": "assistant", "content": "RIGHT"},
+            "finish_reason": "stop",
+            "logprobs": None,
+        }
         if kwargs.get("logprobs"):
-            top = [{"token": " RIGHT", "logprob": math.log(0.7)},
-                   {"token": " LEFT", "logprob": math.log(0.2)}]  # fmt: skip
-            choice["logprobs"] = {"content": [{"token": " RIGHT", "logprob": math.log(0.7),
-                                               "top_logprobs": top}]}  # fmt: skip
-        return {"model": "fake.gguf", "choices": [choice],
-                "usage": {"prompt_tokens": 12, "completion_tokens": 1}}  # fmt: skip
+            top = [
+                {"token": " RIGHT", "logprob": math.log(0.7)},
+                {"token": " LEFT", "logprob": math.log(0.2)},
+            ]
+            choice["logprobs"] = {
+                "content": [{"token": " RIGHT", "logprob": math.log(0.7), "top_logprobs": top}]
+            }
+        return {
+            "model": "fake.gguf",
+            "choices": [choice],
+            "usage": {"prompt_tokens": 12, "completion_tokens": 1},
+        }
 
 
 async def test_call_path_with_injected_llama(tmp_path, cache):

@@ -98,11 +98,16 @@ def test_fatal_errors_stop_at_once_before_any_success():
 
 @pytest.mark.parametrize(
     ("url", "local"),
-    [("http://127.0.0.1:8080/v1", True), ("http://localhost:11434", True),
-     ("http://[::1]:8000/v1", True), ("http://192.168.1.20:8000/v1", True),
-     ("http://gpu-box.local:8000/v1", True), ("https://api.openai.com/v1", False),
-     ("http://8.8.8.8/v1", False)],
-)  # fmt: skip
+    [
+        ("http://127.0.0.1:8080/v1", True),
+        ("http://localhost:11434", True),
+        ("http://[::1]:8000/v1", True),
+        ("http://192.168.1.20:8000/v1", True),
+        ("http://gpu-box.local:8000/v1", True),
+        ("https://api.openai.com/v1", False),
+        ("http://8.8.8.8/v1", False),
+    ],
+)
 def test_is_local_url(url, local):
     assert is_local_url(url) is local
 
@@ -133,8 +138,14 @@ async def test_local_in_flight_follows_the_server_slots(slots, expected_peak):
 
 async def test_explicit_in_flight_wins_over_slots():
     with FakeOpenAIServer("echo", latency=0.05, slots=1) as server:
-        config = ModelConfig("fake-model", base_url=server.base_url, cache_mode="off",
-                             max_in_flight=4, timeout_s=7.5, max_retries=0)  # fmt: skip
+        config = ModelConfig(
+            "fake-model",
+            base_url=server.base_url,
+            cache_mode="off",
+            max_in_flight=4,
+            timeout_s=7.5,
+            max_retries=0,
+        )
         model = config.build()
         assert (model.timeout, model.max_retries) == (7.5, 0)
         await asyncio.gather(*(model.complete([user(str(i))]) for i in range(8)))
@@ -144,8 +155,14 @@ async def test_explicit_in_flight_wins_over_slots():
 
 async def test_timeouts_lower_the_in_flight_limit():
     with FakeOpenAIServer("echo", latency=0.5) as server:
-        model = OpenAICompatible("fake-model", base_url=server.base_url, max_in_flight=8,
-                                 timeout=0.15, max_retries=0, failure_threshold=0)  # fmt: skip
+        model = OpenAICompatible(
+            "fake-model",
+            base_url=server.base_url,
+            max_in_flight=8,
+            timeout=0.15,
+            max_retries=0,
+            failure_threshold=0,
+        )
         results = await asyncio.gather(
             *(model.complete([user(str(i))]) for i in range(8)), return_exceptions=True
         )
@@ -176,8 +193,9 @@ async def test_preflight_unknown_model():
 
 async def test_dead_server_mid_run_stops_after_threshold():
     with FakeOpenAIServer("echo", faults={i: "500" for i in range(1, 50)}) as server:
-        model = OpenAICompatible("fake-model", base_url=server.base_url, max_retries=0,
-                                 failure_threshold=2)  # fmt: skip
+        model = OpenAICompatible(
+            "fake-model", base_url=server.base_url, max_retries=0, failure_threshold=2
+        )
         assert (await model.complete([user("first")])).text
         for _ in range(2):
             with pytest.raises(ModelHTTPError):

@@ -156,7 +156,10 @@ async def test_connection_refused():
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     model = OpenAICompatible(
-        "m", base_url=f"http://127.0.0.1:{port}/v1", max_retries=1, backoff_base=0.01,
+        "m",
+        base_url=f"http://127.0.0.1:{port}/v1",
+        max_retries=1,
+        backoff_base=0.01,
         preflight=False,
     )
     with pytest.raises(ModelConnectionError, match=r"cannot reach .*2 attempts"):

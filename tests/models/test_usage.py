@@ -37,8 +37,11 @@ async def test_episodes_and_run_counters(fake, make, cache):
     run, eps = usage.run, usage.episodes
     assert (run.calls, run.cached_calls) == (5, 1)
     assert (eps["e1"].calls, eps["e2"].calls, eps["e3"].calls, eps["e3"].cached_calls) == (
-        3, 2, 0, 1,
-    )  # fmt: skip
+        3,
+        2,
+        0,
+        1,
+    )
     assert run.prompt_tokens == sum(e.prompt_tokens for e in eps.values())
     assert run.completion_tokens == 5 * 4  # "e1 step 0" echoes as e|1| step| 0
     expected_cost = (run.prompt_tokens * 1.0 + run.completion_tokens * 2.0) / 1e6

@@ -49,16 +49,19 @@ def hostile_city() -> City:
     for a, b in TOY_STREETS:
         src += [ids.index(a), ids.index(b)]
         dst += [ids.index(b), ids.index(a)]
-    graph = StreetGraph.from_edges([NAME_OF.get(i, i) for i in ids], [c[0] for c in coords],
-                                   [c[1] for c in coords], src, dst)  # fmt: skip
+    graph = StreetGraph.from_edges(
+        [NAME_OF.get(i, i) for i in ids], [c[0] for c in coords], [c[1] for c in coords], src, dst
+    )
     records = [
         ("p1", HOSTILE, (0.3, 0.3), ("cafe",)),
         ("p2", "Kirja `</script>`", (-0.2, 1.0), ("bookshop",)),
         ("p3", "Museo <!-- ${x}", (0.3, 4.2), ("museum",)),
     ]
     places = Places.from_records(
-        [{"id": pid, "name": name, "lat": _at(*rc)[0], "lng": _at(*rc)[1], "categories": cats}
-         for pid, name, rc, cats in records]
+        [
+            {"id": pid, "name": name, "lat": _at(*rc)[0], "lng": _at(*rc)[1], "categories": cats}
+            for pid, name, rc, cats in records
+        ]
     )
     return City(name="toy", graph=graph, places=places, source="builtin:toy")
 
@@ -66,13 +69,17 @@ def hostile_city() -> City:
 def hostile_episodes() -> list:
     out = []
     for k, e in enumerate(toy_episodes()[:3]):
-        out.append(replace(
-            e, id=f"ep{k}`<'\"&>", instruction=f"{HOSTILE} ({k})",
-            start_node=NAME_OF.get(e.start_node, e.start_node),
-            reference_path=tuple(NAME_OF.get(n, n) for n in e.reference_path),
-            goal_nodes=tuple(NAME_OF.get(n, n) for n in e.goal_nodes),
-            goal_place_ids=("p1",),
-        ))  # fmt: skip
+        out.append(
+            replace(
+                e,
+                id=f"ep{k}`<'\"&>",
+                instruction=f"{HOSTILE} ({k})",
+                start_node=NAME_OF.get(e.start_node, e.start_node),
+                reference_path=tuple(NAME_OF.get(n, n) for n in e.reference_path),
+                goal_nodes=tuple(NAME_OF.get(n, n) for n in e.goal_nodes),
+                goal_place_ids=("p1",),
+            )
+        )
     return out
 
 
@@ -112,9 +119,15 @@ def test_episode_map_with_hostile_names(tmp_path):
     graph = city.graph
     e = hostile_episodes()[0]
     reference = graph.indices(e.reference_path).tolist()
-    out = save_episode_map(city, tmp_path / "ep.html", reference, reference,
-                           goals=[graph.index(g) for g in e.goal_nodes],
-                           goal_places=[0], near_radius_m=500)  # fmt: skip
+    out = save_episode_map(
+        city,
+        tmp_path / "ep.html",
+        reference,
+        reference,
+        goals=[graph.index(g) for g in e.goal_nodes],
+        goal_places=[0],
+        near_radius_m=500,
+    )
     shown = {html.unescape(t) for t in assert_map_page_safe(out.read_text(encoding="utf-8"))}
     assert f"target: {HOSTILE}" in shown
     assert f"goal ({NAME_OF['D']})" in shown and f"start ({e.reference_path[0]})" in shown
@@ -127,8 +140,12 @@ def hostile_run(tmp_path: Path) -> tuple[Path, City, list]:
     with its agent renamed and model output and errors added to its rows."""
     city, episodes = hostile_city(), hostile_episodes()
     folder = tmp_path / "run `<'\"&>"
-    run_benchmark(RunConfig(agents=("forward",), tasks=("toy",)), folder, progress="none",
-                  loaded={"toy": (city, episodes)})  # fmt: skip
+    run_benchmark(
+        RunConfig(agents=("forward",), tasks=("toy",)),
+        folder,
+        progress="none",
+        loaded={"toy": (city, episodes)},
+    )
     agent = "agent`<'\"&>"
     rows = [json.loads(line) for line in (folder / "episodes.jsonl").read_text().splitlines()]
     for row in rows:
@@ -146,8 +163,9 @@ def hostile_run(tmp_path: Path) -> tuple[Path, City, list]:
 
 def test_report_with_hostile_names_shows_them_as_text(hostile_run, tmp_path):
     folder, city, episodes = hostile_run
-    out = build_report([load_run(folder)], tmp_path / "report.html",
-                       tasks={"toy": (city, episodes)})  # fmt: skip
+    out = build_report(
+        [load_run(folder)], tmp_path / "report.html", tasks={"toy": (city, episodes)}
+    )
     page = out.read_text(encoding="utf-8")
     parts = page_parts(page)
     assert parts.scripts == [] and "<script" not in page  # the report itself runs no script
@@ -176,8 +194,12 @@ def test_report_command_with_hostile_names_through_the_console_script(hostile_ru
     flaneur = Path(sys.executable).with_name("flaneur")
     if not flaneur.exists():
         flaneur = Path(shutil.which("flaneur") or "flaneur")
-    done = subprocess.run([str(flaneur), "report", str(folder), "-o", str(tmp_path / "r.html"),
-                           "--json"], capture_output=True, text=True, check=False)  # fmt: skip
+    done = subprocess.run(
+        [str(flaneur), "report", str(folder), "-o", str(tmp_path / "r.html"), "--json"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
     assert json.loads(done.stdout)["runs"][0]["model"] == HOSTILE
@@ -190,8 +212,12 @@ def test_city_map_command_on_a_hostile_pack_through_the_console_script(tmp_path)
 
     pack = hostile_city().save(tmp_path / "pack")
     flaneur = Path(sys.executable).with_name("flaneur")
-    done = subprocess.run([str(flaneur), "city", "map", str(pack), "-o", str(tmp_path / "m.html"),
-                           "--json"], capture_output=True, text=True, check=False)  # fmt: skip
+    done = subprocess.run(
+        [str(flaneur), "city", "map", str(pack), "-o", str(tmp_path / "m.html"), "--json"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     page = Path(json.loads(done.stdout)["map"]).read_text(encoding="utf-8")
     shown = {html.unescape(t) for t in assert_map_page_safe(page)}

@@ -56,8 +56,10 @@ def test_episode_maps_share_one_linked_copy_of_leaflet(tmp_path):
     city = toy_city()
     graph = city.graph
     path = graph.indices(["W1", "X4", "E1"]).tolist()
-    pages = [save_episode_map(city, tmp_path / f"ep{k}.html", path, path[: k + 2],
-                              assets_dir=tmp_path) for k in range(2)]  # fmt: skip
+    pages = [
+        save_episode_map(city, tmp_path / f"ep{k}.html", path, path[: k + 2], assets_dir=tmp_path)
+        for k in range(2)
+    ]
     for page in pages:
         text = page.read_text(encoding="utf-8")
         refs = page_parts(text).references

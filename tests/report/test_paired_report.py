@@ -23,8 +23,12 @@ def toy_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A run of three baselines on ten toy episodes (each toy episode twice, new ids)."""
     out = tmp_path_factory.mktemp("runs") / "r1"
     episodes = [replace(e, id=f"{e.id}-{k}") for k in range(2) for e in toy_episodes()]
-    run_benchmark(RunConfig(agents=AGENTS, tasks=("toy",), seed=0), out, progress="none",
-                  loaded={"toy": (toy_city(), episodes)})  # fmt: skip
+    run_benchmark(
+        RunConfig(agents=AGENTS, tasks=("toy",), seed=0),
+        out,
+        progress="none",
+        loaded={"toy": (toy_city(), episodes)},
+    )
     return out
 
 
@@ -33,8 +37,10 @@ def test_oracle_against_random_wins_where_random_fails(toy_run):
     pairs = paired_comparisons(run)
     # pairs follow the --agent order kept in the summary, not the order rows were written
     assert [(c["a"], c["b"]) for c in pairs] == [
-        ("random", "forward"), ("random", "oracle"), ("forward", "oracle")
-    ]  # fmt: skip
+        ("random", "forward"),
+        ("random", "oracle"),
+        ("forward", "oracle"),
+    ]
     random_ok = {r["episode_id"]: row_success(r) for r in run.rows if r["agent"] == "random"}
     oracle_ok = {r["episode_id"]: row_success(r) for r in run.rows if r["agent"] == "oracle"}
     assert all(oracle_ok.values()) and len(oracle_ok) == 10
@@ -79,6 +85,8 @@ def test_report_command_prints_paired_tables_and_json(toy_run, tmp_path, capsys)
     main(["report", str(toy_run), "--out", str(tmp_path / "b.html"), "--json"])
     data = json.loads(capsys.readouterr().out)
     assert [(c["a"], c["b"]) for c in data["paired"]] == [
-        ("random", "forward"), ("random", "oracle"), ("forward", "oracle")
-    ]  # fmt: skip
+        ("random", "forward"),
+        ("random", "oracle"),
+        ("forward", "oracle"),
+    ]
     assert data["paired"][1]["run"] == "r1" and data["paired"][1]["paired"] == 10

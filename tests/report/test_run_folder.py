@@ -21,8 +21,12 @@ from flaneur.report.run_report import build_report
 def clean_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Two agents on the five toy episodes: ten rows."""
     out = tmp_path_factory.mktemp("runs") / "clean"
-    run_benchmark(RunConfig(agents=("forward", "oracle"), tasks=("toy",)), out, progress="none",
-                  loaded={"toy": (toy_city(), toy_episodes())})  # fmt: skip
+    run_benchmark(
+        RunConfig(agents=("forward", "oracle"), tasks=("toy",)),
+        out,
+        progress="none",
+        loaded={"toy": (toy_city(), toy_episodes())},
+    )
     return out
 
 
@@ -122,7 +126,9 @@ def test_warnings_are_shown_in_the_html_report(run, tmp_path):
     data = log_of(run).read_bytes()
     log_of(run).write_bytes(data[:-30])
     page = build_report([load_run(run)], tmp_path / "r.html", interactive_maps=False).read_text()
-    assert page.count("<p class=warn>warning: ") == 2 and "line 10: the last row is cut short" in page
+    assert (
+        page.count("<p class=warn>warning: ") == 2 and "line 10: the last row is cut short" in page
+    )
 
 
 def test_report_command_on_junk_exits_2_with_one_line_naming_file_and_line(run, tmp_path):

@@ -157,17 +157,23 @@ def test_brute_force_is_exact_on_a_tiny_case():
 
 
 def test_optimize_order_unreachable_waypoint():
-    graph = StreetGraph.from_edges(["a", "b", "c"], [60, 60.001, 60.002], [25, 25, 25], [0, 1], [1, 0])
+    graph = StreetGraph.from_edges(
+        ["a", "b", "c"], [60, 60.001, 60.002], [25, 25, 25], [0, 1], [1, 0]
+    )
     with pytest.raises(UnreachableError, match="'Island'"):
         optimize_order(graph, [0, 1, 2], labels=["Home", "Shop", "Island"])
 
 
 def test_region_sampling_orders_inside_viewpoints(grid):
     # a box around the middle four junctions (rows 1-2, columns 1-2)
-    polygon = polygon_from_latlng([
-        (LAT0 + 0.5 * DLAT, LNG0 + 0.5 * DLNG), (LAT0 + 2.5 * DLAT, LNG0 + 0.5 * DLNG),
-        (LAT0 + 2.5 * DLAT, LNG0 + 2.5 * DLNG), (LAT0 + 0.5 * DLAT, LNG0 + 2.5 * DLNG),
-    ])  # fmt: skip
+    polygon = polygon_from_latlng(
+        [
+            (LAT0 + 0.5 * DLAT, LNG0 + 0.5 * DLNG),
+            (LAT0 + 2.5 * DLAT, LNG0 + 0.5 * DLNG),
+            (LAT0 + 2.5 * DLAT, LNG0 + 2.5 * DLNG),
+            (LAT0 + 0.5 * DLAT, LNG0 + 2.5 * DLNG),
+        ]
+    )
     sample = sample_region(grid, polygon, spacing_m=100)
     assert sorted(sample.nodes) == [5, 6, 9, 10]
     assert sample.grid_points == 4
@@ -185,15 +191,19 @@ def test_region_errors(grid, tmp_path):
     file.write_text('{"type": "Point", "coordinates": [25, 60]}')
     with pytest.raises(DataError, match="no Polygon"):
         load_polygon(file)
-    file.write_text('{"type": "Feature", "geometry": {"type": "Polygon", "coordinates": '
-                    '[[[25.0, 60.0], [25.003, 60.0], [25.003, 60.002], [25.0, 60.0]]]}}')
+    file.write_text(
+        '{"type": "Feature", "geometry": {"type": "Polygon", "coordinates": '
+        "[[[25.0, 60.0], [25.003, 60.0], [25.003, 60.002], [25.0, 60.0]]]}}"
+    )
     assert isinstance(load_polygon(file), shapely.Polygon)
 
 
 def test_persona_toml_yaml_and_errors(tmp_path):
     toml = tmp_path / "p.toml"
-    toml.write_text('name = "Aria"\ncity = "helsinki"\nstart = "Kiasma"\nbackground = "student"\n'
-                    'intention = "eat"\nbudget = 30\nplaces = ["a", "b"]\n[status]\nhunger = 20\n')
+    toml.write_text(
+        'name = "Aria"\ncity = "helsinki"\nstart = "Kiasma"\nbackground = "student"\n'
+        'intention = "eat"\nbudget = 30\nplaces = ["a", "b"]\n[status]\nhunger = 20\n'
+    )
     persona = load_persona(toml, ["status.hunger=80", "budget=12.5"])
     assert persona.status == {"hunger": 80.0} and persona.budget == 12.5
     assert persona.options == {"places": ["a", "b"]}

@@ -15,8 +15,13 @@ def test_pack_has_osm_street_names(helsinki):
 
 @pytest.mark.parametrize(
     ("query", "expected"),
-    [("Stockmann", "Stockmann"), ("stockman", "Stockmann"), ("kiasma", "Kiasma"),
-     ("Aleksanterink. 52", "Aleksanterinkatu 52"), ("mannerheimintie", "Mannerheimintie")],
+    [
+        ("Stockmann", "Stockmann"),
+        ("stockman", "Stockmann"),
+        ("kiasma", "Kiasma"),
+        ("Aleksanterink. 52", "Aleksanterinkatu 52"),
+        ("mannerheimintie", "Mannerheimintie"),
+    ],
 )
 def test_geocode_helsinki(helsinki, query, expected):
     assert geocode(helsinki, query)[0].name == expected

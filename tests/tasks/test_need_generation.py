@@ -28,17 +28,28 @@ def street_city() -> City:
 
     def at(k, name, cats, **attrs):
         la, ln = destination(lat[k], lng[k], 0.0, 5.0)
-        return {"id": name, "name": name, "lat": float(la), "lng": float(ln),
-                "categories": cats, "attributes": attrs}  # fmt: skip
+        return {
+            "id": name,
+            "name": name,
+            "lat": float(la),
+            "lng": float(ln),
+            "categories": cats,
+            "attributes": attrs,
+        }
 
     places = Places.from_records(
-        [at(10, "Cafe A", ["cafe"]), at(30, "Cafe B", ["cafe"]),
-         at(36, "Bank C", ["bank", "atm"], wheelchair="yes")]
-    )  # fmt: skip
+        [
+            at(10, "Cafe A", ["cafe"]),
+            at(30, "Cafe B", ["cafe"]),
+            at(36, "Bank C", ["bank", "atm"], wheelchair="yes"),
+        ]
+    )
     return City(name="street", graph=graph, places=places)
 
 
-CAFE = NeedTemplate("basic_poi:cafe", "basic_poi", "Please find the nearest cafe.", (PlaceMatcher(("cafe",)),))
+CAFE = NeedTemplate(
+    "basic_poi:cafe", "basic_poi", "Please find the nearest cafe.", (PlaceMatcher(("cafe",)),)
+)
 
 
 def test_goal_field_hops_and_uniqueness():
@@ -56,9 +67,12 @@ def test_generated_cafe_tasks_are_valid_and_unique_nearest():
     report = generate_need_tasks(city, seed=3, per_template=50, templates=[CAFE])
     starts = sorted(int(e.start_node[1:]) for e in report.episodes)
     # hops to the nearest cafe within [5, 25] and strictly nearer than the other cafe
-    expected = [s for s in range(N)
-                if 5 <= min(max(0, abs(s - 10) - 2), max(0, abs(s - 30) - 2)) <= 25
-                and max(0, abs(s - 10) - 2) != max(0, abs(s - 30) - 2)]  # fmt: skip
+    expected = [
+        s
+        for s in range(N)
+        if 5 <= min(max(0, abs(s - 10) - 2), max(0, abs(s - 30) - 2)) <= 25
+        and max(0, abs(s - 10) - 2) != max(0, abs(s - 30) - 2)
+    ]
     assert starts == expected
     for episode in report.episodes:
         s = int(episode.start_node[1:])
@@ -81,10 +95,18 @@ def test_generation_is_deterministic_by_seed():
 
 def test_attribute_and_multi_goal_templates():
     city = street_city()
-    accessible = NeedTemplate("inclusive:bank", "inclusive_infrastructure", "An accessible bank.",
-                              (PlaceMatcher(("bank",), attributes=(("wheelchair", ("yes",)),)),))  # fmt: skip
-    both = NeedTemplate("multi_goal:cafe+bank", "multi_goal", "Cafe then bank.",
-                        (PlaceMatcher(("cafe",)), PlaceMatcher(("bank",))))  # fmt: skip
+    accessible = NeedTemplate(
+        "inclusive:bank",
+        "inclusive_infrastructure",
+        "An accessible bank.",
+        (PlaceMatcher(("bank",), attributes=(("wheelchair", ("yes",)),)),),
+    )
+    both = NeedTemplate(
+        "multi_goal:cafe+bank",
+        "multi_goal",
+        "Cafe then bank.",
+        (PlaceMatcher(("cafe",)), PlaceMatcher(("bank",))),
+    )
     report = generate_need_tasks(city, seed=0, per_template=40, templates=[accessible, both])
     multi = [e for e in report.episodes if e.category == "multi_goal"]
     assert multi and all(e.metadata["ordered"] for e in multi)
@@ -107,7 +129,9 @@ def test_validator_catches_a_broken_task():
 
 def test_too_few_places_is_a_clear_error():
     city = street_city()
-    with pytest.raises(FlaneurError, match=r"too few places for task categor\(y/ies\) \['transit_hub'\]"):
+    with pytest.raises(
+        FlaneurError, match=r"too few places for task categor\(y/ies\) \['transit_hub'\]"
+    ):
         generate_need_tasks(city, categories=("transit_hub",))
     with pytest.raises(FlaneurError, match="unknown task categor"):
         generate_need_tasks(city, categories=("nonsense",))
@@ -116,8 +140,16 @@ def test_too_few_places_is_a_clear_error():
 def test_packaged_table_covers_the_seven_categories_and_multi_goal():
     templates = load_templates()
     assert {t.category for t in templates} == {
-        "basic_poi", "brand", "transit_hub", "latent_poi", "abstract_need",
-        "inclusive_infrastructure", "semantic_preference", "multi_goal",
-    }  # fmt: skip
+        "basic_poi",
+        "brand",
+        "transit_hub",
+        "latent_poi",
+        "abstract_need",
+        "inclusive_infrastructure",
+        "semantic_preference",
+        "multi_goal",
+    }
     thirsty = next(t for t in templates if t.text == "I'm thirsty.")
-    assert {"convenience_store", "cafe", "supermarket", "vending_machine", "drinking_water"} <= set(thirsty.goals[0].categories)
+    assert {"convenience_store", "cafe", "supermarket", "vending_machine", "drinking_water"} <= set(
+        thirsty.goals[0].categories
+    )

@@ -85,8 +85,10 @@ def test_check_episodes_names_unknown_nodes(tmp_path):
     with pytest.raises(DataError) as err:
         check_episodes(episodes, graph)
     assert "1 node id(s)" in str(err.value) and "'zz' (episode '2', goal_nodes)" in str(err.value)
-    many = [Episode(id=str(k), city="c", instruction="", start_node=f"u{k}", start_heading=0)
-            for k in range(8)]  # fmt: skip
+    many = [
+        Episode(id=str(k), city="c", instruction="", start_node=f"u{k}", start_heading=0)
+        for k in range(8)
+    ]
     with pytest.raises(DataError, match=r"8 node id\(s\).*and 3 more"):
         check_episodes(many, graph)
 
@@ -125,8 +127,14 @@ def test_cityseeker_ordered_goals_keep_their_order(tmp_path):
 def test_cityseeker_heading_from_graph(tmp_path):
     path = write_questions(tmp_path / "q.json")
     ids = [f for f, _, _ in FILES]
-    graph = StreetGraph.from_edges(ids, [x[1] for x in FILES], [x[2] for x in FILES],
-                                   [0, 1, 2], [1, 2, 3], headings=[7.0, 8.0, 9.0])  # fmt: skip
+    graph = StreetGraph.from_edges(
+        ids,
+        [x[1] for x in FILES],
+        [x[2] for x in FILES],
+        [0, 1, 2],
+        [1, 2, 3],
+        headings=[7.0, 8.0, 9.0],
+    )
     basic = load_cityseeker_questions(path, graph=graph, start_heading="route")[0]
     assert basic.start_heading == 7.0
     north = load_cityseeker_questions(path, graph=graph)[0]
@@ -141,8 +149,9 @@ def test_cityseeker_question_json_name_is_accepted(tmp_path):
     """CitySeeker's repository names the file question.json; flaneur's data questions.json."""
     write_questions(tmp_path / "city" / "question.json")
     for asked in ("questions.json", "question.json", ""):
-        episodes = load_cityseeker_questions(tmp_path / "city" / asked if asked else
-                                             tmp_path / "city")  # fmt: skip
+        episodes = load_cityseeker_questions(
+            tmp_path / "city" / asked if asked else tmp_path / "city"
+        )
         assert len(episodes) == 4 and episodes[0].metadata["source_file"] == "question.json"
     with pytest.raises(DataError, match=r"questions\.json or question\.json"):
         load_cityseeker_questions(tmp_path / "nowhere" / "questions.json")
@@ -151,20 +160,56 @@ def test_cityseeker_question_json_name_is_accepted(tmp_path):
 @pytest.mark.parametrize(
     ("code", "folder", "name", "place", "categories", "attribute"),
     [
-        ("question8", "bank with an accessible entrance", "inclusive infrastructure", "bank",
-         ("bank",), "with an accessible entrance"),
-        ("question8", "office building with an accessible entrance", "inclusive infrastructure",
-         "office building", (), "with an accessible entrance"),
-        ("question9", "romantic restaurant", "semantic preference", "restaurant",
-         ("restaurant",), "romantic"),
-        ("question9", "group or family-friendly restaurant", "semantic preference",
-         "restaurant", ("restaurant",), "group or family-friendly"),
-        ("question9", "restaurant with outdoor seating", "semantic preference", "restaurant",
-         ("restaurant",), "with outdoor seating"),
-        ("question1", "primary and secondary school", "basic POI",
-         "primary and secondary school", (), None),
+        (
+            "question8",
+            "bank with an accessible entrance",
+            "inclusive infrastructure",
+            "bank",
+            ("bank",),
+            "with an accessible entrance",
+        ),
+        (
+            "question8",
+            "office building with an accessible entrance",
+            "inclusive infrastructure",
+            "office building",
+            (),
+            "with an accessible entrance",
+        ),
+        (
+            "question9",
+            "romantic restaurant",
+            "semantic preference",
+            "restaurant",
+            ("restaurant",),
+            "romantic",
+        ),
+        (
+            "question9",
+            "group or family-friendly restaurant",
+            "semantic preference",
+            "restaurant",
+            ("restaurant",),
+            "group or family-friendly",
+        ),
+        (
+            "question9",
+            "restaurant with outdoor seating",
+            "semantic preference",
+            "restaurant",
+            ("restaurant",),
+            "with outdoor seating",
+        ),
+        (
+            "question1",
+            "primary and secondary school",
+            "basic POI",
+            "primary and secondary school",
+            (),
+            None,
+        ),
     ],
-)  # fmt: skip
+)
 def test_cityseeker_categories_name_targets_without_brands(
     tmp_path, code, folder, name, place, categories, attribute
 ):

@@ -24,8 +24,12 @@ from flaneur.tasks import (
 from flaneur.world import City, StreetGraph
 from flaneur.world import packs as city_packs
 
-BUILTIN = ["cityseeker-shanghai2-v1", "map2seq-seen-dev-v1", "map2seq-unseen-dev-v1",
-           "touchdown-unseen-dev-v1"]  # fmt: skip
+BUILTIN = [
+    "cityseeker-shanghai2-v1",
+    "map2seq-seen-dev-v1",
+    "map2seq-unseen-dev-v1",
+    "touchdown-unseen-dev-v1",
+]
 
 
 def test_builtin_ids():
@@ -58,9 +62,10 @@ def test_city_pack_is_cached(data_dir, tmp_path, monkeypatch):
 
     source = registry.CITY_SOURCES["touchdown-manhattan"]
     monkeypatch.setitem(
-        registry.CITY_SOURCES, "touchdown-manhattan",
+        registry.CITY_SOURCES,
+        "touchdown-manhattan",
         registry.CitySource(source.key, source.files, fail),
-    )  # fmt: skip
+    )
     city, _ = load_task("map2seq-seen-dev-v1", data_dir)
     assert city.graph.n_nodes == 4
 
@@ -108,8 +113,9 @@ def test_unknown_node_in_task_file(data_dir):
 def test_register_generated_task(tmp_path, monkeypatch):
     graph = StreetGraph.from_edges(["a", "b"], [0, 0], [0, 0.0001], [0, 1], [1, 0])
     city = City(name="tiny", graph=graph)
-    episode = Episode(id="g1", city="tiny", instruction="go", start_node="a", start_heading=0,
-                      goal_nodes=("b",))  # fmt: skip
+    episode = Episode(
+        id="g1", city="tiny", instruction="go", start_node="a", start_heading=0, goal_nodes=("b",)
+    )
     seen = []
 
     def build(folder):
@@ -157,8 +163,17 @@ def test_cli_tasks_check(data_dir, tmp_path):
     assert result.exit_code == 0, result.output
     info = json.loads(result.stdout)
     assert info["episodes"] == 2 and info["ok"] is True and info["city"] == "manhattan"
-    bad = [episodes[0], Episode(id="x", city="manhattan", instruction="", start_node="nope",
-                                start_heading=0, goal_nodes=("nope",))]  # fmt: skip
+    bad = [
+        episodes[0],
+        Episode(
+            id="x",
+            city="manhattan",
+            instruction="",
+            start_node="nope",
+            start_heading=0,
+            goal_nodes=("nope",),
+        ),
+    ]
     path = write_episodes(bad, tmp_path / "bad.jsonl")
     result = runner.invoke(app, ["tasks", "check", str(path), "--city", str(pack)])
     assert result.exit_code != 0 and isinstance(result.exception, DataError)

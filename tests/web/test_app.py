@@ -25,16 +25,24 @@ def test_pages_are_served_with_a_strict_policy(client, path):
 def test_static_assets_have_no_innerhtml_and_no_remote_urls(client):
     for name in ("common.js", "runs.js", "replay.js", "live.js", "play.js", "annotate.js"):
         text = client.get(f"/static/{name}").text
-        assert "innerHTML" not in text and "outerHTML" not in text and "insertAdjacentHTML" not in text
+        assert (
+            "innerHTML" not in text and "outerHTML" not in text and "insertAdjacentHTML" not in text
+        )
         assert "https://" not in text.replace("http://www.w3.org/2000/svg", "")
     assert client.get("/static/style.css").headers["content-type"].startswith("text/css")
 
 
-@pytest.mark.parametrize("path", [
-    "/static/../../../../etc/passwd", "/static/%2e%2e/%2e%2e/%2e%2e/etc/passwd",
-    "/static/..%2f..%2f..%2fetc%2fpasswd", "/api/runs/..%2f..%2fetc", "/api/runs/%2e%2e",
-    "/api/runs/..%2fagents/episode?task=x&agent=y&id=z",
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/static/../../../../etc/passwd",
+        "/static/%2e%2e/%2e%2e/%2e%2e/etc/passwd",
+        "/static/..%2f..%2f..%2fetc%2fpasswd",
+        "/api/runs/..%2f..%2fetc",
+        "/api/runs/%2e%2e",
+        "/api/runs/..%2fagents/episode?task=x&agent=y&id=z",
+    ],
+)
 def test_path_traversal_is_refused(client, path):
     response = client.get(path)
     assert response.status_code == 404
@@ -83,8 +91,9 @@ def test_unknown_run_is_404(client):
 def test_episode_replay_data(client, served):
     rows, _ = read_rows(served / "agents" / "episodes.jsonl")
     row = next(r for r in rows if r["agent"] == "oracle" and r["episode_id"] == "toy-fork-0")
-    data = client.get("/api/runs/agents/episode",
-                      params={"task": TASK, "agent": "oracle", "id": "toy-fork-0"}).json()  # fmt: skip
+    data = client.get(
+        "/api/runs/agents/episode", params={"task": TASK, "agent": "oracle", "id": "toy-fork-0"}
+    ).json()
     assert data["instruction"].startswith("Go east, turn right")
     assert len(data["steps"]) == len(row["actions"]) + 1
     assert [s["action"] for s in data["steps"][:-1]] == row["actions"]
@@ -101,8 +110,14 @@ def test_views_are_png_and_checked(client):
     assert response.status_code == 200 and response.content[:8] == b"\x89PNG\r\n\x1a\n"
     again = client.get("/api/view", params={"task": TASK, "node": "X4", "heading": "90"})
     assert again.content == response.content
-    assert client.get("/api/view", params={"task": TASK, "node": "X4", "fov": "500"}).status_code == 400
-    assert client.get("/api/view", params={"task": TASK, "node": "X4", "heading": "a"}).status_code == 400
+    assert (
+        client.get("/api/view", params={"task": TASK, "node": "X4", "fov": "500"}).status_code
+        == 400
+    )
+    assert (
+        client.get("/api/view", params={"task": TASK, "node": "X4", "heading": "a"}).status_code
+        == 400
+    )
     assert client.get("/api/view", params={"task": TASK, "node": "nowhere"}).status_code == 404
     assert client.get("/api/view", params={"task": "/etc/passwd", "node": "X4"}).status_code == 404
 
@@ -112,7 +127,9 @@ def test_live_stream_sends_rows_progress_and_done(client):
         assert response.headers["content-type"].startswith("text/event-stream")
         text = "".join(response.iter_text())
     assert text.count("event: row") == 10 and text.count("event: done") == 1
-    progress = [json.loads(line[6:]) for line in text.splitlines() if line.startswith("data: {\"rows")]
+    progress = [
+        json.loads(line[6:]) for line in text.splitlines() if line.startswith('data: {"rows')
+    ]
     assert progress[-1]["rows"] == 10 and progress[-1]["success_rate"] == 1.0
     assert "records" not in text  # rows are sent as briefs
 
@@ -136,7 +153,9 @@ def test_tasks_and_episodes(client):
 
 
 def test_bad_json_bodies_get_one_line_errors(client):
-    response = client.post("/api/play", content=b"not json", headers={"content-type": "application/json"})
+    response = client.post(
+        "/api/play", content=b"not json", headers={"content-type": "application/json"}
+    )
     assert response.status_code == 400 and "JSON object" in response.json()["error"]
     assert client.post("/api/play", json=[1, 2]).status_code == 400
     assert client.post("/api/play/nosuch", json={"slot": 1}).status_code == 404

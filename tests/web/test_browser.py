@@ -11,7 +11,9 @@ from flaneur.evaluate.runlog import read_rows
 from flaneur.web.browser import launch, missing_browser, play_with_keyboard
 
 TASK = "web-toy-v1"
-pytestmark = pytest.mark.skipif(missing_browser() is not None, reason=f"browser tests: {missing_browser()}")
+pytestmark = pytest.mark.skipif(
+    missing_browser() is not None, reason=f"browser tests: {missing_browser()}"
+)
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +33,9 @@ def site(served, tmp_path_factory):
         page = browser.new_page(viewport={"width": 1200, "height": 860}, bypass_csp=True)
         errors: list[str] = []
         page.on("pageerror", lambda err: errors.append(str(err)))
-        page.on("dialog", lambda dialog: (errors.append(f"dialog {dialog.message}"), dialog.dismiss()))
+        page.on(
+            "dialog", lambda dialog: (errors.append(f"dialog {dialog.message}"), dialog.dismiss())
+        )
         yield {"url": url, "page": page, "root": root, "runs": runs, "errors": errors}
         browser.close()
 
@@ -60,7 +64,9 @@ def test_replay_steps_with_keyboard_and_shows_views(site):
     page.keyboard.press("ArrowRight")
     page.keyboard.press("ArrowRight")
     assert page.text_content("#step-label").strip().startswith("step 2 of")
-    page.wait_for_function("[...document.querySelectorAll('#views img')].every(i => i.complete && i.naturalWidth > 0)")
+    page.wait_for_function(
+        "[...document.querySelectorAll('#views img')].every(i => i.complete && i.naturalWidth > 0)"
+    )
     assert page.locator("#views img").count() == 3
     page.keyboard.press("ArrowLeft")
     assert page.text_content("#step-label").strip().startswith("step 1 of")
@@ -102,7 +108,9 @@ def test_play_one_episode_to_the_goal_with_the_keyboard(site, toy_task):
     page.click("#start")
     page.wait_for_selector("#choices")
     assert page.text_content("#instruction") == episode.instruction
-    page.wait_for_function("[...document.querySelectorAll('#views img')].every(i => i.complete && i.naturalWidth > 0)")
+    page.wait_for_function(
+        "[...document.querySelectorAll('#views img')].every(i => i.complete && i.naturalWidth > 0)"
+    )
     page.screenshot(path=site["root"] / "play.png", full_page=True)
     play_with_keyboard(page, slots, "turns")
     assert "Reached the goal" in page.text_content("#result")

@@ -23,8 +23,9 @@ TASK = "web-toy-v1"
 def play_gold(client, city, episode, player):
     """Play ``episode`` with the teacher's actions; returns the last page state."""
     actions, _ = gold_rollout(TurnsScheme(city.graph), city.graph, episode)
-    state = client.post("/api/play", json={"task": TASK, "episode_id": episode.id,
-                                           "player": player}).json()  # fmt: skip
+    state = client.post(
+        "/api/play", json={"task": TASK, "episode_id": episode.id, "player": player}
+    ).json()
     assert state["instruction"] == episode.instruction and state["scheme"] == "turns"
     for slot in actions:
         assert slot in {c["slot"] for c in state["choices"]}
@@ -40,8 +41,11 @@ def test_a_human_row_is_built_like_an_agent_row(client, served, toy_task, tmp_pa
     assert state["saved_to"] == "human-Ada_b"
     folder = tmp_path / "play" / "human-Ada_b"
     (row,) = read_rows(folder / "episodes.jsonl")[0]
-    oracle = next(r for r in read_rows(served / "agents" / "episodes.jsonl")[0]
-                  if r["agent"] == "oracle" and r["episode_id"] == episode.id)  # fmt: skip
+    oracle = next(
+        r
+        for r in read_rows(served / "agents" / "episodes.jsonl")[0]
+        if r["agent"] == "oracle" and r["episode_id"] == episode.id
+    )
     assert row["agent"] == "human" and row["player"] == "Ada_b"
     assert set(oracle) <= set(row)  # every field an agent's row has
     assert row["path"] == oracle["path"] and row["actions"] == oracle["actions"]
@@ -67,8 +71,9 @@ def test_next_unplayed_resumes_where_the_player_left_off(client, toy_task):
 
 def test_stopping_early_and_invalid_actions_count(client, toy_task):
     _, episodes = toy_task
-    state = client.post("/api/play", json={"task": TASK, "episode_id": episodes[0].id,
-                                           "player": "cy"}).json()  # fmt: skip
+    state = client.post(
+        "/api/play", json={"task": TASK, "episode_id": episodes[0].id, "player": "cy"}
+    ).json()
     state = client.post(f"/api/play/{state['session']}", json={"slot": 9}).json()
     assert state["steps"] == 1 and "last_invalid" in state
     state = client.post(f"/api/play/{state['session']}", json={"stop": True}).json()
@@ -93,23 +98,39 @@ def test_playing_beside_the_agents_of_a_run_gives_paired_tests(served, toy_task,
     with TestClient(create_app([runs], play_dir=tmp_path / "play")) as client:
         for episode in episodes:
             actions, _ = gold_rollout(TurnsScheme(city.graph), city.graph, episode)
-            state = client.post("/api/play", json={"task": TASK, "player": "dee",
-                                                   "into": "agents"}).json()  # fmt: skip
+            state = client.post(
+                "/api/play", json={"task": TASK, "player": "dee", "into": "agents"}
+            ).json()
             assert state["episode_id"] == episode.id  # next unplayed, in that run
             for slot in actions:
                 state = client.post(f"/api/play/{state['session']}", json={"slot": slot}).json()
             assert state["saved_to"] == "agents"
-        assert client.post("/api/play", json={"task": TASK, "player": "dee", "into": "agents"}).status_code == 409
+        assert (
+            client.post(
+                "/api/play", json={"task": TASK, "player": "dee", "into": "agents"}
+            ).status_code
+            == 409
+        )
         assert client.post("/api/play", json={"task": TASK, "into": "../agents"}).status_code == 404
     summary = json.loads((runs / "agents" / "summary.json").read_text())
-    assert [(r["agent"], r["rows"]) for r in summary["runs"]] == [("forward", 10), ("oracle", 10), ("human", 10)]
+    assert [(r["agent"], r["rows"]) for r in summary["runs"]] == [
+        ("forward", 10),
+        ("oracle", 10),
+        ("human", 10),
+    ]
     assert summary["config"] == before["config"] and summary["episodes"] == 30
     pairs = paired_comparisons(load_run(runs / "agents"))
     human_vs_forward = next(c for c in pairs if (c["a"], c["b"]) == ("forward", "human"))
-    assert human_vs_forward["paired"] == 10 and human_vs_forward["losses"] == 10 - human_vs_forward["a_success"] * 10
+    assert (
+        human_vs_forward["paired"] == 10
+        and human_vs_forward["losses"] == 10 - human_vs_forward["a_success"] * 10
+    )
     main(["report", str(runs / "agents"), "--json"])
     report = json.loads(capsys.readouterr().out)
-    assert {(c["a"], c["b"]) for c in report["paired"]} >= {("forward", "human"), ("oracle", "human")}
+    assert {(c["a"], c["b"]) for c in report["paired"]} >= {
+        ("forward", "human"),
+        ("oracle", "human"),
+    }
     assert not (tmp_path / "play" / "human-dee").exists()
 
 
@@ -118,8 +139,13 @@ def test_annotation_writes_a_task_file(client, toy_task, tmp_path):
     route = client.get("/api/route", params={"task": TASK, "id": episodes[0].id}).json()
     assert [s["node"] for s in route["steps"]] == list(episodes[0].reference_path)
     assert route["steps"][0]["heading"] == 90.0
-    body = {"task": TASK, "episode_id": episodes[0].id, "instruction": "  Walk east\nto the museum. ",
-            "file": "../../mine", "annotator": "<i>"}  # fmt: skip
+    body = {
+        "task": TASK,
+        "episode_id": episodes[0].id,
+        "instruction": "  Walk east\nto the museum. ",
+        "file": "../../mine",
+        "annotator": "<i>",
+    }
     saved = client.post("/api/annotate", json=body).json()
     assert saved["file"] == "mine.jsonl" and saved["episode_id"] == f"{episodes[0].id}-1"
     client.post("/api/annotate", json=body)
@@ -155,8 +181,12 @@ def test_serve_command_binds_loopback_and_warns_otherwise(monkeypatch, served, c
 
 def test_installed_script_gives_one_line_errors(tmp_path):
     script = Path(sys.executable).parent / "flaneur"
-    out = subprocess.run([str(script), "serve", str(tmp_path / "missing")], capture_output=True,
-                         text=True, check=False)  # fmt: skip
+    out = subprocess.run(
+        [str(script), "serve", str(tmp_path / "missing")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert out.returncode == 2 and "Traceback" not in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1 and "missing" in out.stderr
 
@@ -169,11 +199,27 @@ def test_an_annotated_helsinki_route_runs_with_flaneur_run(tmp_path, capsys):
     from flaneur.web import create_app
 
     with TestClient(create_app([tmp_path])) as client:
-        body = {"task": "helsinki-needs-v1", "episode_id": "helsinki-needs-v1-0003",
-                "instruction": "Find the pharmacy two streets ahead.", "file": "notes"}  # fmt: skip
+        body = {
+            "task": "helsinki-needs-v1",
+            "episode_id": "helsinki-needs-v1-0003",
+            "instruction": "Find the pharmacy two streets ahead.",
+            "file": "notes",
+        }
         saved = client.post("/api/annotate", json=body).json()
-    main(["run", "--tasks", saved["path"], "--agent", "oracle", "--out", str(tmp_path / "run"),
-          "--progress", "none", "--json"])  # fmt: skip
+    main(
+        [
+            "run",
+            "--tasks",
+            saved["path"],
+            "--agent",
+            "oracle",
+            "--out",
+            str(tmp_path / "run"),
+            "--progress",
+            "none",
+            "--json",
+        ]
+    )
     (row,) = read_rows(tmp_path / "run" / "episodes.jsonl")[0]
     assert row["episode_id"] == "helsinki-needs-v1-0003-1" and row["metrics"]["tcp"] is True
 
@@ -188,21 +234,34 @@ def test_headings_and_nodes_schemes_offer_their_choices(toy_task, tmp_path):
 
     city, episodes = toy_task
     for scheme in ("headings", "nodes"):
-        register_task(TaskSpec(f"web-toy-{scheme}-v1", "toy", build=lambda _d: (city, episodes),
-                               city="toy", scheme=scheme, success_metric="tc"), replace=True)  # fmt: skip
+        register_task(
+            TaskSpec(
+                f"web-toy-{scheme}-v1",
+                "toy",
+                build=lambda _d: (city, episodes),
+                city="toy",
+                scheme=scheme,
+                success_metric="tc",
+            ),
+            replace=True,
+        )
     with TestClient(create_app([tmp_path], play_dir=tmp_path)) as client:
-        state = client.post("/api/play", json={"task": "web-toy-headings-v1",
-                                               "episode_id": "toy-five-0"}).json()  # fmt: skip
+        state = client.post(
+            "/api/play", json={"task": "web-toy-headings-v1", "episode_id": "toy-five-0"}
+        ).json()
         graph = city.graph
         heads = graph.out_headings(graph.index(state["node"])).tolist()
         streets = [c for c in state["choices"] if c["slot"]]
         assert [c["heading"] for c in streets] == heads
         assert [v["heading"] for v in state["views"]] == heads
-        state = client.post("/api/play", json={"task": "web-toy-nodes-v1",
-                                               "episode_id": "toy-five-0"}).json()  # fmt: skip
+        state = client.post(
+            "/api/play", json={"task": "web-toy-nodes-v1", "episode_id": "toy-five-0"}
+        ).json()
         candidates = [c for c in state["choices"] if c["slot"]]
         assert candidates and all(c["label"] in graph for c in candidates)
-        after = client.post(f"/api/play/{state['session']}", json={"slot": candidates[0]["slot"]}).json()
+        after = client.post(
+            f"/api/play/{state['session']}", json={"slot": candidates[0]["slot"]}
+        ).json()
         assert after["node"] == candidates[0]["label"]
 
 

@@ -25,9 +25,19 @@ def test_haversine_one_degree_of_latitude():
 
 @pytest.mark.parametrize(
     ("target", "source", "expected"),
-    [(10, 350, 20), (350, 10, -20), (180, 0, 180), (0, 180, 180), (-180, 0, 180),
-     (90, 0, 90), (270, 0, -90), (0, 0, 0), (720, 0, 0), (181, 0, -179)],
-)  # fmt: skip
+    [
+        (10, 350, 20),
+        (350, 10, -20),
+        (180, 0, 180),
+        (0, 180, 180),
+        (-180, 0, 180),
+        (90, 0, 90),
+        (270, 0, -90),
+        (0, 0, 0),
+        (720, 0, 0),
+        (181, 0, -179),
+    ],
+)
 def test_angle_diff_range_and_sign(target, source, expected):
     assert angle_diff(target, source) == pytest.approx(expected)
 

@@ -25,7 +25,9 @@ def test_out_neighbours_sorted_by_heading(graph):
     assert names == ["N1", "E1", "S1", "W1"]
     assert graph.out_headings(c) == pytest.approx([0, 90, 180, 270], abs=0.01)
     targets, headings = graph.adjacency
-    assert targets[c] == graph.neighbors(c).tolist() and headings[c] == graph.out_headings(c).tolist()
+    assert (
+        targets[c] == graph.neighbors(c).tolist() and headings[c] == graph.out_headings(c).tolist()
+    )
 
 
 def test_edge_lookup_and_lengths(graph):
@@ -93,9 +95,13 @@ def test_networkx_export_is_osmnx_like(graph):
     g = graph.to_networkx()
     assert isinstance(g, nx.MultiDiGraph) and g.graph["crs"] == "epsg:4326"
     assert g.number_of_nodes() == 8 and g.number_of_edges() == 14
-    assert g.nodes["E1"]["x"] == pytest.approx(25.0001) and g.nodes["E1"]["y"] == pytest.approx(60.0)
+    assert g.nodes["E1"]["x"] == pytest.approx(25.0001) and g.nodes["E1"]["y"] == pytest.approx(
+        60.0
+    )
     data = g.get_edge_data("C", "E1")[0]
-    assert data["bearing"] == pytest.approx(90, abs=0.01) and data["length"] == pytest.approx(5.56, abs=0.01)
+    assert data["bearing"] == pytest.approx(90, abs=0.01) and data["length"] == pytest.approx(
+        5.56, abs=0.01
+    )
     assert nx.shortest_path_length(g, "W2", "E2") == 4
 
 

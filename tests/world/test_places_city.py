@@ -36,7 +36,9 @@ def test_places_in_view_sector(city):
     assert rows.tolist() == [0]  # the cafe, 6 degrees right of north
     assert rel[0] == pytest.approx(5.7, abs=0.2)
     rows, _, rel = city.places.in_view(xy, 90.0, fov=60, radius_m=30)
-    assert rows.tolist() == [1] and rel[0] == pytest.approx(-11.3, abs=0.1)  # atan(2.22 m N / 11.12 m E)
+    assert rows.tolist() == [1] and rel[0] == pytest.approx(
+        -11.3, abs=0.1
+    )  # atan(2.22 m N / 11.12 m E)
     rows, _, _ = city.places.in_view(xy, 180.0, fov=90, radius_m=30, named_only=True)
     assert rows.tolist() == []  # the bench behind is unnamed
     rows, _, _ = city.places.in_view(xy, 180.0, fov=90, radius_m=30)

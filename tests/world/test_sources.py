@@ -10,7 +10,9 @@ from flaneur.geo import bearing, destination, haversine
 from flaneur.world.sources.cityseeker import city_from_cityseeker, graph_from_cityseeker
 from flaneur.world.sources.touchdown import city_from_touchdown, graph_from_touchdown
 
-NODES = "a,10,40.0000,-73.0000\nb,20,40.0001,-73.0000\nc,30,40.0002,-73.0000\nd,40,40.0001,-73.0001\n"
+NODES = (
+    "a,10,40.0000,-73.0000\nb,20,40.0001,-73.0000\nc,30,40.0002,-73.0000\nd,40,40.0001,-73.0001\n"
+)
 LINKS = "a,0,b\nb,180,a\nb,0,c\nc,180,b\nb,270,d\nd,90,b\n"
 
 
@@ -35,8 +37,10 @@ def test_touchdown_graph(tmp_path):
 def test_touchdown_unseen_polygon(tmp_path):
     write_touchdown(tmp_path)
     poly = tmp_path / "bbox.txt"
-    poly.write_text("bounding_box = [[-73.00015,40.00005],[-73.00005,40.00005],"
-                    "[-73.00005,40.00015],[-73.00015,40.00015],[-73.00015,40.00005]]\n")  # fmt: skip
+    poly.write_text(
+        "bounding_box = [[-73.00015,40.00005],[-73.00005,40.00005],"
+        "[-73.00005,40.00015],[-73.00015,40.00015],[-73.00015,40.00005]]\n"
+    )
     city = city_from_touchdown(tmp_path, unseen_polygon=poly)
     assert city.graph.ids[city.node_sets["unseen"]].tolist() == ["d"]
     assert city.node_sets["seen"].sum() == 3
@@ -46,7 +50,11 @@ def test_touchdown_unseen_polygon(tmp_path):
     ("nodes", "links", "message"),
     [
         (NODES + "e,1,40.0\n", LINKS, r"nodes.txt, line 5: expected 4 comma-separated fields"),
-        (NODES + "e,x,40.0,-73.0\n", LINKS, r"nodes.txt, line 5: pano_yaw, lat and lng must be numbers"),
+        (
+            NODES + "e,x,40.0,-73.0\n",
+            LINKS,
+            r"nodes.txt, line 5: pano_yaw, lat and lng must be numbers",
+        ),
         (NODES + "a,1,40.0,-73.0\n", LINKS, r"nodes.txt, line 5: duplicate node id 'a'"),
         (NODES, LINKS + "a,90,zz\n", r"links.txt, line 7: link names unknown node id 'zz'"),
         (NODES, LINKS + "a,north,b\n", r"links.txt, line 7: heading must be a number"),
@@ -73,15 +81,29 @@ def cityseeker_folder(tmp_path, extra_edges=()):
 
     def edge(s, e, p, q, d=None):
         ground = haversine(*p, *q) if d is None else d
-        return {"start_filename": s, "end_filename": e, "edge_azimuth": float(bearing(*p, *q)),
-                "edge_distance": float(ground * scale), "start_walkable_headings": []}  # fmt: skip
+        return {
+            "start_filename": s,
+            "end_filename": e,
+            "edge_azimuth": float(bearing(*p, *q)),
+            "edge_distance": float(ground * scale),
+            "start_walkable_headings": [],
+        }
 
-    edges = [edge("a", "b", a, b), edge("b", "a", b, a), edge("b", "c", b, c), edge("c", "b", c, b),
-             edge("b", "x", b, x), edge("x", "b", x, b),
-             {"start_filename": "y", "end_filename": "z", "edge_azimuth": 0.0, "edge_distance": 10.0},
-             {"start_filename": "z", "end_filename": "y", "edge_azimuth": 180.0, "edge_distance": 10.0},
-             *extra_edges]  # fmt: skip
-    route = [{"filename": n, "latitude": p[0], "longitude": p[1]} for n, p in (("a", a), ("b", b), ("c", c))]
+    edges = [
+        edge("a", "b", a, b),
+        edge("b", "a", b, a),
+        edge("b", "c", b, c),
+        edge("c", "b", c, b),
+        edge("b", "x", b, x),
+        edge("x", "b", x, b),
+        {"start_filename": "y", "end_filename": "z", "edge_azimuth": 0.0, "edge_distance": 10.0},
+        {"start_filename": "z", "end_filename": "y", "edge_azimuth": 180.0, "edge_distance": 10.0},
+        *extra_edges,
+    ]
+    route = [
+        {"filename": n, "latitude": p[0], "longitude": p[1]}
+        for n, p in (("a", a), ("b", b), ("c", c))
+    ]
     (tmp_path / "connections.json").write_text(json.dumps(edges))
     (tmp_path / "questions.json").write_text(json.dumps([{"complete_route": route}]))
     return tmp_path, x
@@ -91,9 +113,16 @@ def test_cityseeker_places_unlocated_nodes_from_neighbours(tmp_path):
     folder, x = cityseeker_folder(tmp_path)
     graph, stats = graph_from_cityseeker(folder)
     assert graph.n_edges == 8 and graph.n_nodes == 6
-    assert stats == {"located_nodes": 3, "placed_nodes": 1, "placement_rounds": 1, "unlocated_nodes": 2}
+    assert stats == {
+        "located_nodes": 3,
+        "placed_nodes": 1,
+        "placement_rounds": 1,
+        "unlocated_nodes": 2,
+    }
     i = graph.index("x")
-    assert haversine(graph.lat[i], graph.lng[i], *x) < 0.01  # Mercator distance scaled back to ground
+    assert (
+        haversine(graph.lat[i], graph.lng[i], *x) < 0.01
+    )  # Mercator distance scaled back to ground
     assert graph.lengths[graph.edge_index(graph.index("b"), i)] == pytest.approx(15.0, abs=0.01)
     city = city_from_cityseeker(folder)
     assert sorted(city.graph.ids[city.node_sets["unlocated"]].tolist()) == ["y", "z"]

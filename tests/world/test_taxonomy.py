@@ -85,9 +85,17 @@ def test_categorize(tags, expected):
 
 @pytest.mark.parametrize(
     "tags",
-    [{}, {"amenity": "yes"}, {"shop": None}, {"amenity": 5}, {"leisure": 1.5, 7: "cafe"},
-     {"amenity": ""}, {"amenity": ";;"}, {"shop": ["books"]},
-     {"railway": "station", "station": None}],
+    [
+        {},
+        {"amenity": "yes"},
+        {"shop": None},
+        {"amenity": 5},
+        {"leisure": 1.5, 7: "cafe"},
+        {"amenity": ""},
+        {"amenity": ";;"},
+        {"shop": ["books"]},
+        {"railway": "station", "station": None},
+    ],
 )
 def test_categorize_odd_values_never_raise(tags):
     result = categorize(tags)
@@ -102,60 +110,127 @@ def test_categorize_non_mapping_is_empty():
 
 def test_attributes_restaurant():
     tags = {
-        "amenity": "restaurant", "name": "Noodle House", "brand": "Xiabuxiabu",
-        "brand:wikidata": "Q8045094", "cuisine": "chinese; hot_pot;chinese",
-        "wheelchair": "limited", "outdoor_seating": "terrace", "opening_hours": "Mo-Su 10:00-22:00",
-        "takeaway": "only", "delivery": "no", "diet:vegetarian": "yes", "diet:vegan": "only",
-        "internet_access": "wifi", "addr:street": "Nanjing West Road", "addr:housenumber": "1266",
-        "contact:phone": "+86 21 1234 5678", "website": "https://example.org", "level": "2",
+        "amenity": "restaurant",
+        "name": "Noodle House",
+        "brand": "Xiabuxiabu",
+        "brand:wikidata": "Q8045094",
+        "cuisine": "chinese; hot_pot;chinese",
+        "wheelchair": "limited",
+        "outdoor_seating": "terrace",
+        "opening_hours": "Mo-Su 10:00-22:00",
+        "takeaway": "only",
+        "delivery": "no",
+        "diet:vegetarian": "yes",
+        "diet:vegan": "only",
+        "internet_access": "wifi",
+        "addr:street": "Nanjing West Road",
+        "addr:housenumber": "1266",
+        "contact:phone": "+86 21 1234 5678",
+        "website": "https://example.org",
+        "level": "2",
     }
     assert attributes_from_tags(tags) == {
-        "brand": "Xiabuxiabu", "brand:wikidata": "Q8045094", "cuisine": ["chinese", "hot_pot"],
-        "wheelchair": "limited", "outdoor_seating": True, "opening_hours": "Mo-Su 10:00-22:00",
-        "takeaway": True, "delivery": False, "diet:vegetarian": "yes", "diet:vegan": "only",
-        "internet_access": "wlan", "address": "Nanjing West Road 1266",
-        "phone": "+86 21 1234 5678", "website": "https://example.org", "level": "2",
+        "brand": "Xiabuxiabu",
+        "brand:wikidata": "Q8045094",
+        "cuisine": ["chinese", "hot_pot"],
+        "wheelchair": "limited",
+        "outdoor_seating": True,
+        "opening_hours": "Mo-Su 10:00-22:00",
+        "takeaway": True,
+        "delivery": False,
+        "diet:vegetarian": "yes",
+        "diet:vegan": "only",
+        "internet_access": "wlan",
+        "address": "Nanjing West Road 1266",
+        "phone": "+86 21 1234 5678",
+        "website": "https://example.org",
+        "level": "2",
     }
 
 
 def test_attributes_only_present_keys_and_fallbacks():
     assert attributes_from_tags({"amenity": "bench"}) == {}
     assert attributes_from_tags({"brand:en": "FamilyMart"}) == {
-        "brand": "FamilyMart", "brand:en": "FamilyMart"
+        "brand": "FamilyMart",
+        "brand:en": "FamilyMart",
     }
     assert attributes_from_tags({"brand": "全家", "brand:en": "FamilyMart"})["brand"] == "全家"
     assert attributes_from_tags({"addr:full": "1 Main St"}) == {"address": "1 Main St"}
-    toilets = {"amenity": "toilets", "wheelchair": "designated", "changing_table": "yes",
-               "toilets:wheelchair": "no", "fee": "no", "access": "yes"}
+    toilets = {
+        "amenity": "toilets",
+        "wheelchair": "designated",
+        "changing_table": "yes",
+        "toilets:wheelchair": "no",
+        "fee": "no",
+        "access": "yes",
+    }
     assert attributes_from_tags(toilets) == {
-        "wheelchair": "yes", "changing_table": True, "toilets:wheelchair": "no",
-        "fee": False, "access": "yes",
+        "wheelchair": "yes",
+        "changing_table": True,
+        "toilets:wheelchair": "no",
+        "fee": False,
+        "access": "yes",
     }
 
 
 def test_attributes_odd_values_are_skipped():
-    tags = {"wheelchair": "maybe", "outdoor_seating": "unknown", "takeaway": "sometimes",
-            "cuisine": None, "brand": "  ", "opening_hours": 24, "level": None}
+    tags = {
+        "wheelchair": "maybe",
+        "outdoor_seating": "unknown",
+        "takeaway": "sometimes",
+        "cuisine": None,
+        "brand": "  ",
+        "opening_hours": 24,
+        "level": None,
+    }
     assert attributes_from_tags(tags) == {"opening_hours": "24"}
     assert attributes_from_tags({"outdoor_seating": "no", "toilets": "customers"}) == {
-        "outdoor_seating": False, "toilets": True
+        "outdoor_seating": False,
+        "toilets": True,
     }
 
 
 TEXT_CASES = {
-    "coffee shop": "cafe", "Café": "cafe", "Convenience Store": "convenience_store",
-    "convenience stores": "convenience_store", "ATM": "atm", "ATMs": "atm", "cash machine": "atm",
-    "subway station": "subway_station", "Metro station": "subway_station",
-    "restroom": "restroom", "toilet": "restroom", "WC": "restroom", "public toilets": "restroom",
-    "book store": "book_store", "bookstore": "book_store", "Book-Shop": "book_store",
-    "pharmacies": "pharmacy", "drugstore": "pharmacy", "shopping centre": "shopping_mall",
-    "movie theatre": "cinema", "fitness centre": "gym", "parking lots": "parking",
-    "car park": "parking", "bus stop": "bus_stop", "bus station": "bus_station",
-    "the hotel": "hotel", "B&B": "guest_house", "libraries": "library",
-    "vending machine": "vending_machine", "drinking water": "drinking_water", "bench": "bench",
-    "charging station": "charging_station", "fast food": "fast_food", "bakery": "bakery",
-    "bar": "bar", "pub": "pub", "ice cream": "ice_cream", "churches": "church",
-    "healthcare facility": "healthcare", "fruit and vegetable store": "greengrocer",
+    "coffee shop": "cafe",
+    "Café": "cafe",
+    "Convenience Store": "convenience_store",
+    "convenience stores": "convenience_store",
+    "ATM": "atm",
+    "ATMs": "atm",
+    "cash machine": "atm",
+    "subway station": "subway_station",
+    "Metro station": "subway_station",
+    "restroom": "restroom",
+    "toilet": "restroom",
+    "WC": "restroom",
+    "public toilets": "restroom",
+    "book store": "book_store",
+    "bookstore": "book_store",
+    "Book-Shop": "book_store",
+    "pharmacies": "pharmacy",
+    "drugstore": "pharmacy",
+    "shopping centre": "shopping_mall",
+    "movie theatre": "cinema",
+    "fitness centre": "gym",
+    "parking lots": "parking",
+    "car park": "parking",
+    "bus stop": "bus_stop",
+    "bus station": "bus_station",
+    "the hotel": "hotel",
+    "B&B": "guest_house",
+    "libraries": "library",
+    "vending machine": "vending_machine",
+    "drinking water": "drinking_water",
+    "bench": "bench",
+    "charging station": "charging_station",
+    "fast food": "fast_food",
+    "bakery": "bakery",
+    "bar": "bar",
+    "pub": "pub",
+    "ice cream": "ice_cream",
+    "churches": "church",
+    "healthcare facility": "healthcare",
+    "fruit and vegetable store": "greengrocer",
     "convenience_store": "convenience_store",
 }
 
@@ -166,8 +241,22 @@ def test_normalize_category(text, expected):
 
 
 @pytest.mark.parametrize(
-    "text", ["Starbucks", "KFC", "McDonald's", "Bank of China", "7-Eleven", "", "   ", "yes",
-             "bank and clinic", "I am thirsty", "spaceport", None, 42],
+    "text",
+    [
+        "Starbucks",
+        "KFC",
+        "McDonald's",
+        "Bank of China",
+        "7-Eleven",
+        "",
+        "   ",
+        "yes",
+        "bank and clinic",
+        "I am thirsty",
+        "spaceport",
+        None,
+        42,
+    ],
 )
 def test_normalize_category_unknown_is_none(text):
     assert normalize_category(text) is None
@@ -183,11 +272,20 @@ def test_category_label():
 
 # Every distinct `folder` of CitySeeker shanghai2/questions.json (35 values, copied by hand).
 CITYSEEKER_CATEGORY_FOLDERS = {  # question1, question5, question6: one category
-    "convenience store": "convenience_store", "restaurant": "restaurant",
-    "shopping mall": "shopping_mall", "hotel": "hotel", "bank": "bank",
-    "healthcare facility": "healthcare", "subway station": "subway_station",
-    "bus station": "bus_station", "restroom": "restroom", "gym": "gym", "coffee shop": "cafe",
-    "parking lot": "parking", "cinema": "cinema", "ATM": "atm",
+    "convenience store": "convenience_store",
+    "restaurant": "restaurant",
+    "shopping mall": "shopping_mall",
+    "hotel": "hotel",
+    "bank": "bank",
+    "healthcare facility": "healthcare",
+    "subway station": "subway_station",
+    "bus station": "bus_station",
+    "restroom": "restroom",
+    "gym": "gym",
+    "coffee shop": "cafe",
+    "parking lot": "parking",
+    "cinema": "cinema",
+    "ATM": "atm",
 }
 CITYSEEKER_LIST_FOLDERS = {  # question2: categories in order
     "convenience store and hotel": ("convenience_store", "hotel"),
@@ -202,34 +300,76 @@ CITYSEEKER_LIST_FOLDERS = {  # question2: categories in order
 CITYSEEKER_BRAND_FOLDERS = {  # question4: brands, never categories
     "KFC or McDonald's": ("KFC", "McDonald's"),
     "FamilyMart, Lawson, Bianlifeng, or 7-Eleven": (
-        "FamilyMart", "Lawson", "Bianlifeng", "7-Eleven",
+        "FamilyMart",
+        "Lawson",
+        "Bianlifeng",
+        "7-Eleven",
     ),
     "Bank of China": ("Bank of China",),
 }
 CITYSEEKER_NEED_FOLDERS = {  # question7: needs; categories that can satisfy them must exist
     "I am hungry": ("restaurant", "fast_food", "food_court", "cafe", "bakery", "convenience_store"),
-    "I am thirsty": ("convenience_store", "cafe", "supermarket", "vending_machine",
-                     "drinking_water", "beverage_store"),
-    "My phone balance is low and I need to recharge it": ("mobile_phone_store", "telecom_office",
-                                                          "convenience_store"),
+    "I am thirsty": (
+        "convenience_store",
+        "cafe",
+        "supermarket",
+        "vending_machine",
+        "drinking_water",
+        "beverage_store",
+    ),
+    "My phone balance is low and I need to recharge it": (
+        "mobile_phone_store",
+        "telecom_office",
+        "convenience_store",
+    ),
     "I am not feeling well": ("pharmacy", "clinic", "hospital", "doctor", "healthcare"),
-    "I want to bring my child to play": ("playground", "park", "amusement_park", "zoo",
-                                         "aquarium", "toy_store"),
-    "I want to exercise": ("gym", "sports_center", "fitness_station", "swimming_pool",
-                           "sports_field", "park"),
-    "I want to buy fruits and vegetables": ("greengrocer", "supermarket", "marketplace",
-                                            "convenience_store"),
-    "I need to go to the airport": ("airport", "subway_station", "bus_stop", "bus_station",
-                                    "train_station", "taxi_stand"),
-    "I want to find a place to work with Wi-Fi": ("cafe", "library", "coworking_space",
-                                                  "fast_food"),
+    "I want to bring my child to play": (
+        "playground",
+        "park",
+        "amusement_park",
+        "zoo",
+        "aquarium",
+        "toy_store",
+    ),
+    "I want to exercise": (
+        "gym",
+        "sports_center",
+        "fitness_station",
+        "swimming_pool",
+        "sports_field",
+        "park",
+    ),
+    "I want to buy fruits and vegetables": (
+        "greengrocer",
+        "supermarket",
+        "marketplace",
+        "convenience_store",
+    ),
+    "I need to go to the airport": (
+        "airport",
+        "subway_station",
+        "bus_stop",
+        "bus_station",
+        "train_station",
+        "taxi_stand",
+    ),
+    "I want to find a place to work with Wi-Fi": (
+        "cafe",
+        "library",
+        "coworking_space",
+        "fast_food",
+    ),
     "I want to rest and read": ("library", "book_store", "cafe", "park", "bench"),
 }
 
 
 def test_cityseeker_folders_are_all_listed_once():
-    groups = (CITYSEEKER_CATEGORY_FOLDERS, CITYSEEKER_LIST_FOLDERS, CITYSEEKER_BRAND_FOLDERS,
-              CITYSEEKER_NEED_FOLDERS)
+    groups = (
+        CITYSEEKER_CATEGORY_FOLDERS,
+        CITYSEEKER_LIST_FOLDERS,
+        CITYSEEKER_BRAND_FOLDERS,
+        CITYSEEKER_NEED_FOLDERS,
+    )
     folders = [folder for group in groups for folder in group]
     assert len(folders) == len(set(folders)) == 35
 
@@ -266,12 +406,15 @@ def _table():
 
 def test_every_referenced_category_exists_with_label_and_group():
     table = _table()
-    referenced = {cat for values in table["tags"].values() for cats in values.values()
-                  for cat in cats}
-    referenced |= {cat for rules in table["refinements"].values() for rule in rules
-                   for cat in rule["then"]}
-    referenced |= {cat for values in table["features"].values() for cats in values.values()
-                   for cat in cats}
+    referenced = {
+        cat for values in table["tags"].values() for cats in values.values() for cat in cats
+    }
+    referenced |= {
+        cat for rules in table["refinements"].values() for rule in rules for cat in rule["then"]
+    }
+    referenced |= {
+        cat for values in table["features"].values() for cats in values.values() for cat in cats
+    }
     referenced |= {parent for info in CATEGORIES.values() for parent in info.parents}
     assert referenced <= set(CATEGORIES)
     for name, info in CATEGORIES.items():

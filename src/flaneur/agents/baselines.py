@@ -190,8 +190,9 @@ class RandomAgent(_CountingAgent):
 
     def __init__(self, seed: int | None = None, start: str = "velma") -> None:
         if start not in START_RULES:
-            raise ValueError(f"random agent: start must be one of {', '.join(START_RULES)}, "
-                             f"got {start!r}")  # fmt: skip
+            raise ValueError(
+                f"random agent: start must be one of {', '.join(START_RULES)}, got {start!r}"
+            )
         self.seed = seed
         self.start = start
 

@@ -114,8 +114,10 @@ def options_schema(cls: type) -> type:
     annotations and defaults; an agent whose constructor takes ``**kwargs`` accepts any
     option name)."""
     declared = getattr(cls, "Options", None)
-    if declared is not None and dataclasses.is_dataclass(declared) and (
-        dataclasses.fields(declared) or "__init__" not in vars_along_mro(cls)
+    if (
+        declared is not None
+        and dataclasses.is_dataclass(declared)
+        and (dataclasses.fields(declared) or "__init__" not in vars_along_mro(cls))
     ):
         return declared
     init = cls.__init__  # type: ignore[misc]

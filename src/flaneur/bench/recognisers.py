@@ -101,8 +101,8 @@ def rank_from_reply(reply: str, labels: Sequence[str]) -> NDArray[np.float64]:
     for i in sorted(range(len(labels)), key=lambda j: -len(labels[j])):
         pattern = r"(?<![a-z])" + re.escape(labels[i].lower()) + r"(?![a-z])"
         for m in re.finditer(pattern, text):
-            if not any(taken[m.start():m.end()]):
-                taken[m.start():m.end()] = [True] * (m.end() - m.start())
+            if not any(taken[m.start() : m.end()]):
+                taken[m.start() : m.end()] = [True] * (m.end() - m.start())
                 found[i] = m.start()
                 break
     scores = np.zeros(len(labels))

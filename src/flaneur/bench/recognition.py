@@ -82,10 +82,12 @@ def build_recognition_set(
     items: list[dict[str, Any]] = []
     for region in regions:
         rows = [
-            r for r in range(len(places))
-            if names[r] == region.name and places.names[r]
+            r
+            for r in range(len(places))
+            if names[r] == region.name
+            and places.names[r]
             and place_virl_types(places.categories[r], types)
-        ]  # fmt: skip
+        ]
         rows = [rows[i] for i in rng.permutation(len(rows))]
         kept = 0
         for r in rows:
@@ -96,12 +98,19 @@ def build_recognition_set(
             if dist > max_view_m:
                 continue
             heading = float(bearing(graph.lat[node], graph.lng[node], places.lat[r], places.lng[r]))
-            items.append({
-                "place_id": str(places.ids[r]), "name": str(places.names[r]),
-                "region": region.name, "types": list(place_virl_types(places.categories[r], types)),
-                "node": str(graph.ids[node]), "heading": round(heading % 360.0, 2),
-                "pitch": pitch, "fov": fov, "distance_m": round(dist, 1),
-            })  # fmt: skip
+            items.append(
+                {
+                    "place_id": str(places.ids[r]),
+                    "name": str(places.names[r]),
+                    "region": region.name,
+                    "types": list(place_virl_types(places.categories[r], types)),
+                    "node": str(graph.ids[node]),
+                    "heading": round(heading % 360.0, 2),
+                    "pitch": pitch,
+                    "fov": fov,
+                    "distance_m": round(dist, 1),
+                }
+            )
             kept += 1
     return items
 
@@ -150,8 +159,15 @@ def evaluate_recognition(
         scores = np.asarray(recogniser.scores(pil, labels), dtype=np.float64)
         hits = topk_hits(scores, list(types), item["types"])
         best = [types[i] for i in np.argsort(-scores, kind="stable")[:5]]
-        result = {"place_id": pid, "region": item.get("region"), "types": item["types"],
-                  "top1": hits[1], "top3": hits[3], "top5": hits[5], "predicted": best}
+        result = {
+            "place_id": pid,
+            "region": item.get("region"),
+            "types": item["types"],
+            "top1": hits[1],
+            "top3": hits[3],
+            "top5": hits[5],
+            "predicted": best,
+        }
         results.append(result)
         if on_result is not None:
             on_result(result)
@@ -170,7 +186,8 @@ def summarize_recognition(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "top1": sum(r["top1"] for r in results) / n if n else 0.0,
         "top3": sum(r["top3"] for r in results) / n if n else 0.0,
         "top5": sum(r["top5"] for r in results) / n if n else 0.0,
-        "acc": m.acc, "macc": m.macc,
+        "acc": m.acc,
+        "macc": m.macc,
         "per_type": {t: [a, w] for t, (a, w) in m.per_type.items()},
         "per_region": {k: [sum(v) / len(v), len(v)] for k, v in sorted(regions.items())},
         "results": list(results),

@@ -73,24 +73,45 @@ def build_sets(
             f"{where}: no named place of the type list within 40 m of a street viewpoint"
         )
     out = Path(out_dir)
-    header = {"city": city_spec, "city_name": city.name, "seed": seed, "types": list(type_list),
-              "regions": [r.name for r in region_list], "per_region": per_region}
-    rec_path = write_set(out / f"recognition-v{RECOGNITION_VERSION}.jsonl",
-                         {"benchmark": "virl-recognition", "version": RECOGNITION_VERSION,
-                          **header}, items)
+    header = {
+        "city": city_spec,
+        "city_name": city.name,
+        "seed": seed,
+        "types": list(type_list),
+        "regions": [r.name for r in region_list],
+        "per_region": per_region,
+    }
+    rec_path = write_set(
+        out / f"recognition-v{RECOGNITION_VERSION}.jsonl",
+        {"benchmark": "virl-recognition", "version": RECOGNITION_VERSION, **header},
+        items,
+    )
     index = {pid: i for i, pid in enumerate(city.places.ids.tolist())}
     vqa_items, fallbacks = build_vqa_set(
         items, lambda pid: city.places.categories[index[pid]], seed=seed, writer=writer
     )
-    vqa_path = write_set(out / f"vqa-v{VQA_VERSION}.jsonl",
-                         {"benchmark": "virl-vqa", "version": VQA_VERSION, **header,
-                          "writer": "llm" if writer else "offline"}, vqa_items)
+    vqa_path = write_set(
+        out / f"vqa-v{VQA_VERSION}.jsonl",
+        {
+            "benchmark": "virl-vqa",
+            "version": VQA_VERSION,
+            **header,
+            "writer": "llm" if writer else "offline",
+        },
+        vqa_items,
+    )
     per_region_counts: dict[str, int] = {}
     for it in items:
         per_region_counts[it["region"]] = per_region_counts.get(it["region"], 0) + 1
-    return {"recognition_set": str(rec_path), "recognition_places": len(items),
-            "vqa_set": str(vqa_path), "vqa_places": len(vqa_items), "llm_fallbacks": fallbacks,
-            "regions": len(region_list), "places_per_region": per_region_counts}
+    return {
+        "recognition_set": str(rec_path),
+        "recognition_places": len(items),
+        "vqa_set": str(vqa_path),
+        "vqa_places": len(vqa_items),
+        "llm_fallbacks": fallbacks,
+        "regions": len(region_list),
+        "places_per_region": per_region_counts,
+    }
 
 
 def view_loader(city: City) -> Callable[[dict[str, Any]], Image.Image]:
@@ -102,8 +123,7 @@ def view_loader(city: City) -> Callable[[dict[str, Any]], Image.Image]:
     def load(item: dict[str, Any]) -> Image.Image:
         if item.get("image"):
             return Image.open(item["image"]).convert("RGB")
-        return views.view(item["node"], item["heading"], pitch=item["pitch"],
-                          fov=item["fov"]).image
+        return views.view(item["node"], item["heading"], pitch=item["pitch"], fov=item["fov"]).image
 
     return load
 
@@ -156,8 +176,12 @@ def run_recognition(
         results.unlink(missing_ok=True)
     image_of = image_of or view_loader(load_city(header["city"]))
     summary = evaluate_recognition(
-        progress(items, f"recognition ({recogniser.name})", show_progress), header["types"],
-        recogniser, image_of, done=done, on_result=_appender(results),
+        progress(items, f"recognition ({recogniser.name})", show_progress),
+        header["types"],
+        recogniser,
+        image_of,
+        done=done,
+        on_result=_appender(results),
     )
     return {**summary, "recogniser": recogniser.name, "results_file": str(results)}
 
@@ -185,8 +209,11 @@ def run_vqa(
     image_of = image_of or view_loader(load_city(header["city"]))
     summary = evaluate_vqa(
         progress(items, f"vqa ({name})", show_progress),
-        lambda item, prompt: answer(image_of(item), prompt), parser,
-        circular=circular, done=done, on_result=_appender(results),
+        lambda item, prompt: answer(image_of(item), prompt),
+        parser,
+        circular=circular,
+        done=done,
+        on_result=_appender(results),
     )
     return {**summary, "answerer": name, "results_file": str(results)}
 

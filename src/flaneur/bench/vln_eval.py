@@ -60,10 +60,17 @@ REFACE_DEG = 60.0
 OCR_FOV = 90.0
 _WORDS = "|".join(sorted(COMPASS, key=len, reverse=True))
 _FIRST = re.compile(r"Face (" + _WORDS + r") and walk about (\d+) m")
-_TURN = re.compile(r"(?:At the intersection|Then)(?: with (.+?) on your ([a-z-]+))?, turn to face ("
-                   + _WORDS + r") and walk about (\d+) m")
-_RELATIVE_DEG = {word: 45.0 * i for i, word in enumerate(
-    ("front", "front-right", "right", "back-right", "back", "back-left", "left", "front-left"))}
+_TURN = re.compile(
+    r"(?:At the intersection|Then)(?: with (.+?) on your ([a-z-]+))?, turn to face ("
+    + _WORDS
+    + r") and walk about (\d+) m"
+)
+_RELATIVE_DEG = {
+    word: 45.0 * i
+    for i, word in enumerate(
+        ("front", "front-right", "right", "back-right", "back", "back-left", "left", "front-left")
+    )
+}
 
 
 @dataclass(frozen=True)
@@ -103,8 +110,9 @@ class OracleRecogniser:
         self.city = city
         self.radius_m = radius_m
 
-    def seen(self, node: int, facing: float, landmarks: Sequence[str],
-             side: str = "") -> dict[str, str]:
+    def seen(
+        self, node: int, facing: float, landmarks: Sequence[str], side: str = ""
+    ) -> dict[str, str]:
         """``{landmark: relative direction}`` of the landmarks within reach of ``node``
         (``side`` is ignored: the map knows every direction)."""
         graph, places = self.city.graph, self.city.places
@@ -115,8 +123,7 @@ class OracleRecogniser:
             name = wanted.get(normalize_name(str(places.names[row])))
             if name and name not in out:
                 dx, dy = places.xy[row] - graph.xy[node]
-                out[name] = relative8(relative_angle(float(np.degrees(np.arctan2(dx, dy))),
-                                                     facing))
+                out[name] = relative8(relative_angle(float(np.degrees(np.arctan2(dx, dy))), facing))
         return out
 
 
@@ -136,8 +143,9 @@ class OCRRecogniser:
         self.scorer = scorer or OCRLandmarks(OCR(cache_dir=cache_dir("ocr")))
         self.calls = 0
 
-    def seen(self, node: int, facing: float, landmarks: Sequence[str],
-             side: str = "") -> dict[str, str]:
+    def seen(
+        self, node: int, facing: float, landmarks: Sequence[str], side: str = ""
+    ) -> dict[str, str]:
         """``{landmark: relative direction}`` of the landmarks read in the views: one view
         towards ``side`` (relative to ``facing``) when given, else four around."""
         names = [x for x in landmarks if x]
@@ -176,8 +184,13 @@ def _gold(episode: Episode) -> tuple[str, tuple[str, ...]]:
     return start, turns
 
 
-def follow_route(city: City, episode: Episode, recogniser: Any,
-                 thinker: Thinker | None = None, step_limit: int = STEP_LIMIT) -> TourRun:
+def follow_route(
+    city: City,
+    episode: Episode,
+    recogniser: Any,
+    thinker: Thinker | None = None,
+    step_limit: int = STEP_LIMIT,
+) -> TourRun:
     """The tourist follows one route's instruction; returns the scored trajectory."""
     graph = city.graph
     thinker = thinker or Thinker()
@@ -213,13 +226,20 @@ def follow_route(city: City, episode: Episode, recogniser: Any,
         if thinker.online:
             seen = recogniser.seen(node, facing, landmarks)
             text = " ".join(f"{k} is on your {v}." for k, v in seen.items()) or (
-                "No landmarks nearby.")
+                "No landmarks nearby."
+            )
             if junction:
                 text = f"There is a {int(graph.degree[node])}-way intersection. {text}"
-            reply = thinker.ask(prompt_template("ling_action").format(
-                instruction=episode.instruction, landmarks=", ".join(landmarks) or "none",
-                walked_m=round(walked_leg), heading_words=compass(facing), observation=text,
-                history=", ".join(actions[-5:]) or "none"))
+            reply = thinker.ask(
+                prompt_template("ling_action").format(
+                    instruction=episode.instruction,
+                    landmarks=", ".join(landmarks) or "none",
+                    walked_m=round(walked_leg),
+                    heading_words=compass(facing),
+                    observation=text,
+                    history=", ".join(actions[-5:]) or "none",
+                )
+            )
             parsed = parse_action(reply or "")
             if parsed is None:
                 thinker.fell_back()
@@ -256,15 +276,22 @@ def follow_route(city: City, episode: Episode, recogniser: Any,
     outcome = VlnOutcome(
         destination=tuple(episode.metadata["destination_latlng"]),
         intersections=tuple(tuple(p) for p in episode.metadata["key_latlng"][:-1]),
-        gold_start=gold_start, gold_turns=gold_turns,
-        trajectory=tuple(trajectory), actions=tuple(actions),
+        gold_start=gold_start,
+        gold_turns=gold_turns,
+        trajectory=tuple(trajectory),
+        actions=tuple(actions),
     )
     return TourRun(episode.id, outcome, nodes, ended)
 
 
-def evaluate(city: City, episodes: Sequence[Episode], recogniser: Any, *,
-             thinker: Thinker | None = None,
-             progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+def evaluate(
+    city: City,
+    episodes: Sequence[Episode],
+    recogniser: Any,
+    *,
+    thinker: Thinker | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict[str, Any]:
     """Run the tourist on every route; V-IRL's six metrics and the per-route runs."""
     runs = []
     for i, episode in enumerate(episodes):
@@ -272,7 +299,16 @@ def evaluate(city: City, episodes: Sequence[Episode], recogniser: Any, *,
         if progress is not None:
             progress(i + 1, len(episodes))
     metrics = vln_metrics([r.outcome for r in runs])
-    return {"recogniser": recogniser.name, "metrics": metrics, "runs": [
-        {"id": r.episode_id, "ended": r.ended, "final_distance_m":
-         round(r.outcome.final_distance_m, 1), "actions": list(r.outcome.actions)}
-        for r in runs]}
+    return {
+        "recogniser": recogniser.name,
+        "metrics": metrics,
+        "runs": [
+            {
+                "id": r.episode_id,
+                "ended": r.ended,
+                "final_distance_m": round(r.outcome.final_distance_m, 1),
+                "actions": list(r.outcome.actions),
+            }
+            for r in runs
+        ],
+    }

@@ -44,8 +44,14 @@ SUCCESS_RADIUS_M = 25.0
 INTERSECTION_ARRIVE_M = 5.0
 INTERSECTION_REACT_ACTIONS = 3
 STOP_ARRIVE_M = 20.0
-METRICS = ("success", "start_reaction", "intersection_arrival", "intersection_reaction",
-           "stop_arrival", "stop_reaction")  # fmt: skip
+METRICS = (
+    "success",
+    "start_reaction",
+    "intersection_arrival",
+    "intersection_reaction",
+    "stop_arrival",
+    "stop_reaction",
+)
 
 
 @dataclass(frozen=True)

@@ -54,16 +54,30 @@ STEP_LIMIT = 40
 """Actions per route in V-IRL's benchmark (its tourist alone: 30)."""
 COLLECTOR_VERSION = 1
 
-VLN_TYPES = MappingProxyType({
-    "bank": ("bank",), "restaurant": ("restaurant",), "supermarket": ("supermarket",),
-    "bakery": ("bakery",), "cafe": ("cafe",), "pharmacy": ("pharmacy",),
-    "hospital": ("hospital",), "spa": ("massage", "sauna", "public_bath"),
-    "convenience_store": ("convenience_store",), "school": ("school",),
-    "library": ("library",), "park": ("park",), "lodging": ("lodging",),
-    "laundry": ("laundry", "dry_cleaner"), "movie_theater": ("cinema",),
-    "book_store": ("book_store",), "clothing_store": ("clothing_store",),
-    "jewelry_store": ("jewelry_store",), "gym": ("gym",), "bar": ("bar",),
-})  # fmt: skip
+VLN_TYPES = MappingProxyType(
+    {
+        "bank": ("bank",),
+        "restaurant": ("restaurant",),
+        "supermarket": ("supermarket",),
+        "bakery": ("bakery",),
+        "cafe": ("cafe",),
+        "pharmacy": ("pharmacy",),
+        "hospital": ("hospital",),
+        "spa": ("massage", "sauna", "public_bath"),
+        "convenience_store": ("convenience_store",),
+        "school": ("school",),
+        "library": ("library",),
+        "park": ("park",),
+        "lodging": ("lodging",),
+        "laundry": ("laundry", "dry_cleaner"),
+        "movie_theater": ("cinema",),
+        "book_store": ("book_store",),
+        "clothing_store": ("clothing_store",),
+        "jewelry_store": ("jewelry_store",),
+        "gym": ("gym",),
+        "bar": ("bar",),
+    }
+)
 """V-IRL's 20 benchmark place types (``place_types_20.txt``) → flaneur categories."""
 
 
@@ -117,10 +131,19 @@ def destination_rows(city: City, polygon: shapely.Geometry) -> np.ndarray:
     """Rows of named places of the 20 types inside ``polygon`` with a viewpoint within 20 m."""
     places, graph = city.places, city.graph
     wanted = {c for cats in VLN_TYPES.values() for c in cats}
-    rows = [i for i in range(len(places)) if places.names[i]
-            and wanted.intersection(places.categories[i])]
-    rows = np.asarray([r for r in rows if shapely.contains_xy(
-        polygon, float(places.lng[r]), float(places.lat[r]))], dtype=np.int64)
+    rows = [
+        i
+        for i in range(len(places))
+        if places.names[i] and wanted.intersection(places.categories[i])
+    ]
+    rows = np.asarray(
+        [
+            r
+            for r in rows
+            if shapely.contains_xy(polygon, float(places.lng[r]), float(places.lat[r]))
+        ],
+        dtype=np.int64,
+    )
     if rows.size == 0:
         return rows
     nodes = np.atleast_1d(graph.nearest_node(places.lat[rows], places.lng[rows]))
@@ -147,8 +170,11 @@ def best_start(city: City, dest_row: int, goal: int) -> tuple[Route, int] | None
     """
     places, graph = city.places, city.graph
     rows, dist = places.within(places.xy[dest_row], MAX_START_M)
-    candidates = [r for r, d in zip(rows.tolist(), dist.tolist(), strict=True)
-                  if r != dest_row and places.names[r] and d >= MIN_START_M]
+    candidates = [
+        r
+        for r, d in zip(rows.tolist(), dist.tolist(), strict=True)
+        if r != dest_row and places.names[r] and d >= MIN_START_M
+    ]
     if not candidates:
         return None
     nodes = np.atleast_1d(graph.nearest_node(places.lat[candidates], places.lng[candidates]))
@@ -160,7 +186,8 @@ def best_start(city: City, dest_row: int, goal: int) -> tuple[Route, int] | None
             continue
         inner = route.key_positions[:-1]
         if route.distance_m > MAX_ROUTE_M or not (
-                MIN_INTERSECTIONS <= len(inner) <= MAX_INTERSECTIONS):
+            MIN_INTERSECTIONS <= len(inner) <= MAX_INTERSECTIONS
+        ):
             continue
         if any(landmark_at(city, k, exclude=dest_row) < 0 for k in inner):
             continue
@@ -206,13 +233,29 @@ def collect_routes(
             if found is None:
                 continue
             route, _ = found
-            dest = GeocodeResult(str(places.names[row]), "place", float(places.lat[row]),
-                                 float(places.lng[row]), goal, row, 100.0)
-            answer = local.answer(f"How do I get to {dest.name}?", route.nodes[0],
-                                  destination=dest)
+            dest = GeocodeResult(
+                str(places.names[row]),
+                "place",
+                float(places.lat[row]),
+                float(places.lng[row]),
+                goal,
+                row,
+                100.0,
+            )
+            answer = local.answer(f"How do I get to {dest.name}?", route.nodes[0], destination=dest)
             marks = tuple(m["landmark"] for m in answer.milestones if "landmark" in m)
-            out.append(VlnRoute(region.name, route.nodes[0], dest, answer.route, marks,
-                                tuple(answer.milestones), answer.instruction, answer.written_by))
+            out.append(
+                VlnRoute(
+                    region.name,
+                    route.nodes[0],
+                    dest,
+                    answer.route,
+                    marks,
+                    tuple(answer.milestones),
+                    answer.instruction,
+                    answer.written_by,
+                )
+            )
             taken += 1
         if progress is not None:
             progress(done + 1, len(regions))
@@ -232,8 +275,9 @@ def route_episode(city: City, item: VlnRoute, index: int) -> Episode:
         start_heading=0.0,
         goal_nodes=(str(graph.ids[item.destination.node]),),
         goal_place_ids=(str(places.ids[row]),),
-        goal_categories=tuple(c for c in places.categories[row]
-                              if any(c in cats for cats in VLN_TYPES.values())),
+        goal_categories=tuple(
+            c for c in places.categories[row] if any(c in cats for cats in VLN_TYPES.values())
+        ),
         reference_path=tuple(str(graph.ids[n]) for n in item.route.nodes),
         category=f"virl-vln-{len(item.intersections)}-int",
         max_steps=STEP_LIMIT + 1,
@@ -270,6 +314,8 @@ def check_set(episodes: Sequence[Episode]) -> None:
 def distance_m(a: Sequence[float], b: Sequence[float]) -> float:
     """Haversine distance in metres between two ``(lat, lng)`` points."""
     la1, lo1, la2, lo2 = map(math.radians, (a[0], a[1], b[0], b[1]))
-    h = (math.sin((la2 - la1) / 2) ** 2
-         + math.cos(la1) * math.cos(la2) * math.sin((lo2 - lo1) / 2) ** 2)
+    h = (
+        math.sin((la2 - la1) / 2) ** 2
+        + math.cos(la1) * math.cos(la2) * math.sin((lo2 - lo1) / 2) ** 2
+    )
     return 2 * 6_371_008.8 * math.asin(min(1.0, math.sqrt(h)))

@@ -14,7 +14,10 @@ SET_ID = "helsinki-virl-vln-v1"
 
 
 def cached_vln_set(
-    city_name: str, set_id: str, *, seed: int = 0,
+    city_name: str,
+    set_id: str,
+    *,
+    seed: int = 0,
     progress: Callable[[int, int], None] | None = None,
 ) -> tuple[City, list[Episode]]:
     """Collect (first use) or read (cached) the VLN route episodes of a built-in city."""

@@ -52,8 +52,10 @@ def intention_pool() -> list[Intention]:
     )
     pool = [
         Intention(text, frozenset(VIRL_TO_FLANEUR[t]))
-        for t, texts in table.items() if not t.startswith("_") for text in texts
-    ]  # fmt: skip
+        for t, texts in table.items()
+        if not t.startswith("_")
+        for text in texts
+    ]
     needs = json.loads(
         resources.files("flaneur.tasks").joinpath("needs.json").read_text(encoding="utf-8")
     )
@@ -127,8 +129,15 @@ def build_vqa_set(
         if made is None:
             continue
         options, answer = made
-        out.append({**item, "question": QUESTION, "options": options, "answer": LETTERS[answer],
-                    "written_by": by})
+        out.append(
+            {
+                **item,
+                "question": QUESTION,
+                "options": options,
+                "answer": LETTERS[answer],
+                "written_by": by,
+            }
+        )
     return out, fallbacks
 
 
@@ -182,8 +191,11 @@ def evaluate_vqa(
         raws: list[str] = []
 
         def ask(
-            options: list[str], idx: int, item: dict[str, Any] = item,
-            raws: list[str] = raws, letters: list[str] = letters,
+            options: list[str],
+            idx: int,
+            item: dict[str, Any] = item,
+            raws: list[str] = raws,
+            letters: list[str] = letters,
         ) -> bool:
             prompt = format_question(item["question"], options)
             raw = answer(item, prompt)
@@ -197,9 +209,15 @@ def evaluate_vqa(
         else:
             opts, idx = rotate_options(item["options"], truth, 0)
             ok = ask(opts, idx)
-        result = {"place_id": pid, "types": item["types"], "region": item.get("region"),
-                  "correct": ok, "first_pass": letters[0] == item["answer"],
-                  "answers": letters, "replies": raws}
+        result = {
+            "place_id": pid,
+            "types": item["types"],
+            "region": item.get("region"),
+            "correct": ok,
+            "first_pass": letters[0] == item["answer"],
+            "answers": letters,
+            "replies": raws,
+        }
         results.append(result)
         if on_result is not None:
             on_result(result)
@@ -207,7 +225,9 @@ def evaluate_vqa(
 
 
 def summarize_vqa(
-    results: Sequence[dict[str, Any]], parser: AnswerParser | None = None, *,
+    results: Sequence[dict[str, Any]],
+    parser: AnswerParser | None = None,
+    *,
     circular: bool = True,
 ) -> dict:
     """Circular (None after a single-pass run) and plain accuracy / mAcc, parse counts and
@@ -218,10 +238,12 @@ def summarize_vqa(
     for r in results:
         regions.setdefault(str(r.get("region")), []).append(bool(r["correct"]))
     return {
-        "places": len(results), "mode": "circular" if circular else "plain",
+        "places": len(results),
+        "mode": "circular" if circular else "plain",
         "acc_circular": circ.acc if circular else None,
         "macc_circular": circ.macc if circular else None,
-        "acc_plain": plain.acc, "macc_plain": plain.macc,
+        "acc_plain": plain.acc,
+        "macc_plain": plain.macc,
         "asked": sum(len(r["answers"]) for r in results),
         "none_replies": sum(a == "none" for r in results for a in r["answers"]),
         "matcher_used": parser.matcher_used if parser is not None else None,

@@ -98,8 +98,16 @@ def build_command(
 
     writer = LLMOptionWriter(_model(llm, llm_base_url), seed=seed) if llm else None
     folder = out or DEFAULT_OUT / f"{Path(city).name}-virl"
-    summary = build_sets(city, folder, regions=regions, types=types, seed=seed,
-                         per_region=per_region, cell_m=cell_m, writer=writer)
+    summary = build_sets(
+        city,
+        folder,
+        regions=regions,
+        types=types,
+        seed=seed,
+        per_region=per_region,
+        cell_m=cell_m,
+        writer=writer,
+    )
     _emit(summary, as_json)
 
 
@@ -155,8 +163,9 @@ def vqa_command(
     model: str = typer.Option(None, help="Model string of the answerer (and matcher)."),
     base_url: str = typer.Option(None, help="Server URL for --model."),
     matcher: str = typer.Option(
-        "auto", help="Reads replies that are not a letter: model, embedder, none; auto = model "
-        "when --model is given, else embedder."
+        "auto",
+        help="Reads replies that are not a letter: model, embedder, none; auto = model "
+        "when --model is given, else embedder.",
     ),
     with_image: bool = typer.Option(
         True, "--image/--no-image", help="Send the view with the question (a VLM)."
@@ -186,14 +195,25 @@ def vqa_command(
         matcher = "model" if chat is not None else "embedder"
     if matcher == "model" and chat is None:
         raise FlaneurError("--matcher model needs --model")
-    matchers = {"model": lambda: ModelMatcher(chat), "embedder": EmbedderMatcher,
-                "none": lambda: None}
+    matchers = {
+        "model": lambda: ModelMatcher(chat),
+        "embedder": EmbedderMatcher,
+        "none": lambda: None,
+    }
     if matcher not in matchers:
         raise FlaneurError(f"--matcher: expected model, embedder or none, got {matcher!r}")
     parser = AnswerParser(matchers[matcher]())
     path = _set_path(bench_set, "vqa-v1.jsonl")
-    summary = run_vqa(path, a.answer, parser, name, circular=not plain, limit=limit,
-                      resume=resume, show_progress=not as_json)
+    summary = run_vqa(
+        path,
+        a.answer,
+        parser,
+        name,
+        circular=not plain,
+        limit=limit,
+        resume=resume,
+        show_progress=not as_json,
+    )
     _write_csv(summary, csv_path)
     _emit(summary, as_json)
 

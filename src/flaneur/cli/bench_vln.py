@@ -30,9 +30,14 @@ def _progress(label: str, quiet: bool):
         return None, None
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
-    bar = Progress("[progress.description]{task.description}", BarColumn(),
-                   MofNCompleteColumn(), TimeElapsedColumn(), console=err_console,
-                   transient=True)
+    bar = Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+    )
     task = bar.add_task(label, total=None)
 
     def update(done: int, total: int) -> None:
@@ -41,10 +46,17 @@ def _progress(label: str, quiet: bool):
     return bar, update
 
 
-def run_vln(*, city: str = "helsinki", regions: Path | None = None, seed: int = 0,
-            per_region: int = 10, recognisers: tuple[str, ...] = ("oracle",),
-            limit: int | None = None, thinker: Any = None,
-            quiet: bool = True) -> dict[str, Any]:
+def run_vln(
+    *,
+    city: str = "helsinki",
+    regions: Path | None = None,
+    seed: int = 0,
+    per_region: int = 10,
+    recognisers: tuple[str, ...] = ("oracle",),
+    limit: int | None = None,
+    thinker: Any = None,
+    quiet: bool = True,
+) -> dict[str, Any]:
     """Collect (or read) the route set and run the tourist with each recogniser."""
     from flaneur.bench.vln_eval import OCRRecogniser, OracleRecogniser, evaluate
     from flaneur.bench.vln_routes import (
@@ -62,8 +74,7 @@ def run_vln(*, city: str = "helsinki", regions: Path | None = None, seed: int = 
     online = thinker is not None and thinker.online
     bar, update = _progress("collecting routes", quiet)
     with bar or _Null():
-        if city == "helsinki" and regions is None and seed == 0 and per_region == 10 \
-                and not online:
+        if city == "helsinki" and regions is None and seed == 0 and per_region == 10 and not online:
             city_obj, episodes = cached_vln_set("helsinki", SET_ID, seed=0, progress=update)
             set_name = SET_ID
         else:
@@ -76,22 +87,28 @@ def run_vln(*, city: str = "helsinki", regions: Path | None = None, seed: int = 
             if regions is not None:
                 found = [VlnRegion(regions.stem, load_polygon(regions))]
             local = Local(city_obj, thinker) if thinker is not None else None
-            routes = collect_routes(city_obj, found, seed=seed, per_region=per_region,
-                                    local=local, progress=update)
+            routes = collect_routes(
+                city_obj, found, seed=seed, per_region=per_region, local=local, progress=update
+            )
             episodes = route_episodes(city_obj, routes)
             set_name = f"{city_obj.name}-virl-vln-s{seed}"
     check_set(episodes)
     if limit is not None:
         episodes = episodes[:limit]
-    out: dict[str, Any] = {"set": set_name, "city": city_obj.name, "routes": len(episodes),
-                           "regions": sorted({e.metadata["region"] for e in episodes}),
-                           "results": {}}
+    out: dict[str, Any] = {
+        "set": set_name,
+        "city": city_obj.name,
+        "routes": len(episodes),
+        "regions": sorted({e.metadata["region"] for e in episodes}),
+        "results": {},
+    }
     for name in recognisers:
         rec = OracleRecogniser(city_obj) if name == "oracle" else OCRRecogniser(city_obj)
         bar, update = _progress(f"tourist with {name} recogniser", quiet)
         with bar or _Null():
-            out["results"][name] = evaluate(city_obj, episodes, rec, thinker=thinker,
-                                            progress=update)
+            out["results"][name] = evaluate(
+                city_obj, episodes, rec, thinker=thinker, progress=update
+            )
     return out
 
 
@@ -108,14 +125,18 @@ def _table(result: dict[str, Any]) -> None:
 
     from flaneur.bench.vln_metrics import METRICS
 
-    table = Table(title=f"V-IRL VLN on {result['city']} ({result['routes']} routes; "
-                  "the paper's rows: other cities, Google Street View)")
+    table = Table(
+        title=f"V-IRL VLN on {result['city']} ({result['routes']} routes; "
+        "the paper's rows: other cities, Google Street View)"
+    )
     table.add_column("recogniser")
     for label in ("Success", "Start reac", "Int arr", "Int reac", "Stop arr", "Stop reac"):
         table.add_column(label, justify="right")
     for name, res in result["results"].items():
-        table.add_row(f"{name} (flaneur)", *(
-            "-" if res["metrics"][m] is None else f"{res['metrics'][m]:.2f}" for m in METRICS))
+        table.add_row(
+            f"{name} (flaneur)",
+            *("-" if res["metrics"][m] is None else f"{res['metrics'][m]:.2f}" for m in METRICS),
+        )
     for name, row in PAPER_ROWS.items():
         table.add_row(name, *(f"{v:.2f}" for v in row))
     console.print(table)
@@ -125,19 +146,29 @@ def _table(result: dict[str, Any]) -> None:
 def vln_command(
     city: str = typer.Option("helsinki", "--city", help="Built-in city name or city pack folder."),
     regions: Path | None = typer.Option(
-        None, "--region", help="GeoJSON polygon to draw routes in (default: 500 m grid cells "
-        "over the city)."),
+        None,
+        "--region",
+        help="GeoJSON polygon to draw routes in (default: 500 m grid cells over the city).",
+    ),
     seed: int = typer.Option(0, "--seed", help="Seed of the destination order."),
     per_region: int = typer.Option(10, "--per-region", min=1, help="Routes per region."),
     recogniser: list[str] = typer.Option(
-        ["oracle"], "--recogniser", "-r",
+        ["oracle"],
+        "--recogniser",
+        "-r",
         help="Landmark recogniser(s): oracle (map, 20 m) and/or ocr (PP-OCR on synthetic views;"
-        " slow the first time, cached after)."),
+        " slow the first time, cached after).",
+    ),
     limit: int | None = typer.Option(None, "--limit", min=1, help="Evaluate the first N routes."),
-    llm: str | None = typer.Option(None, "--llm", help="Model writing instructions and choosing"
-                                   " the tourist's actions (offline template and rule if unset)."),
-    llm_base_url: str | None = typer.Option(None, "--llm-base-url",
-                                            help="OpenAI-compatible server URL."),
+    llm: str | None = typer.Option(
+        None,
+        "--llm",
+        help="Model writing instructions and choosing"
+        " the tourist's actions (offline template and rule if unset).",
+    ),
+    llm_base_url: str | None = typer.Option(
+        None, "--llm-base-url", help="OpenAI-compatible server URL."
+    ),
     out: Path | None = typer.Option(None, "-o", "--out", help="Write the full result JSON here."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object (metrics only)."),
 ) -> None:
@@ -146,9 +177,16 @@ def vln_command(
 
     thinker = make_thinker(llm, llm_base_url) if llm else None
     try:
-        result = run_vln(city=city, regions=regions, seed=seed, per_region=per_region,
-                         recognisers=tuple(recogniser), limit=limit, thinker=thinker,
-                         quiet=json_out or not os.isatty(2))
+        result = run_vln(
+            city=city,
+            regions=regions,
+            seed=seed,
+            per_region=per_region,
+            recognisers=tuple(recogniser),
+            limit=limit,
+            thinker=thinker,
+            quiet=json_out or not os.isatty(2),
+        )
     finally:
         if thinker is not None:
             thinker.close()

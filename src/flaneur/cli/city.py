@@ -69,8 +69,17 @@ def info(
         print_json(summary)
         return
     table = Table(title=f"city {summary['name']}", show_header=False)
-    for key in ("source", "licence", "nodes", "edges", "places", "named_places",
-                "named_categorized_places", "buildings", "largest_component_fraction"):  # fmt: skip
+    for key in (
+        "source",
+        "licence",
+        "nodes",
+        "edges",
+        "places",
+        "named_places",
+        "named_categorized_places",
+        "buildings",
+        "largest_component_fraction",
+    ):
         value = summary[key]
         table.add_row(key, f"{value:,}" if isinstance(value, int) else str(value))
     table.add_row("degree histogram", str(summary["degree_histogram"]))

@@ -60,10 +60,16 @@ def demo_command(
     check_output_path(out, "--out", folder=True)
     chosen = names_option("--agents", agents, "agent")
     model_options = lo.llm_options(
-        llm, api_key_env=api_key_env, timeout=llm_timeout, retries=llm_retries,
-        max_in_flight=llm_max_in_flight, max_tokens=llm_max_tokens, failures=llm_failures,
-        n_ctx=llm_n_ctx, threads=llm_threads,
-    )  # fmt: skip
+        llm,
+        api_key_env=api_key_env,
+        timeout=llm_timeout,
+        retries=llm_retries,
+        max_in_flight=llm_max_in_flight,
+        max_tokens=llm_max_tokens,
+        failures=llm_failures,
+        n_ctx=llm_n_ctx,
+        threads=llm_threads,
+    )
     start = time.perf_counter()
     with err_console.status("building or loading the Helsinki city and its need tasks ..."):
         city, episodes = load_task(DEMO_TASKS)
@@ -79,17 +85,24 @@ def demo_command(
     for group, names in groups.items():
         scheme = group.removeprefix("llm-") or None  # offline agents: the tasks' own scheme
         config = RunConfig(
-            agents=tuple(names), tasks=(DEMO_TASKS,), scheme=scheme, limit=limit,
-            concurrency=concurrency, llm=llm if group else None,
+            agents=tuple(names),
+            tasks=(DEMO_TASKS,),
+            scheme=scheme,
+            limit=limit,
+            concurrency=concurrency,
+            llm=llm if group else None,
             llm_base_url=llm_base_url if group else None,
             llm_options=model_options if group else {},
-        )  # fmt: skip
+        )
         folder = out / group if group else out
         try:
             summaries[group or "offline"] = run_benchmark(
-                config, folder, resume=True, progress="none" if json_out else progress,
+                config,
+                folder,
+                resume=True,
+                progress="none" if json_out else progress,
                 loaded=loaded,
-            )  # fmt: skip
+            )
         except RunInterrupted as stopped:
             raise typer.Exit(report_interrupted(stopped, "flaneur demo again")) from None
         folders.append(folder)
@@ -99,8 +112,9 @@ def demo_command(
     runs = [load_run(f) for f in folders]
     report = build_report(runs, out / "report.html", tasks=loaded)
     # paired tests between the agents of each run; the oracle (privileged) is left out
-    paired = [[p for p in paired_comparisons(run) if "oracle" not in (p["a"], p["b"])]
-              for run in runs]  # fmt: skip
+    paired = [
+        [p for p in paired_comparisons(run) if "oracle" not in (p["a"], p["b"])] for run in runs
+    ]
     result = {
         "city": city.summary() | {"categories": None, "metadata": None},
         "tasks": DEMO_TASKS,

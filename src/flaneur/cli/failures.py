@@ -59,8 +59,9 @@ def describe_os_error(err: OSError) -> str:
     paths = [p for p in (err.filename, getattr(err, "filename2", None)) if p is not None]
     if not paths:
         return reason
-    shown = " -> ".join(os.fsdecode(p) if isinstance(p, bytes | os.PathLike) else str(p)
-                        for p in paths)  # fmt: skip
+    shown = " -> ".join(
+        os.fsdecode(p) if isinstance(p, bytes | os.PathLike) else str(p) for p in paths
+    )
     hint = ""
     cache = _cache_root()
     if cache and any(str(p).startswith(cache) for p in paths):
@@ -153,8 +154,10 @@ def report_failure(err: BaseException) -> int:
     if os.environ.get(DEBUG_ENV, "") not in ("", "0"):
         raise err
     where = _origin(err)
-    _echo(f"internal error: {type(err).__name__}: {one_line(str(err))}{where} "
-          f"(a bug in flaneur; rerun with {DEBUG_ENV}=1 for the traceback)")  # fmt: skip
+    _echo(
+        f"internal error: {type(err).__name__}: {one_line(str(err))}{where} "
+        f"(a bug in flaneur; rerun with {DEBUG_ENV}=1 for the traceback)"
+    )
     return INTERNAL_EXIT
 
 

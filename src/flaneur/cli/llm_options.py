@@ -86,8 +86,13 @@ def llm_options(
         model served over HTTP.
     """
     backend = {k: v for k, v in (("n_ctx", n_ctx), ("n_threads", threads)) if v is not None}
-    values = {"api_key_env": api_key_env, "timeout_s": timeout, "max_retries": retries,
-              "max_in_flight": max_in_flight, "max_tokens": max_tokens}  # fmt: skip
+    values = {
+        "api_key_env": api_key_env,
+        "timeout_s": timeout,
+        "max_retries": retries,
+        "max_in_flight": max_in_flight,
+        "max_tokens": max_tokens,
+    }
     given = {k: v for k, v in values.items() if v is not None}
     if not llm:
         if given or backend:

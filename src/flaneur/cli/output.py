@@ -83,12 +83,23 @@ def _key_columns(table: Table) -> int:
 def _part(table: Table, indices: list[int], title: str | None, caption: Any) -> Table:
     from rich.table import Table as RichTable
 
-    part = RichTable(title=title, caption=caption, box=table.box, show_header=table.show_header,
-                     show_lines=table.show_lines, padding=table.padding)  # fmt: skip
+    part = RichTable(
+        title=title,
+        caption=caption,
+        box=table.box,
+        show_header=table.show_header,
+        show_lines=table.show_lines,
+        padding=table.padding,
+    )
     for i in indices:
         column = table.columns[i]
-        part.add_column(column.header, justify=column.justify, no_wrap=column.no_wrap,
-                        style=column.style, header_style=column.header_style)  # fmt: skip
+        part.add_column(
+            column.header,
+            justify=column.justify,
+            no_wrap=column.no_wrap,
+            style=column.style,
+            header_style=column.header_style,
+        )
     cells = [list(table.columns[i].cells) for i in indices]
     for row in zip(*cells, strict=True):
         part.add_row(*row)
@@ -113,8 +124,10 @@ def fit_table(table: Table, width: int, target: Console | None = None) -> list[T
     rest = list(range(len(keys), len(table.columns)))
     groups: list[list[int]] = []
     for i in rest:
-        if groups and _table_width(_part(table, keys + groups[-1] + [i], None, None),
-                                   target) <= width:  # fmt: skip
+        if (
+            groups
+            and _table_width(_part(table, keys + groups[-1] + [i], None, None), target) <= width
+        ):
             groups[-1].append(i)
         else:
             groups.append([i])

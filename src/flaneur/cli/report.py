@@ -68,25 +68,36 @@ def report_command(
                 register_registries(registry or config.get("registries"))
                 tasks[task] = load_spec(spec_of_run(task, run.summary), folder)
             except FlaneurError as err:  # a report without maps is still a report
-                err_console.print(f"[yellow]no maps for {markup_escape(task)}: "
-                                  f"{markup_escape(str(err))}[/]")
-    path = build_report(loaded, out or loaded[0].folder / "report.html", tasks=tasks,
-                        max_episodes=max_episodes, tiles=tiles)  # fmt: skip
-    comparisons = [
-        c for a, b in itertools.pairwise(loaded) for c in compare_runs(a, b)
-    ]
+                err_console.print(
+                    f"[yellow]no maps for {markup_escape(task)}: {markup_escape(str(err))}[/]"
+                )
+    path = build_report(
+        loaded,
+        out or loaded[0].folder / "report.html",
+        tasks=tasks,
+        max_episodes=max_episodes,
+        tiles=tiles,
+    )
+    comparisons = [c for a, b in itertools.pairwise(loaded) for c in compare_runs(a, b)]
     paired = [paired_comparisons(run) for run in loaded]
     if json_out:
-        print_json({"report": str(path), "runs": [r.summary for r in loaded],
-                    "warnings": [w for r in loaded for w in r.warnings],
-                    "comparisons": comparisons,
-                    "paired": [c for pairs in paired for c in pairs]})  # fmt: skip
+        print_json(
+            {
+                "report": str(path),
+                "runs": [r.summary for r in loaded],
+                "warnings": [w for r in loaded for w in r.warnings],
+                "comparisons": comparisons,
+                "paired": [c for pairs in paired for c in pairs],
+            }
+        )
         return
     for run, pairs in zip(loaded, paired, strict=True):
         for table in results_tables(run.summary) + paired_tables(pairs):
             table.title = f"{run.name}: {table.title}"
             print_tables([table])
     for c in comparisons:
-        console.print(f"{c['a']} vs {c['b']}: {c['wins']} wins, {c['losses']} losses "
-                      f"({c['paired']} paired episodes)")  # fmt: skip
+        console.print(
+            f"{c['a']} vs {c['b']}: {c['wins']} wins, {c['losses']} losses "
+            f"({c['paired']} paired episodes)"
+        )
     console.print(f"report: {path}")

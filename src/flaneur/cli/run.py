@@ -97,20 +97,26 @@ def run_command(
         None, "--ids", help="Only these episode ids, comma-separated (not reportable)."
     ),
     concurrency: int = typer.Option(
-        8, "--concurrency", min=1,
+        8,
+        "--concurrency",
+        min=1,
         help="Episodes in flight (with --executor ray: per worker; use 1 for CPU-bound agents).",
     ),
     executor_name: str = typer.Option(
-        "local", "--executor",
+        "local",
+        "--executor",
         help="Where episodes run: local (asyncio, this process) or ray (Ray actors on this "
         "machine or a cluster; needs pip install 'flaneur[ray]'; see docs/scale.md).",
     ),
     ray_address: str | None = typer.Option(
-        None, "--ray-address",
+        None,
+        "--ray-address",
         help="Ray cluster to join (auto, ray://HOST:PORT); default: start a local Ray instance.",
     ),
     workers: int | None = typer.Option(
-        None, "--workers", min=1,
+        None,
+        "--workers",
+        min=1,
         help="Ray workers (actors; each loads the city packs once); default: the cluster's CPUs.",
     ),
     allow_jumps: bool = typer.Option(
@@ -164,33 +170,54 @@ def run_command(
     _check_choice("--cache", cache_mode, ("use", "refresh", "off"))
     check_progress(progress)
     model_options = lo.llm_options(
-        llm, api_key_env=api_key_env, timeout=llm_timeout, retries=llm_retries,
-        max_in_flight=llm_max_in_flight, max_tokens=llm_max_tokens, failures=llm_failures,
-        n_ctx=llm_n_ctx, threads=llm_threads,
-    )  # fmt: skip
+        llm,
+        api_key_env=api_key_env,
+        timeout=llm_timeout,
+        retries=llm_retries,
+        max_in_flight=llm_max_in_flight,
+        max_tokens=llm_max_tokens,
+        failures=llm_failures,
+        n_ctx=llm_n_ctx,
+        threads=llm_threads,
+    )
     agents = tuple(names_option("--agent", agent, "agent"))
     aliases = _deprecated_options(strategy, round_, mapgpt_mode)
     shared, per_agent = parse_agent_options([*aliases, *(option or [])], agents)
     config = RunConfig(
-        agents=agents, tasks=tuple(task_ids),
-        data_dir=str(data_dir) if data_dir else None, task_format=task_format, city=city,
-        registries=registry_paths(registry), scheme=scheme, llm=llm,
-        llm_base_url=llm_base_url, views=views, landmarks=landmarks, seed=seed, limit=limit,
-        ids=tuple(_split(ids)) if ids else None, concurrency=concurrency,
-        token_budget=token_budget, cache_mode=cache_mode, agent_options=shared,
+        agents=agents,
+        tasks=tuple(task_ids),
+        data_dir=str(data_dir) if data_dir else None,
+        task_format=task_format,
+        city=city,
+        registries=registry_paths(registry),
+        scheme=scheme,
+        llm=llm,
+        llm_base_url=llm_base_url,
+        views=views,
+        landmarks=landmarks,
+        seed=seed,
+        limit=limit,
+        ids=tuple(_split(ids)) if ids else None,
+        concurrency=concurrency,
+        token_budget=token_budget,
+        cache_mode=cache_mode,
+        agent_options=shared,
         per_agent_options=per_agent,
         scheme_options={"allow_jumps": True} if allow_jumps else {},
         llm_options=model_options,
-    )  # fmt: skip
+    )
     _build_agents_once(config)
     if aliases:  # after the checks, so that a usage error stays one line
         typer.echo(f"note: deprecated flag; use {' '.join('-o ' + a for a in aliases)}", err=True)
     executor = _executor(executor_name, ray_address, workers)
     try:
         summary = run_benchmark(
-            config, out, resume=resume, progress="none" if json_out else progress,
+            config,
+            out,
+            resume=resume,
+            progress="none" if json_out else progress,
             executor=executor,
-        )  # fmt: skip
+        )
     except RunInterrupted as stopped:
         raise typer.Exit(report_interrupted(stopped, "the same command with --resume")) from None
     if json_out:
@@ -260,8 +287,9 @@ def report_interrupted(stopped: RunInterrupted, again: str) -> int:
     err_console.print(
         f"interrupted: {summary.get('episodes', 0)} of {expected} episode rows kept in {rows} "
         f"(summary.json marked partial); to finish, run {command}",
-        highlight=False, soft_wrap=True,
-    )  # fmt: skip
+        highlight=False,
+        soft_wrap=True,
+    )
     if Path(sys.argv[0]).name == "flaneur":
         # The `flaneur` process itself (not a caller of main()): end now. Rows are written and
         # fsynced, the summary is written, the model cache commits every write; tearing down
@@ -442,9 +470,15 @@ def validate_gold(
         for col in ("task", "scheme", "episodes", "TC", "exact paths", "mismatches", "s"):
             table.add_column(col, no_wrap=True)
         for r in results:
-            table.add_row(r["task"], r["scheme"], str(r["episodes"]), format_value(r["tc"], 3),
-                          str(r["exact_paths"]), ", ".join(r["mismatches"]) or "-",
-                          format_value(r["seconds"], 2))  # fmt: skip
+            table.add_row(
+                r["task"],
+                r["scheme"],
+                str(r["episodes"]),
+                format_value(r["tc"], 3),
+                str(r["exact_paths"]),
+                ", ".join(r["mismatches"]) or "-",
+                format_value(r["seconds"], 2),
+            )
         print_tables([table])
     if not ok:
         bad = sum(r["mismatch_count"] for r in results)

@@ -20,11 +20,16 @@ def serve_command(
         "127.0.0.1", "--host", help="Address to bind; anything but loopback is warned about."
     ),
     play_dir: Path | None = typer.Option(
-        None, "--play-dir", help="Where human play and annotations are written (default: the "
+        None,
+        "--play-dir",
+        help="Where human play and annotations are written (default: the "
         "first RUNS folder): one run folder human-<player> per player.",
     ),
     tasks: list[Path] | None = typer.Option(
-        None, "--tasks", metavar="FILE", help="Task file offered for play and annotation "
+        None,
+        "--tasks",
+        metavar="FILE",
+        help="Task file offered for play and annotation "
         "besides the registered task sets; repeatable.",
     ),
     data_dir: Path | None = typer.Option(
@@ -42,11 +47,18 @@ def serve_command(
 
     from flaneur.web import create_app
 
-    app = create_app(runs or [Path.cwd()], play_dir=play_dir, cache_dir=cache_dir,
-                     data_dir=data_dir, task_files=tasks)  # fmt: skip
+    app = create_app(
+        runs or [Path.cwd()],
+        play_dir=play_dir,
+        cache_dir=cache_dir,
+        data_dir=data_dir,
+        task_files=tasks,
+    )
     if host not in LOCAL_HOSTS:
-        err_console.print(f"[yellow]warning: serving on {host}: anyone who can reach this "
-                          "address can read the runs and write play rows[/]")  # fmt: skip
+        err_console.print(
+            f"[yellow]warning: serving on {host}: anyone who can reach this "
+            "address can read the runs and write play rows[/]"
+        )
     shown = f"[{host}]" if ":" in host else host
     err_console.print(f"flaneur web app on http://{shown}:{port}/  (Ctrl-C stops it)")
     uvicorn.run(app, host=host, port=port, log_level="warning")

@@ -115,18 +115,20 @@ def check(
         categories: dict[str, int] = {}
         for episode in episodes:
             categories[episode.category] = categories.get(episode.category, 0) + 1
-        infos.append({
-            "file": spec.id,
-            "format": spec.loader,
-            "city": the_city.name,
-            "scheme": spec.scheme,
-            "success_metric": spec.success_metric,
-            "episodes": len(episodes),
-            "unknown_nodes": 0,
-            "reference_not_walk": not_walks,
-            "categories": dict(sorted(categories.items())),
-            "ok": not not_walks,
-        })
+        infos.append(
+            {
+                "file": spec.id,
+                "format": spec.loader,
+                "city": the_city.name,
+                "scheme": spec.scheme,
+                "success_metric": spec.success_metric,
+                "episodes": len(episodes),
+                "unknown_nodes": 0,
+                "reference_not_walk": not_walks,
+                "categories": dict(sorted(categories.items())),
+                "ok": not not_walks,
+            }
+        )
     if json_out:
         many = {"ok": all(i["ok"] for i in infos), "tasks": infos}
         print_json(infos[0] if len(infos) == 1 else many)
@@ -173,9 +175,13 @@ def generate(
     model = load_city(city)
     wanted = tuple(c.strip() for c in categories.split(",")) if categories else None
     report = generate_need_tasks(
-        model, seed=seed, per_template=per_template, categories=wanted,
-        min_hops=min_hops, max_hops=max_hops,
-    )  # fmt: skip
+        model,
+        seed=seed,
+        per_template=per_template,
+        categories=wanted,
+        min_hops=min_hops,
+        max_hops=max_hops,
+    )
     write_episodes(report.episodes, out)
     result = {"out": str(out), "city": model.name, "seed": seed, **report.to_json()}
     if json_out:

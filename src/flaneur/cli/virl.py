@@ -26,13 +26,16 @@ def _agent_command(name: str, summary: str):
     def command(
         config: Path = typer.Argument(..., help="Persona/config file (.toml, .yaml or .yml)."),
         overrides: list[str] = typer.Argument(None, help="KEY=VALUE overrides, e.g. budget=60."),
-        out: Path = typer.Option(Path(f"virl-{name}"), "-o", "--out",
-                                 help="Output folder (result.json, map.html)."),
-        city: str | None = typer.Option(None, "--city",
-                                        help=CITY_HELP + " Default: the persona's."),
+        out: Path = typer.Option(
+            Path(f"virl-{name}"), "-o", "--out", help="Output folder (result.json, map.html)."
+        ),
+        city: str | None = typer.Option(
+            None, "--city", help=CITY_HELP + " Default: the persona's."
+        ),
         llm: str | None = typer.Option(None, "--llm", help=LLM_HELP),
-        llm_base_url: str | None = typer.Option(None, "--llm-base-url",
-                                                help="OpenAI-compatible server URL."),
+        llm_base_url: str | None = typer.Option(
+            None, "--llm-base-url", help="OpenAI-compatible server URL."
+        ),
         json_out: bool = typer.Option(False, "--json", help="Print the result as one JSON object."),
     ) -> None:
         from flaneur.agents.virl.common import make_thinker
@@ -43,42 +46,60 @@ def _agent_command(name: str, summary: str):
         persona = load_persona(config, list(overrides or []))
         thinker = make_thinker(llm, llm_base_url)
         try:
-            result = run_agent(name, load_city(city or persona.city), persona, out,
-                               thinker=thinker)
+            result = run_agent(name, load_city(city or persona.city), persona, out, thinker=thinker)
         finally:
             thinker.close()
         if json_out:
             print_json(result)
         else:
-            console.print(f"{name}: wrote {out / 'result.json'} and {out / 'map.html'} "
-                          f"({result['seconds']} s, {result['llm_calls']} model calls)")
+            console.print(
+                f"{name}: wrote {out / 'result.json'} and {out / 'map.html'} "
+                f"({result['seconds']} s, {result['llm_calls']} model calls)"
+            )
 
     command.__doc__ = summary
     return command
 
 
-PERSONA_FIELDS = ("The persona file needs name, city, start (a place, address or lat,lng), "
-                  "background and intention; status (0-100 values) and budget are optional.")
+PERSONA_FIELDS = (
+    "The persona file needs name, city, start (a place, address or lat,lng), "
+    "background and intention; status (0-100 values) and budget are optional."
+)
 AGENT_HELP = {
-    "local": ("Local, the direction giver: a question -> route -> milestones -> instruction.",
-              "Options: question (required)."),
-    "ling": ("Ling, the tourist: follows Local's instruction with compass actions; re-asks.",
-             "Options: question (required), heading (0), step_limit (30), max_asks (3)."),
-    "peng": ("Peng, the route optimizer: places of a sentence in the best order, walked.",
-             "Options: sentence (default: the intention), mode (walking)."),
-    "aria": ("Aria, the place recommender: places for an intention, rated, best first.",
-             "Options: radius_m (500), keep (15)."),
-    "vivek": ("Vivek, the estate recommender: listings ranked by nearby amenities.",
-              "Options: listings (RentCast JSON or CSV file) or synthetic_listings (30), "
-              "top (5); budget filters."),
-    "diego": ("Diego, the concierge: a day plan, grounded vs ungrounded travel times.",
-              "Options: wishes (place names), feedback (a file, or - for stdin), "
-              "ablation (true)."),
-    "robot": ("RX-399, the urban assistance robot: walks start -> end, counts objects, crops.",
-              "Options: end (required), labels (trash bin), views_per_point (3), seed (0)."),
-    "planner": ("Imani, the urban planner: counts in a polygon vs OpenStreetMap, heat map.",
-                "Options: polygon (a GeoJSON file or a list of lat, lng pairs; required), "
-                "labels (trash bin, bench), spacing (50 m), views_per_point (6), seed (0)."),
+    "local": (
+        "Local, the direction giver: a question -> route -> milestones -> instruction.",
+        "Options: question (required).",
+    ),
+    "ling": (
+        "Ling, the tourist: follows Local's instruction with compass actions; re-asks.",
+        "Options: question (required), heading (0), step_limit (30), max_asks (3).",
+    ),
+    "peng": (
+        "Peng, the route optimizer: places of a sentence in the best order, walked.",
+        "Options: sentence (default: the intention), mode (walking).",
+    ),
+    "aria": (
+        "Aria, the place recommender: places for an intention, rated, best first.",
+        "Options: radius_m (500), keep (15).",
+    ),
+    "vivek": (
+        "Vivek, the estate recommender: listings ranked by nearby amenities.",
+        "Options: listings (RentCast JSON or CSV file) or synthetic_listings (30), "
+        "top (5); budget filters.",
+    ),
+    "diego": (
+        "Diego, the concierge: a day plan, grounded vs ungrounded travel times.",
+        "Options: wishes (place names), feedback (a file, or - for stdin), ablation (true).",
+    ),
+    "robot": (
+        "RX-399, the urban assistance robot: walks start -> end, counts objects, crops.",
+        "Options: end (required), labels (trash bin), views_per_point (3), seed (0).",
+    ),
+    "planner": (
+        "Imani, the urban planner: counts in a polygon vs OpenStreetMap, heat map.",
+        "Options: polygon (a GeoJSON file or a list of lat, lng pairs; required), "
+        "labels (trash bin, bench), spacing (50 m), views_per_point (6), seed (0).",
+    ),
 }
 
 for _name, (_summary, _options) in AGENT_HELP.items():
@@ -103,8 +124,11 @@ def geocode_command(
         print_json({"query": query, "results": found})
     else:
         for r in found:
-            console.print(f"{r['score']:5.1f}  {r['kind']:7s}  {r['name']}  "
-                          f"({r['lat']:.5f}, {r['lng']:.5f})", markup=False, highlight=False)
+            console.print(
+                f"{r['score']:5.1f}  {r['kind']:7s}  {r['name']}  ({r['lat']:.5f}, {r['lng']:.5f})",
+                markup=False,
+                highlight=False,
+            )
 
 
 @virl_app.command("nearby")
@@ -126,8 +150,14 @@ def nearby_command(
     town = load_city(city)
     node, _ = resolve_point(town, place)
     try:
-        found = nearby_search(town, town.graph.xy[node], radius_m=radius, place_type=place_type,
-                              keyword=keyword, rank_by=rank_by)
+        found = nearby_search(
+            town,
+            town.graph.xy[node],
+            radius_m=radius,
+            place_type=place_type,
+            keyword=keyword,
+            rank_by=rank_by,
+        )
     except ValueError as err:
         raise FlaneurError(str(err)) from None
     rows = [r.to_dict() for r in found]
@@ -135,8 +165,11 @@ def nearby_command(
         print_json({"around": place, "results": rows})
     else:
         for r in rows:
-            console.print(f"{r['distance_m']:6.0f} m  {r['heading']:5.0f}°  {r['name']}",
-                          markup=False, highlight=False)
+            console.print(
+                f"{r['distance_m']:6.0f} m  {r['heading']:5.0f}°  {r['name']}",
+                markup=False,
+                highlight=False,
+            )
 
 
 @virl_app.command("directions")
@@ -183,11 +216,15 @@ def optimize_command(
     town = load_city(city)
     resolved = [resolve_point(town, p) for p in places]
     labels = [label for _, label in resolved]
-    _, result = optimize_order(town.graph, [n for n, _ in resolved], fixed_end=fixed_end,
-                               labels=labels)
-    info = {"order": [labels[i] for i in result.order], "length_m": round(result.length_m, 1),
-            "given_length_m": round(result.given_length_m, 1),
-            "saving_pct": round(result.saving_pct, 1)}
+    _, result = optimize_order(
+        town.graph, [n for n, _ in resolved], fixed_end=fixed_end, labels=labels
+    )
+    info = {
+        "order": [labels[i] for i in result.order],
+        "length_m": round(result.length_m, 1),
+        "given_length_m": round(result.given_length_m, 1),
+        "saving_pct": round(result.saving_pct, 1),
+    }
     if json_out:
         print_json(info)
     else:
@@ -212,5 +249,7 @@ def region_command(
     if json_out:
         print_json(info)
     else:
-        console.print(f"{len(info['viewpoints'])} viewpoints from {info['grid_points']} grid "
-                      f"points; walk {info['walk_m']} m ({info['walk_min']} min)")
+        console.print(
+            f"{len(info['viewpoints'])} viewpoints from {info['grid_points']} grid "
+            f"points; walk {info['walk_m']} m ({info['walk_min']} min)"
+        )

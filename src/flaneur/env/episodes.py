@@ -57,8 +57,11 @@ class EpisodeSet:
                 raise FlaneurError(f"no episode with id {choice!r} in this environment")
             return episodes[self._by_id[choice]]
         if choice is not None:
-            if isinstance(choice, bool) or not isinstance(choice, Integral | float) or (
-                    isinstance(choice, float) and not choice.is_integer()):  # fmt: skip
+            if (
+                isinstance(choice, bool)
+                or not isinstance(choice, Integral | float)
+                or (isinstance(choice, float) and not choice.is_integer())
+            ):
                 raise ArgumentError(
                     f"reset: options['episode'] must be an Episode, an id or a whole-number "
                     f"index, got {choice!r}"

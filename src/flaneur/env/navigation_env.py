@@ -108,8 +108,9 @@ class NavigationEnv(gym.Env):
         episode_order: str = "random",
         render_mode: str | None = None,
     ) -> None:
-        if max_steps is not None and (isinstance(max_steps, bool)
-                                      or not isinstance(max_steps, Integral) or max_steps < 1):
+        if max_steps is not None and (
+            isinstance(max_steps, bool) or not isinstance(max_steps, Integral) or max_steps < 1
+        ):
             raise ArgumentError(f"max_steps must be None or a whole number >= 1, got {max_steps!r}")
         self.city = city
         self.episodes = [episodes] if isinstance(episodes, Episode) else list(episodes)
@@ -155,8 +156,9 @@ class NavigationEnv(gym.Env):
         """Start an episode; ``options`` may name it (``episode``: Episode, id or index)."""
         self._done = True  # a reset that fails leaves no half-started episode to step in
         self._started = False
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, Integral)
-                                 or seed < 0):  # fmt: skip
+        if seed is not None and (
+            isinstance(seed, bool) or not isinstance(seed, Integral) or seed < 0
+        ):
             raise ArgumentError(f"reset: seed must be None or a whole number >= 0, got {seed!r}")
         super().reset(seed=seed)
         episode = self._episodes.pick(options, self.np_random)
@@ -190,8 +192,10 @@ class NavigationEnv(gym.Env):
         """Take one action (a slot number or an action name)."""
         if self._done:
             if not self._started:
-                raise FlaneurError("no episode is running (no reset() or the last one failed); "
-                                   "call reset() before step()")  # fmt: skip
+                raise FlaneurError(
+                    "no episode is running (no reset() or the last one failed); "
+                    "call reset() before step()"
+                )
             raise FlaneurError("the episode is over; call reset() before step()")
         state = self._state
         scheme = self.scheme

@@ -33,18 +33,46 @@ LAT0, LNG0 = 60.0, 25.0
 DLAT, DLNG = 0.0002, 0.0004  # about 22 m each way at 60 N
 
 TOY_NODES: dict[str, tuple[float, float]] = {
-    "N2": (2, 0), "N1": (1, 0), "W2": (0, -2), "W1": (0, -1), "X4": (0, 0), "E1": (0, 1),
-    "T3": (0, 2), "E3": (0, 3), "D": (0, 4), "S1": (-1, 0), "Y3": (-1, 2),
-    "YL": (-2, 1.3), "YR": (-2, 2.7), "F5": (-2, 0), "F5W": (-2, -1.5), "F5SW": (-3, -1),
-    "F5S": (-3, 0), "F5SE": (-3, 1),
-}  # fmt: skip
+    "N2": (2, 0),
+    "N1": (1, 0),
+    "W2": (0, -2),
+    "W1": (0, -1),
+    "X4": (0, 0),
+    "E1": (0, 1),
+    "T3": (0, 2),
+    "E3": (0, 3),
+    "D": (0, 4),
+    "S1": (-1, 0),
+    "Y3": (-1, 2),
+    "YL": (-2, 1.3),
+    "YR": (-2, 2.7),
+    "F5": (-2, 0),
+    "F5W": (-2, -1.5),
+    "F5SW": (-3, -1),
+    "F5S": (-3, 0),
+    "F5SE": (-3, 1),
+}
 """Toy node ids and their (row, column) grid positions."""
 
 TOY_STREETS = [
-    ("N2", "N1"), ("N1", "X4"), ("W2", "W1"), ("W1", "X4"), ("X4", "E1"), ("E1", "T3"),
-    ("T3", "E3"), ("E3", "D"), ("X4", "S1"), ("S1", "F5"), ("T3", "Y3"), ("Y3", "YL"),
-    ("Y3", "YR"), ("F5", "F5W"), ("F5", "F5SW"), ("F5", "F5S"), ("F5", "F5SE"),
-]  # fmt: skip
+    ("N2", "N1"),
+    ("N1", "X4"),
+    ("W2", "W1"),
+    ("W1", "X4"),
+    ("X4", "E1"),
+    ("E1", "T3"),
+    ("T3", "E3"),
+    ("E3", "D"),
+    ("X4", "S1"),
+    ("S1", "F5"),
+    ("T3", "Y3"),
+    ("Y3", "YL"),
+    ("Y3", "YR"),
+    ("F5", "F5W"),
+    ("F5", "F5SW"),
+    ("F5", "F5S"),
+    ("F5", "F5SE"),
+]
 """Two-way streets of the toy city."""
 
 
@@ -98,17 +126,36 @@ def toy_episodes() -> list[Episode]:
         )
 
     return [
-        ep("toy-east", "Walk east past the cafe to the end of the street by the museum.",
-           ["W1", "X4", "E1", "T3", "E3", "D"], 90.0, category="route"),
-        ep("toy-fork", "Go east, turn right at the T junction and keep left at the fork.",
-           ["X4", "E1", "T3", "Y3", "YL"], 90.0, category="route"),
-        ep("toy-five", "Head south to the five-way junction and take the street west.",
-           ["N1", "X4", "S1", "F5", "F5W"], 180.0, category="route"),
-        ep("toy-back", "Go north one block, turn around, come back and continue east.",
-           ["X4", "N1", "X4", "E1"], 0.0, category="revisit"),
-        ep("toy-goal", "Find the museum.", [], 270.0, start="W2", goals=("D",),
-           category="goal"),
-    ]  # fmt: skip
+        ep(
+            "toy-east",
+            "Walk east past the cafe to the end of the street by the museum.",
+            ["W1", "X4", "E1", "T3", "E3", "D"],
+            90.0,
+            category="route",
+        ),
+        ep(
+            "toy-fork",
+            "Go east, turn right at the T junction and keep left at the fork.",
+            ["X4", "E1", "T3", "Y3", "YL"],
+            90.0,
+            category="route",
+        ),
+        ep(
+            "toy-five",
+            "Head south to the five-way junction and take the street west.",
+            ["N1", "X4", "S1", "F5", "F5W"],
+            180.0,
+            category="route",
+        ),
+        ep(
+            "toy-back",
+            "Go north one block, turn around, come back and continue east.",
+            ["X4", "N1", "X4", "E1"],
+            0.0,
+            category="revisit",
+        ),
+        ep("toy-goal", "Find the museum.", [], 270.0, start="W2", goals=("D",), category="goal"),
+    ]
 
 
 __all__ = ["TOY_NODES", "TOY_STREETS", "toy_city", "toy_episodes", "toy_graph"]

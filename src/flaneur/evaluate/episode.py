@@ -66,9 +66,13 @@ async def run_episode(
 ) -> dict[str, Any]:
     """Run ``agent`` on one episode; a row without metrics (see the module docstring)."""
     row: dict[str, Any] = {
-        "task": task_id, "episode_id": episode.id, "agent": agent.name,
-        "scheme": env.scheme.name, "seed": seed, "category": episode.category,
-    }  # fmt: skip
+        "task": task_id,
+        "episode_id": episode.id,
+        "agent": agent.name,
+        "scheme": env.scheme.name,
+        "seed": seed,
+        "category": episode.category,
+    }
     try:
         obs, step_info = env.reset(options={"episode": episode})
     except FlaneurError as err:
@@ -169,5 +173,10 @@ def score_rows(city: City, episodes: Sequence[Episode], rows: list[dict[str, Any
         rows[i]["metrics"] = m
 
 
-__all__ = ["average_reference_length", "run_episode", "score_rows", "scoring_scheme",
-           "share_scoring_scheme"]
+__all__ = [
+    "average_reference_length",
+    "run_episode",
+    "score_rows",
+    "scoring_scheme",
+    "share_scoring_scheme",
+]

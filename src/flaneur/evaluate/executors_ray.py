@@ -101,10 +101,16 @@ class RayExecutor:
 
     def stats(self) -> dict[str, Any]:
         """What went into ``summary.json`` under ``executor``."""
-        return {"kind": "ray", "address": self.address or "local", "workers": self.workers,
-                "retried": self.retried, "worker_deaths": self.worker_deaths,
-                "model_slots": self.model_slots, "worker_cpu_s": self.worker_cpu_s,
-                "startup_s": self.startup_s}  # fmt: skip
+        return {
+            "kind": "ray",
+            "address": self.address or "local",
+            "workers": self.workers,
+            "retried": self.retried,
+            "worker_deaths": self.worker_deaths,
+            "model_slots": self.model_slots,
+            "worker_cpu_s": self.worker_cpu_s,
+            "startup_s": self.startup_s,
+        }
 
     def _start(self) -> None:
         ray = self.ray
@@ -115,10 +121,12 @@ class RayExecutor:
         else:
             cpus = self.local_cpus or self.workers or os.cpu_count() or 1
             ray.init(
-                num_cpus=cpus, include_dashboard=False, log_to_driver=True,
+                num_cpus=cpus,
+                include_dashboard=False,
+                log_to_driver=True,
                 object_store_memory=LOCAL_OBJECT_STORE_BYTES,
                 configure_logging=False,
-            )  # fmt: skip
+            )
             self._started_ray = True
         if self.workers is None:
             self.workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
@@ -270,19 +278,30 @@ def _slot_stats(actor: dict[str, int], gates: list[dict[str, int] | None]) -> di
     gates = [g for g in gates if g]
     if not gates or not any(g["share"] for g in gates):
         return actor
-    return {"limit": actor["limit"], "peak": sum(g["peak"] for g in gates),
-            "granted": sum(g["granted"] for g in gates)}  # fmt: skip
+    return {
+        "limit": actor["limit"],
+        "peak": sum(g["peak"] for g in gates),
+        "granted": sum(g["granted"] for g in gates),
+    }
 
 
 def _lost_row(job: Any, attempts: int) -> Row:
     """The row of an episode whose worker died ``attempts`` times (run again on resume)."""
     return {
-        "task": job.task, "episode_id": job.episode.id, "agent": job.agent,
-        "scheme": job.scheme, "category": job.episode.category, "termination": "agent_error",
-        "error": f"its Ray worker died {attempts} times", "city": job.context.city.name,
-        "success_metric": job.context.success_metric, "config_hash": job.config_hash,
-        "started_at": round(time.time(), 3), "duration_s": 0.0, "usage": {"calls": 0},
-    }  # fmt: skip
+        "task": job.task,
+        "episode_id": job.episode.id,
+        "agent": job.agent,
+        "scheme": job.scheme,
+        "category": job.episode.category,
+        "termination": "agent_error",
+        "error": f"its Ray worker died {attempts} times",
+        "city": job.context.city.name,
+        "success_metric": job.context.success_metric,
+        "config_hash": job.config_hash,
+        "started_at": round(time.time(), 3),
+        "duration_s": 0.0,
+        "usage": {"calls": 0},
+    }
 
 
 __all__ = ["MAX_ATTEMPTS", "RAY_MISSING", "RayExecutor", "import_ray"]

@@ -32,12 +32,15 @@ class RunProgress:
         self._bar: Progress | None = None
         if mode == "rich":
             self._bar = Progress(
-                TextColumn("[bold]episodes"), BarColumn(), MofNCompleteColumn(),
+                TextColumn("[bold]episodes"),
+                BarColumn(),
+                MofNCompleteColumn(),
                 TextColumn("success {task.fields[rate]}"),
                 TextColumn("tokens {task.fields[tokens]}"),
-                TextColumn("errors {task.fields[errors]}"), TimeElapsedColumn(),
+                TextColumn("errors {task.fields[errors]}"),
+                TimeElapsedColumn(),
                 transient=False,
-            )  # fmt: skip
+            )
             self._task = self._bar.add_task("run", total=total, rate="-", tokens=0, errors=0)
 
     def __enter__(self) -> RunProgress:

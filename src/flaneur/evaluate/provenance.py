@@ -15,15 +15,20 @@ def git_commit() -> str | None:
     try:
         out = subprocess.run(
             ["git", "-C", str(folder), "rev-parse", "HEAD"],
-            capture_output=True, text=True, timeout=5, check=True,
-        )  # fmt: skip
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=True,
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     commit = out.stdout.strip()
     dirty = subprocess.run(
         ["git", "-C", str(folder), "status", "--porcelain", "--untracked-files=no"],
-        capture_output=True, text=True, timeout=5,
-    ).stdout.strip()  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=5,
+    ).stdout.strip()
     return commit + ("-dirty" if dirty else "")
 
 

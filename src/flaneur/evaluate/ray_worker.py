@@ -162,10 +162,14 @@ class EpisodeWorker:
         self.contexts: dict[str, Any] = {}
         self.episodes: dict[str, dict[str, Any]] = {}
         self.resources = RunResources(
-            llm=config.llm, llm_base_url=config.llm_base_url, views_spec=config.views,
-            landmarks=config.landmarks, cache_mode=config.cache_mode,
-            token_budget=config.token_budget, model_options=getattr(config, "llm_options", {}),
-        )  # fmt: skip
+            llm=config.llm,
+            llm_base_url=config.llm_base_url,
+            views_spec=config.views,
+            landmarks=config.landmarks,
+            cache_mode=config.cache_mode,
+            token_budget=config.token_budget,
+            model_options=getattr(config, "llm_options", {}),
+        )
         self.gate: SlotGate | None = None
         if slots is not None and self.resources.model is not None:
             import ray

@@ -41,9 +41,12 @@ class RunResources:
 
             self.usage = UsageTracker(token_budget=self.token_budget)
             config = ModelConfig(
-                model=self.llm, base_url=self.llm_base_url, cache_mode=self.cache_mode,
-                token_budget=self.token_budget, **self.model_options,
-            )  # fmt: skip
+                model=self.llm,
+                base_url=self.llm_base_url,
+                cache_mode=self.cache_mode,
+                token_budget=self.token_budget,
+                **self.model_options,
+            )
             self.model = config.build(usage=self.usage)
 
     def server_down(self) -> str | None:
@@ -61,8 +64,13 @@ class RunResources:
 
     def env_info(self, city: City) -> dict[str, Any]:
         """The run-resource fields of :class:`~flaneur.agents.EnvInfo` for ``city``."""
-        return {"model": self.model, "usage": self.usage, "views": self.views_for(city),
-                "landmarks": self.landmarks, "llm": self.llm}  # fmt: skip
+        return {
+            "model": self.model,
+            "usage": self.usage,
+            "views": self.views_for(city),
+            "landmarks": self.landmarks,
+            "llm": self.llm,
+        }
 
     async def aclose(self) -> None:
         """Close the model's HTTP client (inside the run's event loop)."""

@@ -88,11 +88,17 @@ class RunConfig:
     def config_hash(self, task: str, agent: str, scheme: str) -> str:
         """Short hash of the result-shaping options for one (task, agent) pair."""
         shaping = {
-            "task": task, "agent": agent, "scheme": scheme, "llm": self.llm,
-            "llm_base_url": self.llm_base_url, "views": self.views,
-            "landmarks": self.landmarks, "seed": self.seed,
-            "agent_options": self.options_for(agent), "scheme_options": self.scheme_options,
-        }  # fmt: skip
+            "task": task,
+            "agent": agent,
+            "scheme": scheme,
+            "llm": self.llm,
+            "llm_base_url": self.llm_base_url,
+            "views": self.views,
+            "landmarks": self.landmarks,
+            "seed": self.seed,
+            "agent_options": self.options_for(agent),
+            "scheme_options": self.scheme_options,
+        }
         if self.task_format or self.city:  # how a task file is read (absent: hashes unchanged)
             shaping["task_file"] = {"format": self.task_format, "city": self.city}
         for key in ("max_tokens", "backend_options"):
@@ -205,9 +211,13 @@ async def run_job(
     context = resources.usage.episode(usage_key) if resources.usage else contextlib.nullcontext()
     with context as counters, job.context.pool.borrow() as env:
         row = await run_episode(
-            env, agent, job.episode, seed=config.seed, task_id=job.task,
+            env,
+            agent,
+            job.episode,
+            seed=config.seed,
+            task_id=job.task,
             **agent_env_info(job, resources),
-        )  # fmt: skip
+        )
     row["agent"] = job.agent  # the name the run knows it by (a registry name or module:Class)
     row["city"] = job.context.city.name
     row["success_metric"] = job.context.success_metric
@@ -301,13 +311,20 @@ def run_benchmark(
         contexts[task] = TaskContext(city, episodes, avg, pool, specs[task].success_metric)
         plans.append((task, city, chosen, scheme))
         check_agents(config, scheme)
-    hashes = {(task, agent): config.config_hash(task, agent, scheme)
-              for task, _, _, scheme in plans for agent in config.agents}  # fmt: skip
+    hashes = {
+        (task, agent): config.config_hash(task, agent, scheme)
+        for task, _, _, scheme in plans
+        for agent in config.agents
+    }
     resources = RunResources(
-        llm=config.llm, llm_base_url=config.llm_base_url, views_spec=config.views,
-        landmarks=config.landmarks, cache_mode=config.cache_mode, token_budget=config.token_budget,
+        llm=config.llm,
+        llm_base_url=config.llm_base_url,
+        views_spec=config.views,
+        landmarks=config.landmarks,
+        cache_mode=config.cache_mode,
+        token_budget=config.token_budget,
         model_options=config.llm_options,
-    )  # fmt: skip
+    )
     log = RunLog(folder, resume=resume, config_hashes=hashes)
     jobs = [
         EpisodeJob(task, agent, scheme, episode, hashes[(task, agent)], contexts[task])
@@ -338,26 +355,31 @@ def run_benchmark(
                 log.append(row)
                 tokens = int((row.get("usage") or {}).get("total_tokens", 0))
                 bar.update(
-                    success=row_success(row), error=row["termination"] not in FINISHED,
+                    success=row_success(row),
+                    error=row["termination"] not in FINISHED,
                     tokens=tokens,
-                )  # fmt: skip
+                )
 
             executor = executor or LocalExecutor(config.concurrency)
             if hasattr(executor, "bind"):  # executors whose workers rebuild the jobs (Ray)
                 executor.bind(config=config, loaded=loaded, agent_factory=factory)
             with InterruptHandler(stop, note=bar.note, log_path=log.path):
-                executor.run(
-                    jobs, work, score_jobs, deliver, stop, cleanup=resources.aclose
-                )
+                executor.run(jobs, work, score_jobs, deliver, stop, cleanup=resources.aclose)
             if stop and not stop.interrupted:
                 bar.note(f"stopped early: {stop.reason}")
     finally:
         log.close()
         summary = summarize_run(
-            config, list(log.rows.values()), plans, wall_s=time.time() - started,
-            ran=len(jobs), resumed=resume, dropped_errors=log.dropped_errors,
-            stopped_early=stop.reason, interrupted=stop.interrupted,
-        )  # fmt: skip
+            config,
+            list(log.rows.values()),
+            plans,
+            wall_s=time.time() - started,
+            ran=len(jobs),
+            resumed=resume,
+            dropped_errors=log.dropped_errors,
+            stopped_early=stop.reason,
+            interrupted=stop.interrupted,
+        )
         summary["task_sets"] = {task: spec.facts() for task, spec in specs.items()}
         summary["server_down"] = resources.server_down()
         if hasattr(executor, "stats"):

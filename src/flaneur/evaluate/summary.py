@@ -74,13 +74,21 @@ def summarize_run(
                 )
             missing = len(expected) - len(mine)
             missing_total += missing
-            runs.append({
-                "task": task, "agent": agent, "scheme": scheme, "city": city.name,
-                "episodes": len(expected), "rows": len(mine), "missing": missing,
-                "by_termination": dict(Counter(r["termination"] for r in mine)),
-                "usage": dict(usage), "privileged": any(r.get("privileged") for r in mine),
-                "summary": summarize(scored) if scored else None,
-            })  # fmt: skip
+            runs.append(
+                {
+                    "task": task,
+                    "agent": agent,
+                    "scheme": scheme,
+                    "city": city.name,
+                    "episodes": len(expected),
+                    "rows": len(mine),
+                    "missing": missing,
+                    "by_termination": dict(Counter(r["termination"] for r in mine)),
+                    "usage": dict(usage),
+                    "privileged": any(r.get("privileged") for r in mine),
+                    "summary": summarize(scored) if scored else None,
+                }
+            )
     return {
         "summary_version": SUMMARY_VERSION,
         "config": asdict(config),

@@ -121,10 +121,24 @@ def batch_metrics(
         agent = _actions(agent_actions, i)
         kpa = None if np.isnan(kpa_all[i]) else float(kpa_all[i])
         rows.append(
-            _row(cache, episode, fact, walk, straight.per_run(i), float(taken[i]), float(ne[i]),
-                 float(spd[i]), bool(osr[i]), float(dtw_all[i]), gold, agent, success_radius_m,
-                 tc[i], kpa)
-        )  # fmt: skip
+            _row(
+                cache,
+                episode,
+                fact,
+                walk,
+                straight.per_run(i),
+                float(taken[i]),
+                float(ne[i]),
+                float(spd[i]),
+                bool(osr[i]),
+                float(dtw_all[i]),
+                gold,
+                agent,
+                success_radius_m,
+                tc[i],
+                kpa,
+            )
+        )
     for metric in ADDED:  # metrics registered by users and plug-ins, one run at a time
         for row, episode, walk in zip(rows, episodes, walks, strict=True):
             row[metric.key] = metric.compute(city, episode, walk)  # type: ignore[misc]

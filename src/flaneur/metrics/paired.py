@@ -31,8 +31,20 @@ from numpy.typing import ArrayLike
 from flaneur.errors import DataError
 from flaneur.metrics.summary import wilson_interval
 
-PAIRED_FIELDS = ("task", "a", "b", "paired", "a_success", "b_success", "wins", "losses",
-                 "diff", "diff_low", "diff_high", "p_value")  # fmt: skip
+PAIRED_FIELDS = (
+    "task",
+    "a",
+    "b",
+    "paired",
+    "a_success",
+    "b_success",
+    "wins",
+    "losses",
+    "diff",
+    "diff_low",
+    "diff_high",
+    "p_value",
+)
 """Keys of each comparison returned by :func:`compare_agents`."""
 
 
@@ -196,14 +208,27 @@ def compare_agents(
                 wins = sum(1 for x, y in zip(sa, sb, strict=True) if x and not y)
                 losses = sum(1 for x, y in zip(sa, sb, strict=True) if y and not x)
                 entry: dict[str, Any] = {
-                    "task": task, "a": name_a, "b": name_b, "paired": len(shared),
-                    "a_success": None, "b_success": None, "wins": wins, "losses": losses,
-                    "diff": None, "diff_low": None, "diff_high": None,
+                    "task": task,
+                    "a": name_a,
+                    "b": name_b,
+                    "paired": len(shared),
+                    "a_success": None,
+                    "b_success": None,
+                    "wins": wins,
+                    "losses": losses,
+                    "diff": None,
+                    "diff_low": None,
+                    "diff_high": None,
                     "p_value": mcnemar_exact(wins, losses),
-                }  # fmt: skip
+                }
                 if shared:
                     diff, low, high = paired_difference(sa, sb, confidence)
-                    entry.update(a_success=sum(sa) / len(sa), b_success=sum(sb) / len(sb),
-                                 diff=diff, diff_low=low, diff_high=high)  # fmt: skip
+                    entry.update(
+                        a_success=sum(sa) / len(sa),
+                        b_success=sum(sb) / len(sb),
+                        diff=diff,
+                        diff_low=low,
+                        diff_high=high,
+                    )
                 out.append(entry)
     return out

@@ -72,13 +72,21 @@ def aggregate(rows: Sequence[Mapping[str, Any]], names: Sequence[str]) -> dict[s
         if all(isinstance(v, bool) for v in present):
             hits = sum(1 for v in present if v)
             lo, hi = wilson_interval(hits, len(present))
-            entry = {"mean": hits / len(present), "n": len(present), "ci95": [lo, hi],
-                     "kind": "rate"}  # fmt: skip
+            entry = {
+                "mean": hits / len(present),
+                "n": len(present),
+                "ci95": [lo, hi],
+                "kind": "rate",
+            }
         else:
             floats = [float(v) for v in present]
             lo, hi = mean_interval(floats)
-            entry = {"mean": math.fsum(floats) / len(floats), "n": len(floats),
-                     "ci95": [lo, hi], "kind": "mean"}  # fmt: skip
+            entry = {
+                "mean": math.fsum(floats) / len(floats),
+                "n": len(floats),
+                "ci95": [lo, hi],
+                "kind": "mean",
+            }
         metrics[name] = entry
     return {"episodes": len(rows), "metrics": metrics}
 

@@ -174,9 +174,13 @@ class LlamaCppModel(BaseChatModel):
         self._llama_cpp = None if llama is not None else import_llama_cpp()
         path = Path(model_path) if llama is not None else resolve_gguf(str(model_path))
         super().__init__(
-            f"llamacpp/{path.name}", cache=cache, usage=usage, default_params=default_params,
-            failure_threshold=failure_threshold, max_tokens_cap=max_tokens_cap,
-        )  # fmt: skip
+            f"llamacpp/{path.name}",
+            cache=cache,
+            usage=usage,
+            default_params=default_params,
+            failure_threshold=failure_threshold,
+            max_tokens_cap=max_tokens_cap,
+        )
         self.base_model = str(model_path).lower() in BASE_MODEL_ALIASES
         if self.base_model:
             warnings.warn(

@@ -203,9 +203,13 @@ class OpenAICompatible(BaseChatModel):
         if max_retries < 0 or timeout <= 0:
             raise ModelConfigError("max_retries must be >= 0 and timeout > 0")
         super().__init__(
-            f"{provider}/{model}", cache=cache, usage=usage, default_params=default_params,
-            failure_threshold=failure_threshold, max_tokens_cap=max_tokens_cap,
-        )  # fmt: skip
+            f"{provider}/{model}",
+            cache=cache,
+            usage=usage,
+            default_params=default_params,
+            failure_threshold=failure_threshold,
+            max_tokens_cap=max_tokens_cap,
+        )
         self.model = model
         self.provider = provider
         self.base_url = normalize_base_url(base_url)
@@ -415,8 +419,10 @@ class OpenAICompatible(BaseChatModel):
         self.server_models = names
         log.info(
             "%s serves %s; %d request(s) in flight at most",
-            self.base_url, names or "(no listing)", state.slots.ceiling,
-        )  # fmt: skip
+            self.base_url,
+            names or "(no listing)",
+            state.slots.ceiling,
+        )
 
     async def list_models(self) -> list[str]:
         """Names of the models the server offers (``GET /models``).

@@ -85,8 +85,11 @@ def transport_defaults(spec: ModelSpec) -> dict[str, Any]:
         from its ``/props``, else 1) for :class:`OpenAICompatible`.
     """
     if spec.base_url is None or not is_local_url(spec.base_url):
-        return {"timeout": REMOTE_TIMEOUT_S, "max_retries": REMOTE_RETRIES,
-                "max_in_flight": REMOTE_IN_FLIGHT}  # fmt: skip
+        return {
+            "timeout": REMOTE_TIMEOUT_S,
+            "max_retries": REMOTE_RETRIES,
+            "max_in_flight": REMOTE_IN_FLIGHT,
+        }
     in_flight = REMOTE_IN_FLIGHT if spec.provider in BATCHING_PROVIDERS else None
     return {"timeout": LOCAL_TIMEOUT_S, "max_retries": LOCAL_RETRIES, "max_in_flight": in_flight}
 
@@ -258,16 +261,21 @@ class ModelConfig:
         if usage is None:
             usage = UsageTracker(token_budget=self.token_budget, prices=self.prices)
         spec = parse_model_string(self.model, base_url=self.base_url)
-        options: dict[str, Any] = {"failure_threshold": self.failure_threshold,
-                                   "max_tokens_cap": self.max_tokens}  # fmt: skip
+        options: dict[str, Any] = {
+            "failure_threshold": self.failure_threshold,
+            "max_tokens_cap": self.max_tokens,
+        }
         if spec.provider == LOCAL_PROVIDER:
             options.update(self.backend_options)
         else:
             if self.backend_options:
                 names = ", ".join(sorted(self.backend_options))
                 raise ModelConfigError(f"{names} only apply to llamacpp/ models")
-            chosen = {"max_in_flight": self.max_in_flight, "timeout": self.timeout_s,
-                      "max_retries": self.max_retries}  # fmt: skip
+            chosen = {
+                "max_in_flight": self.max_in_flight,
+                "timeout": self.timeout_s,
+                "max_retries": self.max_retries,
+            }
             defaults = transport_defaults(spec)
             options.update({k: defaults[k] if v is None else v for k, v in chosen.items()})
         return make_model(

@@ -193,9 +193,12 @@ class VisualMemory:
         data = {
             "format": MEMORY_FORMAT,
             "version": MEMORY_VERSION,
-            "settings": {"radius_m": self.radius_m, "same_view_deg": self.same_view_deg,
-                         "ray_tolerance_m": self.ray_tolerance_m,
-                         "default_range_m": self.default_range_m},
+            "settings": {
+                "radius_m": self.radius_m,
+                "same_view_deg": self.same_view_deg,
+                "ray_tolerance_m": self.ray_tolerance_m,
+                "default_range_m": self.default_range_m,
+            },
             "objects": [obj.to_dict() for obj in self.objects],
         }
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -214,14 +217,19 @@ class VisualMemory:
             raise DataError("visual memory file not found", path=src) from None
         except (json.JSONDecodeError, UnicodeDecodeError) as err:
             line = getattr(err, "lineno", None)
-            raise DataError("not a visual memory file (invalid JSON)", path=src,
-                            line=line) from None  # fmt: skip
+            raise DataError(
+                "not a visual memory file (invalid JSON)", path=src, line=line
+            ) from None
         if not isinstance(data, dict) or data.get("format") != MEMORY_FORMAT:
-            raise DataError(f"not a visual memory file (field 'format' must be "
-                            f"{MEMORY_FORMAT!r})", path=src)  # fmt: skip
+            raise DataError(
+                f"not a visual memory file (field 'format' must be {MEMORY_FORMAT!r})", path=src
+            )
         if data.get("version") != MEMORY_VERSION:
-            raise DataError(f"visual memory version {data.get('version')!r} is not supported "
-                            f"(expected {MEMORY_VERSION})", path=src)  # fmt: skip
+            raise DataError(
+                f"visual memory version {data.get('version')!r} is not supported "
+                f"(expected {MEMORY_VERSION})",
+                path=src,
+            )
         try:
             memory = cls(**data.get("settings", {}))
             for k, rec in enumerate(data["objects"]):
@@ -237,6 +245,7 @@ class VisualMemory:
                     raise ValueError(f"object {k} has no sightings")
                 memory.objects.append(obj)
         except (KeyError, TypeError, ValueError) as err:
-            raise DataError(f"damaged visual memory ({type(err).__name__}: {err})",
-                            path=src) from None  # fmt: skip
+            raise DataError(
+                f"damaged visual memory ({type(err).__name__}: {err})", path=src
+            ) from None
         return memory

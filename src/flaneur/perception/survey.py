@@ -94,15 +94,23 @@ def survey_route(
     k = settings.views_per_point
     offsets = [settings.fov * (i - (k - 1) / 2.0) for i in range(k)]
     for node, heading in zip(route, travel_headings(city, route), strict=True):
-        views = [provider.view(int(node), (heading + off) % 360.0, fov=settings.fov,
-                               size=settings.size) for off in offsets]  # fmt: skip
+        views = [
+            provider.view(int(node), (heading + off) % 360.0, fov=settings.fov, size=settings.size)
+            for off in offsets
+        ]
         result.views += len(views)
         stats: dict[str, int] = {}
         if settings.active:
-            found = active_detect(provider, views, detector, labels, stats=stats,
-                                  threshold=settings.threshold,
-                                  active_threshold=settings.active_threshold,
-                                  min_fov=settings.min_fov)  # fmt: skip
+            found = active_detect(
+                provider,
+                views,
+                detector,
+                labels,
+                stats=stats,
+                threshold=settings.threshold,
+                active_threshold=settings.active_threshold,
+                min_fov=settings.min_fov,
+            )
         else:
             found = passive_detect(views, detector, labels, threshold=settings.threshold)
         result.views += stats.get("zoom_views", 0)

@@ -19,13 +19,25 @@ GROUP_COLOURS = dict(
     zip(
         GROUPS,
         (
-            "#e6194b", "#3cb44b", "#4363d8", "#f58231", "#911eb4", "#008080", "#808000",
-            "#46f0f0", "#f032e6", "#9a6324", "#bcf60c", "#000075", "#800000", "#808080",
+            "#e6194b",
+            "#3cb44b",
+            "#4363d8",
+            "#f58231",
+            "#911eb4",
+            "#008080",
+            "#808000",
+            "#46f0f0",
+            "#f032e6",
+            "#9a6324",
+            "#bcf60c",
+            "#000075",
+            "#800000",
+            "#808080",
             "#fabebe",
         ),
         strict=False,
     )
-)  # fmt: skip
+)
 UNCATEGORIZED_COLOUR = "#555555"
 
 
@@ -77,9 +89,13 @@ def city_map(
         located = np.flatnonzero(graph.located)[:max_viewpoints]
         for i in located.tolist():
             marker = folium.CircleMarker(
-                [graph.lat[i], graph.lng[i]], radius=1.5, color="#222", weight=1,
-                fill=True, fill_opacity=0.8,
-            ).add_to(points)  # fmt: skip
+                [graph.lat[i], graph.lng[i]],
+                radius=1.5,
+                color="#222",
+                weight=1,
+                fill=True,
+                fill_opacity=0.8,
+            ).add_to(points)
             marker.add_child(TextTooltip(graph.ids[i]))
         points.add_to(fmap)
     groups: dict[str, folium.FeatureGroup] = {}
@@ -91,9 +107,12 @@ def city_map(
         group_layer = groups.setdefault(group, layer(f"places: {group}"))
         label = places.names[i] or (cats[0] if cats else "place")
         marker = folium.CircleMarker(
-            [places.lat[i], places.lng[i]], radius=4, color=place_colour(cats), fill=True,
+            [places.lat[i], places.lng[i]],
+            radius=4,
+            color=place_colour(cats),
+            fill=True,
             fill_opacity=0.9,
-        ).add_to(group_layer)  # fmt: skip
+        ).add_to(group_layer)
         marker.add_child(TextTooltip(f"{label} ({', '.join(cats) or 'no category'})"))
     for group_layer in groups.values():
         group_layer.add_to(fmap)

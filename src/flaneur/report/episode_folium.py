@@ -31,8 +31,10 @@ def _streets_around(city: City, nodes: Sequence[int], margin_m: float) -> list[l
     keep = (src < dst) & inside[src] & inside[dst]
     lat = np.round(graph.lat, 6).tolist()  # 0.1 m: shorter pages
     lng = np.round(graph.lng, 6).tolist()
-    return [[[lat[a], lng[a]], [lat[b], lng[b]]]
-            for a, b in zip(src[keep].tolist(), dst[keep].tolist(), strict=True)]  # fmt: skip
+    return [
+        [[lat[a], lng[a]], [lat[b], lng[b]]]
+        for a, b in zip(src[keep].tolist(), dst[keep].tolist(), strict=True)
+    ]
 
 
 def episode_map(
@@ -83,15 +85,22 @@ def episode_map(
         line.add_child(TextTooltip("agent")).add_to(fmap)
     start = reference[0] if reference else (path[0] if path else None)
     if start is not None and graph.located[start]:
-        marker = folium.CircleMarker(latlng([start])[0], radius=7, color=COLOURS["start"], fill=True)
+        marker = folium.CircleMarker(
+            latlng([start])[0], radius=7, color=COLOURS["start"], fill=True
+        )
         marker.add_child(TextTooltip(f"start ({graph.ids[start]})")).add_to(fmap)
     for n in goals:
         if graph.located[n]:
             marker = folium.CircleMarker(latlng([n])[0], radius=8, color=COLOURS["goal"])
             marker.add_child(TextTooltip(f"goal ({graph.ids[n]})")).add_to(fmap)
     for r in goal_places:
-        marker = folium.CircleMarker([places.lat[r], places.lng[r]], radius=6, fill=True,
-                                     color=COLOURS["place"], fill_opacity=0.9)  # fmt: skip
+        marker = folium.CircleMarker(
+            [places.lat[r], places.lng[r]],
+            radius=6,
+            fill=True,
+            color=COLOURS["place"],
+            fill_opacity=0.9,
+        )
         marker.add_child(TextTooltip(f"target: {places.names[r] or places[r].label}")).add_to(fmap)
     if path and graph.located[path[-1]]:
         rows, dist = places.within(graph.xy[path[-1]], near_radius_m)

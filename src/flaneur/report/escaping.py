@@ -20,8 +20,13 @@ import re
 from typing import Any
 from urllib.parse import quote
 
-_SCRIPT_UNSAFE = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028",
-                  "\u2029": "\\u2029"}  # fmt: skip
+_SCRIPT_UNSAFE = {
+    "<": "\\u003c",
+    ">": "\\u003e",
+    "&": "\\u0026",
+    "\u2028": "\\u2028",
+    "\u2029": "\\u2029",
+}
 _SCRIPT_UNSAFE_RE = re.compile("[<>&\u2028\u2029]")
 
 

@@ -52,7 +52,9 @@ def layer(name: str, *, show: bool = True) -> folium.FeatureGroup:
     return folium.FeatureGroup(name=html_text(name), show=show)
 
 
-def offline_map(location: Sequence[float], *, zoom_start: int = 15, tiles: bool = False) -> folium.Map:
+def offline_map(
+    location: Sequence[float], *, zoom_start: int = 15, tiles: bool = False
+) -> folium.Map:
     """A folium map that loads no script or style sheet from the network.
 
     Parameters
@@ -65,8 +67,9 @@ def offline_map(location: Sequence[float], *, zoom_start: int = 15, tiles: bool 
         Add OpenStreetMap tiles (fetched from the tile servers by the browser when the page is
         viewed online); without them the map shows only what is drawn on it.
     """
-    fmap = folium.Map(location=list(location), zoom_start=zoom_start, tiles=None,
-                      prefer_canvas=True)  # fmt: skip
+    fmap = folium.Map(
+        location=list(location), zoom_start=zoom_start, tiles=None, prefer_canvas=True
+    )
     fmap.default_js = []  # folium's CDN links; Leaflet is added by save_map
     fmap.default_css = []
     if tiles:

@@ -95,13 +95,20 @@ def read_log(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
             row = json.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as err:
             what = "not UTF-8 text" if isinstance(err, UnicodeDecodeError) else "not JSON"
-            raise DataError(f"{what}: expected one JSON episode row per line, as `flaneur "
-                            "run` writes (junk appended or a corrupt file?)",
-                            path=path, line=number) from None  # fmt: skip
+            raise DataError(
+                f"{what}: expected one JSON episode row per line, as `flaneur "
+                "run` writes (junk appended or a corrupt file?)",
+                path=path,
+                line=number,
+            ) from None
         problem = _row_problem(row)
         if problem:
-            raise DataError(f"not an episode row ({problem}); expected one JSON object per "
-                            "line, as `flaneur run` writes", path=path, line=number)  # fmt: skip
+            raise DataError(
+                f"not an episode row ({problem}); expected one JSON object per "
+                "line, as `flaneur run` writes",
+                path=path,
+                line=number,
+            )
         rows.append(row)
     return rows, warnings
 
@@ -121,13 +128,17 @@ def count_mismatches(summary: dict[str, Any], rows: list[dict[str, Any]], log: P
             continue
         task, agent = key
         if key not in counted:
-            warnings.append(f"{log}: {have} row(s) of task {task!r} / agent {agent!r}, which "
-                            "summary.json does not list (rows added after the summary?)")  # fmt: skip
+            warnings.append(
+                f"{log}: {have} row(s) of task {task!r} / agent {agent!r}, which "
+                "summary.json does not list (rows added after the summary?)"
+            )
         else:
-            warnings.append(f"{log}: {have} row(s) of task {task!r} / agent {agent!r} where "
-                            f"summary.json counts {expected} (the log was truncated or changed "
-                            "after the summary); metric tables are from the summary, episode "
-                            "sections and paired comparisons from the log")  # fmt: skip
+            warnings.append(
+                f"{log}: {have} row(s) of task {task!r} / agent {agent!r} where "
+                f"summary.json counts {expected} (the log was truncated or changed "
+                "after the summary); metric tables are from the summary, episode "
+                "sections and paired comparisons from the log"
+            )
     return warnings
 
 
@@ -147,21 +158,30 @@ def load_run(folder: str | Path) -> RunData:
     try:
         summary = json.loads(summary_path.read_bytes().decode("utf-8"))
     except UnicodeDecodeError:
-        raise DataError("not UTF-8 text (expected the JSON summary `flaneur run` writes)",
-                        path=summary_path) from None  # fmt: skip
+        raise DataError(
+            "not UTF-8 text (expected the JSON summary `flaneur run` writes)", path=summary_path
+        ) from None
     except json.JSONDecodeError as err:
         raise DataError(f"invalid JSON ({err.msg})", path=summary_path, line=err.lineno) from None
     runs = summary.get("runs") if isinstance(summary, dict) else None
     if not isinstance(runs, list) or not all(isinstance(e, dict) for e in runs):
-        raise DataError("not a run summary (expected a JSON object with a `runs` list)",
-                        path=summary_path)  # fmt: skip
+        raise DataError(
+            "not a run summary (expected a JSON object with a `runs` list)", path=summary_path
+        )
     log = folder / "episodes.jsonl"
     rows, warnings = read_log(log)
     warnings += count_mismatches(summary, rows, log)
-    repeated = [k for k, n in Counter(tuple(map(str, (r["task"], r["agent"], r["episode_id"])))
-                                      for r in rows).items() if n > 1]  # fmt: skip
+    repeated = [
+        k
+        for k, n in Counter(
+            tuple(map(str, (r["task"], r["agent"], r["episode_id"]))) for r in rows
+        ).items()
+        if n > 1
+    ]
     if repeated:
         task, agent, episode = repeated[0]
-        warnings.append(f"{log}: {len(repeated)} episode(s) have more than one row (first: "
-                        f"{task!r} / {agent!r} / {episode!r}); the report uses every row")  # fmt: skip
+        warnings.append(
+            f"{log}: {len(repeated)} episode(s) have more than one row (first: "
+            f"{task!r} / {agent!r} / {episode!r}); the report uses every row"
+        )
     return RunData(folder, summary, rows, warnings)

@@ -61,8 +61,12 @@ def compare_runs(a: RunData, b: RunData, *, listed: int = 50) -> list[dict[str, 
         pairs = [(agents_a[0], agents_b[0])]
     out = []
     for agent_a, agent_b in pairs:
-        left = {(str(r["task"]), str(r["episode_id"])): r for r in a.rows if str(r["agent"]) == agent_a}
-        right = {(str(r["task"]), str(r["episode_id"])): r for r in b.rows if str(r["agent"]) == agent_b}
+        left = {
+            (str(r["task"]), str(r["episode_id"])): r for r in a.rows if str(r["agent"]) == agent_a
+        }
+        right = {
+            (str(r["task"]), str(r["episode_id"])): r for r in b.rows if str(r["agent"]) == agent_b
+        }
         wins, losses, both, neither = [], [], 0, 0
         for key in sorted(left.keys() & right.keys()):
             sa, sb = row_success(left[key]), row_success(right[key])
@@ -74,12 +78,19 @@ def compare_runs(a: RunData, b: RunData, *, listed: int = 50) -> list[dict[str, 
                 both += 1
             else:
                 neither += 1
-        out.append({
-            "a": f"{a.name}:{agent_a}", "b": f"{b.name}:{agent_b}",
-            "paired": len(left.keys() & right.keys()), "wins": len(wins), "losses": len(losses),
-            "both_succeed": both, "both_fail": neither,
-            "win_ids": wins[:listed], "loss_ids": losses[:listed],
-        })  # fmt: skip
+        out.append(
+            {
+                "a": f"{a.name}:{agent_a}",
+                "b": f"{b.name}:{agent_b}",
+                "paired": len(left.keys() & right.keys()),
+                "wins": len(wins),
+                "losses": len(losses),
+                "both_succeed": both,
+                "both_fail": neither,
+                "win_ids": wins[:listed],
+                "loss_ids": losses[:listed],
+            }
+        )
     return out
 
 
@@ -114,8 +125,10 @@ def _paired_table(comparisons: list[dict[str, Any]]) -> str:
     html = []
     head = "".join(f"<th>{escape(col)}</th>" for col in PAIRED_COLUMNS)
     for task in dict.fromkeys(c["task"] for c in comparisons):
-        html.append(f"<h3>{escape(task)}: paired comparison</h3><p class=muted>{escape(PAIRED_NOTE)}</p>"
-                    f"<table><tr>{head}</tr>")  # fmt: skip
+        html.append(
+            f"<h3>{escape(task)}: paired comparison</h3><p class=muted>{escape(PAIRED_NOTE)}</p>"
+            f"<table><tr>{head}</tr>"
+        )
         for c in comparisons:
             if c["task"] == task:
                 cells = "".join(f"<td>{escape(v)}</td>" for v in paired_cells(c))
@@ -138,16 +151,24 @@ def _metrics_table(summary: dict[str, Any]) -> str:
         means = [{k: (metrics_of(r).get(k) or {}).get("mean") for k in METRIC_LABELS} for r in runs]
         shown = [k for k in METRIC_LABELS if any(m[k] is not None for m in means)]
         head = "".join(f"<th>{METRIC_LABELS[k]}</th>" for k in shown)
-        html.append(f"<h3>{escape(task)} <span class=muted>({escape(runs[0].get('scheme'))} scheme)</span></h3>"
-                    f"<table><tr><th>agent</th><th>n</th>{head}<th>ended</th></tr>")  # fmt: skip
+        html.append(
+            f"<h3>{escape(task)} <span class=muted>({escape(runs[0].get('scheme'))} scheme)</span></h3>"
+            f"<table><tr><th>agent</th><th>n</th>{head}<th>ended</th></tr>"
+        )
         for run, mean in zip(runs, means, strict=True):
             cells = "".join(
                 "<td>-</td>" if mean[k] is None else f"<td>{_number(mean[k])}</td>" for k in shown
             )
             terms = run.get("by_termination")
-            ended = ", ".join(f"{k} {v}" for k, v in sorted(terms.items())) if isinstance(terms, dict) else ""
-            html.append(f"<tr><td>{escape(agent_label(run))}</td><td>{escape(run.get('rows'))}</td>{cells}"
-                        f"<td>{escape(ended)}</td></tr>")  # fmt: skip
+            ended = (
+                ", ".join(f"{k} {v}" for k, v in sorted(terms.items()))
+                if isinstance(terms, dict)
+                else ""
+            )
+            html.append(
+                f"<tr><td>{escape(agent_label(run))}</td><td>{escape(run.get('rows'))}</td>{cells}"
+                f"<td>{escape(ended)}</td></tr>"
+            )
         html.append("</table>")
     return "".join(html)
 
@@ -185,8 +206,10 @@ def _step_log(row: dict[str, Any]) -> str:
         node, heading = [*step, "", ""][:2]
         record = records[i] if i < len(records) and isinstance(records[i], dict) else {}
         raw = record.get("raw_output") or ""
-        lines.append(f"<tr><td>{i + 1}</td><td>{escape(node, 24)}</td><td>{escape(heading)}</td>"
-                     f"<td>{escape(action)}</td><td>{escape(raw, 160)}</td></tr>")  # fmt: skip
+        lines.append(
+            f"<tr><td>{i + 1}</td><td>{escape(node, 24)}</td><td>{escape(heading)}</td>"
+            f"<td>{escape(action)}</td><td>{escape(raw, 160)}</td></tr>"
+        )
     lines.append("</table>")
     return "".join(lines)
 
@@ -202,8 +225,10 @@ def _episode_html(
     ok = row_success(row)
     mark = "<span class=ok>✓</span>" if ok else "<span class=bad>✗</span>"
     instruction = escape(episode.instruction if episode else "", 140)
-    head = (f"<summary>{mark} {escape(row['episode_id'])} · {escape(row['agent'])} · "
-            f"{escape(row.get('termination'))} · {instruction}</summary>")  # fmt: skip
+    head = (
+        f"<summary>{mark} {escape(row['episode_id'])} · {escape(row['agent'])} · "
+        f"{escape(row.get('termination'))} · {instruction}</summary>"
+    )
     body = []
     if city is not None and episode is not None and row.get("path"):
         graph = city.graph
@@ -215,14 +240,28 @@ def _episode_html(
         body.append(episode_svg(city, reference, walked, goals=goals, goal_places=places))
         if maps_dir is not None:
             name = safe_filename(f"{run_name}-{row['agent']}-{row['episode_id']}") + ".html"
-            save_episode_map(city, maps_dir / name, reference, walked, goals=goals,
-                             goal_places=places, assets_dir=maps_dir, tiles=tiles)  # fmt: skip
-            body.append(f'<p><a href="{href(maps_dir.name, name)}">interactive map</a> '
-                        f"<span class=muted>(Leaflet, offline{'; tiles online' if tiles else ''})</span></p>")  # fmt: skip
+            save_episode_map(
+                city,
+                maps_dir / name,
+                reference,
+                walked,
+                goals=goals,
+                goal_places=places,
+                assets_dir=maps_dir,
+                tiles=tiles,
+            )
+            body.append(
+                f'<p><a href="{href(maps_dir.name, name)}">interactive map</a> '
+                f"<span class=muted>(Leaflet, offline{'; tiles online' if tiles else ''})</span></p>"
+            )
     metrics = row.get("metrics") or {}
-    cells = "".join(f"<tr><td>{escape(k)}</td><td>{v:.3f}</td></tr>" if isinstance(v, float)
-                    else f"<tr><td>{escape(k)}</td><td>{escape(v)}</td></tr>"
-                    for k, v in metrics.items() if v is not None and k not in ("episode_id", "city"))  # fmt: skip
+    cells = "".join(
+        f"<tr><td>{escape(k)}</td><td>{v:.3f}</td></tr>"
+        if isinstance(v, float)
+        else f"<tr><td>{escape(k)}</td><td>{escape(v)}</td></tr>"
+        for k, v in metrics.items()
+        if v is not None and k not in ("episode_id", "city")
+    )
     body.append(f"<table>{cells}</table>")
     if row.get("error"):
         body.append(f"<p class=bad>{escape(row['error'])}</p>")
@@ -262,27 +301,35 @@ def build_report(
     legend = " ".join(
         f'<span style="color:{c}">■ {k}</span>' for k, c in COLOURS.items() if k != "street"
     )
-    parts = [f"<!doctype html><html><head><meta charset=utf-8><title>flaneur report</title>"
-             f"<style>{CSS}</style></head><body><h1>flaneur report</h1>"]  # fmt: skip
+    parts = [
+        f"<!doctype html><html><head><meta charset=utf-8><title>flaneur report</title>"
+        f"<style>{CSS}</style></head><body><h1>flaneur report</h1>"
+    ]
     for run in runs:
         s = run.summary
         flag = "" if s.get("reportable", True) else " · <b>not reportable</b> (--limit/--ids)"
-        parts.append(f"<h2>run {escape(run.name)}</h2><p class=muted>{escape(run.folder)} · "
-                     f"seed {escape(s.get('seed'))} · model {escape(s.get('model'))} · commit "
-                     f"{escape(s.get('git_commit'))}{flag}</p>")  # fmt: skip
+        parts.append(
+            f"<h2>run {escape(run.name)}</h2><p class=muted>{escape(run.folder)} · "
+            f"seed {escape(s.get('seed'))} · model {escape(s.get('model'))} · commit "
+            f"{escape(s.get('git_commit'))}{flag}</p>"
+        )
         parts.extend(f"<p class=warn>warning: {escape(w)}</p>" for w in run.warnings)
         parts.append(_metrics_table(s))
         parts.append(_paired_table(paired_comparisons(run)))
         parts.append(_category_chart(run))
     if len(runs) >= 2:
-        parts.append("<h2>comparison</h2><table><tr><th>A</th><th>B</th><th>paired</th><th>A wins</th>"
-                     "<th>B wins</th><th>both succeed</th><th>both fail</th></tr>")  # fmt: skip
+        parts.append(
+            "<h2>comparison</h2><table><tr><th>A</th><th>B</th><th>paired</th><th>A wins</th>"
+            "<th>B wins</th><th>both succeed</th><th>both fail</th></tr>"
+        )
         for a, b in itertools.pairwise(runs):
             for c in compare_runs(a, b):
-                parts.append(f"<tr><td>{escape(c['a'])}</td><td>{escape(c['b'])}</td><td>{escape(c['paired'])}</td>"
-                             f"<td title='{escape(' '.join(map(str, c['win_ids'])))}'>{c['wins']}</td>"
-                             f"<td title='{escape(' '.join(map(str, c['loss_ids'])))}'>{c['losses']}</td>"
-                             f"<td>{c['both_succeed']}</td><td>{c['both_fail']}</td></tr>")  # fmt: skip
+                parts.append(
+                    f"<tr><td>{escape(c['a'])}</td><td>{escape(c['b'])}</td><td>{escape(c['paired'])}</td>"
+                    f"<td title='{escape(' '.join(map(str, c['win_ids'])))}'>{c['wins']}</td>"
+                    f"<td title='{escape(' '.join(map(str, c['loss_ids'])))}'>{c['losses']}</td>"
+                    f"<td>{c['both_succeed']}</td><td>{c['both_fail']}</td></tr>"
+                )
         parts.append("</table>")
     parts.append(f"<h2>episodes</h2><p class=muted>{legend}</p>")
     for run in runs:
@@ -293,8 +340,10 @@ def build_report(
             city, episodes = tasks.get(task, (None, []))
             by_id = {e.id: e for e in episodes}
             shown = sorted(rows, key=lambda r: str(r["episode_id"]))[:max_episodes]
-            parts.append(f"<h3>{escape(run.name)} · {escape(task)} · {escape(agent)} "
-                         f"<span class=muted>({len(shown)} of {len(rows)} shown)</span></h3>")  # fmt: skip
+            parts.append(
+                f"<h3>{escape(run.name)} · {escape(task)} · {escape(agent)} "
+                f"<span class=muted>({len(shown)} of {len(rows)} shown)</span></h3>"
+            )
             parts.extend(
                 _episode_html(r, city, by_id.get(str(r["episode_id"])), maps_dir, run.name, tiles)
                 for r in shown

@@ -13,15 +13,24 @@ import numpy as np
 from flaneur.report.escaping import html_text as escape
 from flaneur.world.city import City
 
-COLOURS = {"street": "#c8c8c8", "reference": "#2b6cb0", "agent": "#dd6b20", "start": "#2f855a",
-           "goal": "#c53030", "place": "#6b46c1", "near": "#718096"}  # fmt: skip
+COLOURS = {
+    "street": "#c8c8c8",
+    "reference": "#2b6cb0",
+    "agent": "#dd6b20",
+    "start": "#2f855a",
+    "goal": "#c53030",
+    "place": "#6b46c1",
+    "near": "#718096",
+}
 
 
 def _polyline(points: np.ndarray, colour: str, width: float, dash: str = "") -> str:
     coords = " ".join(f"{x:.0f},{y:.0f}" for x, y in points)
     extra = f' stroke-dasharray="{dash}"' if dash else ""
-    return (f'<polyline points="{coords}" fill="none" stroke="{colour}" stroke-width="{width}" '
-            f'stroke-linejoin="round" stroke-linecap="round"{extra}/>')  # fmt: skip
+    return (
+        f'<polyline points="{coords}" fill="none" stroke="{colour}" stroke-width="{width}" '
+        f'stroke-linejoin="round" stroke-linecap="round"{extra}/>'
+    )
 
 
 def episode_svg(
@@ -71,8 +80,10 @@ def episode_svg(
         p = np.atleast_2d(p)
         return np.column_stack([(p[:, 0] - lo[0]) * scale, size - (p[:, 1] - lo[1]) * scale])
 
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{size}" height="{size}" '
-             f'viewBox="0 0 {size} {size}" style="background:#fafafa;border:1px solid #ddd">']  # fmt: skip
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{size}" height="{size}" '
+        f'viewBox="0 0 {size} {size}" style="background:#fafafa;border:1px solid #ddd">'
+    ]
     src, dst = graph.edge_sources, graph.targets.astype(np.int64)
     inside = np.all((xy >= lo) & (xy <= lo + span), axis=1) & graph.located
     keep = (src < dst) & inside[src] & inside[dst]
@@ -95,12 +106,16 @@ def episode_svg(
             if city.places.names[r]:
                 ((x, y),) = to_px(city.places.xy[r])
                 label = escape(city.places.names[r], 28)
-                parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="2.5" fill="{COLOURS["near"]}"/>'
-                             f'<text x="{x + 4:.1f}" y="{y - 3:.1f}" font-size="9" fill="#4a5568">{label}</text>')  # fmt: skip
+                parts.append(
+                    f'<circle cx="{x:.1f}" cy="{y:.1f}" r="2.5" fill="{COLOURS["near"]}"/>'
+                    f'<text x="{x + 4:.1f}" y="{y - 3:.1f}" font-size="9" fill="#4a5568">{label}</text>'
+                )
     for r in goal_places:
         ((x, y),) = to_px(city.places.xy[r])
-        parts.append(f'<rect x="{x - 5:.1f}" y="{y - 5:.1f}" width="10" height="10" fill="{COLOURS["place"]}">'
-                     f"<title>{escape(city.places.names[r] or 'target')}</title></rect>")  # fmt: skip
+        parts.append(
+            f'<rect x="{x - 5:.1f}" y="{y - 5:.1f}" width="10" height="10" fill="{COLOURS["place"]}">'
+            f"<title>{escape(city.places.names[r] or 'target')}</title></rect>"
+        )
     for n in goals:
         ((x, y),) = to_px(xy[n])
         parts.append(
@@ -114,16 +129,22 @@ def episode_svg(
         ((x, y),) = to_px(xy[path[-1]])
         parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="4" fill="{COLOURS["agent"]}"/>')
     bar_m = 50 if span < 600 else 200
-    parts.append(f'<line x1="10" y1="{size - 10}" x2="{10 + bar_m * scale:.1f}" y2="{size - 10}" '
-                 f'stroke="#333" stroke-width="2"/><text x="12" y="{size - 14}" font-size="10">{bar_m} m</text>')  # fmt: skip
+    parts.append(
+        f'<line x1="10" y1="{size - 10}" x2="{10 + bar_m * scale:.1f}" y2="{size - 10}" '
+        f'stroke="#333" stroke-width="2"/><text x="12" y="{size - 14}" font-size="10">{bar_m} m</text>'
+    )
     parts.append("</svg>")
     return "".join(parts)
 
 
 def bar_chart_svg(
-    groups: Sequence[str], series: dict[str, Sequence[float | None]], *, title: str,
-    width: int = 720, bar_h: int = 9,
-) -> str:  # fmt: skip
+    groups: Sequence[str],
+    series: dict[str, Sequence[float | None]],
+    *,
+    title: str,
+    width: int = 720,
+    bar_h: int = 9,
+) -> str:
     """Horizontal grouped bar chart (values in [0, 1]) as SVG: one group per category."""
     palette = ["#2b6cb0", "#dd6b20", "#2f855a", "#c53030", "#6b46c1", "#b7791f", "#319795"]
     names = list(series)
@@ -131,8 +152,10 @@ def bar_chart_svg(
     group_h = bar_h * len(names) + 8
     height = top + group_h * len(groups) + 20 + 14 * len(names)
     scale = width - label_w - 60
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}">',
-             f'<text x="4" y="16" font-size="13" font-weight="bold">{escape(title)}</text>']  # fmt: skip
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}">',
+        f'<text x="4" y="16" font-size="13" font-weight="bold">{escape(title)}</text>',
+    ]
     for g, group in enumerate(groups):
         y0 = top + g * group_h
         parts.append(
@@ -144,12 +167,16 @@ def bar_chart_svg(
             if value is None:
                 continue
             w = max(0.0, min(1.0, float(value))) * scale
-            parts.append(f'<rect x="{label_w}" y="{y}" width="{w:.1f}" height="{bar_h - 1}" '
-                         f'fill="{palette[s % len(palette)]}"/>'
-                         f'<text x="{label_w + w + 3:.1f}" y="{y + bar_h - 1}" font-size="8">{value:.2f}</text>')  # fmt: skip
+            parts.append(
+                f'<rect x="{label_w}" y="{y}" width="{w:.1f}" height="{bar_h - 1}" '
+                f'fill="{palette[s % len(palette)]}"/>'
+                f'<text x="{label_w + w + 3:.1f}" y="{y + bar_h - 1}" font-size="8">{value:.2f}</text>'
+            )
     y = top + group_h * len(groups) + 10
     for s, name in enumerate(names):
-        parts.append(f'<rect x="{label_w}" y="{y + 14 * s}" width="10" height="10" fill="{palette[s % len(palette)]}"/>'
-                     f'<text x="{label_w + 14}" y="{y + 14 * s + 9}" font-size="11">{escape(name)}</text>')  # fmt: skip
+        parts.append(
+            f'<rect x="{label_w}" y="{y + 14 * s}" width="10" height="10" fill="{palette[s % len(palette)]}"/>'
+            f'<text x="{label_w + 14}" y="{y + 14 * s + 9}" font-size="11">{escape(name)}</text>'
+        )
     parts.append("</svg>")
     return "".join(parts)

@@ -23,13 +23,25 @@ def format_p(p: float | None) -> str:
     return f"{p:.3f}" if p >= 0.001 else f"{p:.0e}"
 
 
-PAIRED_COLUMNS = ("A", "B", "paired", "A success", "B success", "A wins", "B wins", "A − B",
-                  "95% CI", "McNemar p")  # fmt: skip
+PAIRED_COLUMNS = (
+    "A",
+    "B",
+    "paired",
+    "A success",
+    "B success",
+    "A wins",
+    "B wins",
+    "A − B",
+    "95% CI",
+    "McNemar p",
+)
 """Column heads of a paired comparison table (terminal and HTML)."""
 
-PAIRED_NOTE = ("paired (n): episodes both agents ran; A wins: A succeeds where B fails; A − B: "
-               "difference of success rates with Newcombe's hybrid score 95% interval; "
-               "exact McNemar p, not corrected for multiple comparisons")  # fmt: skip
+PAIRED_NOTE = (
+    "paired (n): episodes both agents ran; A wins: A succeeds where B fails; A − B: "
+    "difference of success rates with Newcombe's hybrid score 95% interval; "
+    "exact McNemar p, not corrected for multiple comparisons"
+)
 """What the columns of a paired comparison table mean (table caption)."""
 
 
@@ -48,9 +60,18 @@ def paired_cells(comparison: dict) -> list[str]:
     else:
         diff = f"{c['diff']:+.2f}"
         interval = f"[{c['diff_low']:+.2f}, {c['diff_high']:+.2f}]"
-    return [str(c["a"]), str(c["b"]), str(c["paired"]), format_value(c["a_success"]),
-            format_value(c["b_success"]), str(c["wins"]), str(c["losses"]), diff, interval,
-            format_p(c["p_value"])]  # fmt: skip
+    return [
+        str(c["a"]),
+        str(c["b"]),
+        str(c["paired"]),
+        format_value(c["a_success"]),
+        format_value(c["b_success"]),
+        str(c["wins"]),
+        str(c["losses"]),
+        diff,
+        interval,
+        format_p(c["p_value"]),
+    ]
 
 
 def agent_label(run: dict) -> str:

@@ -63,8 +63,9 @@ def base_map(city: City, nodes: list[int], *, margin_m: float = 150.0):
     return fmap
 
 
-def add_path(fmap: Any, city: City, nodes: list[int], colour: str, label: str,
-             dash: str | None = None) -> None:
+def add_path(
+    fmap: Any, city: City, nodes: list[int], colour: str, label: str, dash: str | None = None
+) -> None:
     """Draw a walk on a map; the label is shown as text, whatever it holds."""
     import folium
 
@@ -77,15 +78,17 @@ def add_path(fmap: Any, city: City, nodes: list[int], colour: str, label: str,
     line.add_child(TextTooltip(label)).add_to(fmap)
 
 
-def add_marker(fmap: Any, lat: float, lng: float, label: str, colour: str = "blue",
-               popup: str | None = None) -> None:
+def add_marker(
+    fmap: Any, lat: float, lng: float, label: str, colour: str = "blue", popup: str | None = None
+) -> None:
     """A marker whose tooltip shows ``label`` (and ``popup`` below it) as text."""
     import folium
 
     from flaneur.report.leaflet_map import TextTooltip
 
-    marker = folium.CircleMarker([float(lat), float(lng)], radius=7, color=colour, fill=True,
-                                 fill_opacity=0.8)
+    marker = folium.CircleMarker(
+        [float(lat), float(lng)], radius=7, color=colour, fill=True, fill_opacity=0.8
+    )
     text = f"{label}\n{popup}" if popup else str(label)
     marker.add_child(TextTooltip(text)).add_to(fmap)
 

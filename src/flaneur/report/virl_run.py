@@ -54,10 +54,15 @@ def run_local(city: City, persona: Persona, thinker: Thinker):
     add_path(fmap, city, list(answer.route.nodes), "#2b6cb0", "route")
     for m in answer.milestones:
         n = m["node"]
-        add_marker(fmap, city.graph.lat[n], city.graph.lng[n], f"milestone {m['index']}",
-                   "orange", popup=str(m))
-    add_marker(fmap, answer.destination.lat, answer.destination.lng, answer.destination.name,
-               "red")
+        add_marker(
+            fmap,
+            city.graph.lat[n],
+            city.graph.lng[n],
+            f"milestone {m['index']}",
+            "orange",
+            popup=str(m),
+        )
+    add_marker(fmap, answer.destination.lat, answer.destination.lng, answer.destination.name, "red")
     return {"start": label, **answer.to_dict(city)}, fmap
 
 
@@ -68,23 +73,38 @@ def run_ling(city: City, persona: Persona, thinker: Thinker):
 
     start, label = resolve_point(city, persona.start)
     question = _option(persona, "question", required=True)
-    ling = Ling(city, thinker, step_limit=int(_option(persona, "step_limit", 30)),
-                max_asks=int(_option(persona, "max_asks", 3)))
-    out = ling.travel(Local(city, thinker), question, start,
-                      float(_option(persona, "heading", 0.0)))
+    ling = Ling(
+        city,
+        thinker,
+        step_limit=int(_option(persona, "step_limit", 30)),
+        max_asks=int(_option(persona, "max_asks", 3)),
+    )
+    out = ling.travel(
+        Local(city, thinker), question, start, float(_option(persona, "heading", 0.0))
+    )
     attempts = out.pop("attempts")
     nodes = [n for a in attempts for n in a.nodes]
     fmap = base_map(city, nodes + [n for a in attempts for n in a.direction.route.nodes])
     colours = ("#2f855a", "#6b46c1", "#c53030", "#b7791f")
     for k, a in enumerate(attempts):
-        add_path(fmap, city, list(a.direction.route.nodes), "#2b6cb0", f"Local's route {k + 1}",
-                 dash="6,4")
+        add_path(
+            fmap,
+            city,
+            list(a.direction.route.nodes),
+            "#2b6cb0",
+            f"Local's route {k + 1}",
+            dash="6,4",
+        )
         add_path(fmap, city, a.nodes, colours[k % len(colours)], f"Ling's walk {k + 1}")
     goal = attempts[0].direction.destination
     add_marker(fmap, goal.lat, goal.lng, goal.name, "red")
     add_marker(fmap, city.graph.lat[start], city.graph.lng[start], f"start: {label}", "green")
-    return {"start": label, "question": question, **out,
-            "attempts": [a.to_dict(city) for a in attempts]}, fmap
+    return {
+        "start": label,
+        "question": question,
+        **out,
+        "attempts": [a.to_dict(city) for a in attempts],
+    }, fmap
 
 
 def run_peng(city: City, persona: Persona, thinker: Thinker):
@@ -93,8 +113,9 @@ def run_peng(city: City, persona: Persona, thinker: Thinker):
 
     start, label = resolve_point(city, persona.start)
     sentence = _option(persona, "sentence", persona.intention)
-    result = Peng(city, thinker).run(start, label, sentence, persona.background,
-                                     mode=_option(persona, "mode", "walking"))
+    result = Peng(city, thinker).run(
+        start, label, sentence, persona.background, mode=_option(persona, "mode", "walking")
+    )
     given = result.pop("_given_nodes")
     fmap = base_map(city, given)
     add_path(fmap, city, given, "#999999", "given order", dash="4,6")
@@ -112,16 +133,25 @@ def run_aria(city: City, persona: Persona, thinker: Thinker):
     from flaneur.agents.virl.aria import Aria
 
     start, label = resolve_point(city, persona.start)
-    aria = Aria(city, thinker, radius_m=float(_option(persona, "radius_m", 500.0)),
-                keep=int(_option(persona, "keep", 15)))
+    aria = Aria(
+        city,
+        thinker,
+        radius_m=float(_option(persona, "radius_m", 500.0)),
+        keep=int(_option(persona, "keep", 15)),
+    )
     result = aria.recommend(city.graph.xy[start], persona.intention, persona.background)
     fmap = base_map(city, [start])
     add_marker(fmap, city.graph.lat[start], city.graph.lng[start], f"start: {label}", "green")
     for k, r in enumerate(result["recommendations"], start=1):
         row = r["row"]
-        add_marker(fmap, city.places.lat[row], city.places.lng[row],
-                   f"{k}. {r['name']} ({r['rating']})", "red" if k == 1 else "blue",
-                   popup=f"{r['overview']} {r['explanation']}")
+        add_marker(
+            fmap,
+            city.places.lat[row],
+            city.places.lng[row],
+            f"{k}. {r['name']} ({r['rating']})",
+            "red" if k == 1 else "blue",
+            popup=f"{r['overview']} {r['explanation']}",
+        )
     return {"start": label, "intention": persona.intention, **result}, fmap
 
 
@@ -140,14 +170,25 @@ def run_vivek(city: City, persona: Persona, thinker: Thinker):
         count = int(_option(persona, "synthetic_listings", 30))
         listings = synthetic_listings(city, count, seed=int(_option(persona, "seed", 0)))
         source = "synthetic (made from OpenStreetMap building footprints; not real listings)"
-    result = Vivek(city, thinker).recommend(listings, persona.background, persona.intention,
-                                            persona.budget, top=int(_option(persona, "top", 5)))
-    fmap = base_map(city, [int(city.graph.nearest_node(x["latitude"], x["longitude"]))
-                           for x in listings])
+    result = Vivek(city, thinker).recommend(
+        listings,
+        persona.background,
+        persona.intention,
+        persona.budget,
+        top=int(_option(persona, "top", 5)),
+    )
+    fmap = base_map(
+        city, [int(city.graph.nearest_node(x["latitude"], x["longitude"])) for x in listings]
+    )
     for k, x in enumerate(result["ranked"], start=1):
-        add_marker(fmap, x["latitude"], x["longitude"],
-                   f"{k}. {x['formattedAddress']} ({x['price']:.0f}, rating {x['rating']})",
-                   "red" if k == 1 else "blue", popup=str(x["explanation"]))
+        add_marker(
+            fmap,
+            x["latitude"],
+            x["longitude"],
+            f"{k}. {x['formattedAddress']} ({x['price']:.0f}, rating {x['rating']})",
+            "red" if k == 1 else "blue",
+            popup=str(x["explanation"]),
+        )
     return {"listings_source": source, **result}, fmap
 
 
@@ -173,29 +214,44 @@ def run_diego(city: City, persona: Persona, thinker: Thinker):
     if bool(_option(persona, "ablation", True)):
         from flaneur.agents.virl.diego import travel_time_svg
 
-        ungrounded = Diego(city, thinker, grounded=False).plan_day(persona, start, label,
-                                                                  list(feedback))
+        ungrounded = Diego(city, thinker, grounded=False).plan_day(
+            persona, start, label, list(feedback)
+        )
         result["ungrounded_plan"] = ungrounded
-        result["travel_time_mae_min"] = {"grounded": grounded["travel_time_mae_min"],
-                                         "ungrounded": ungrounded["travel_time_mae_min"]}
+        result["travel_time_mae_min"] = {
+            "grounded": grounded["travel_time_mae_min"],
+            "ungrounded": ungrounded["travel_time_mae_min"],
+        }
         extra["travel_times.svg"] = travel_time_svg(grounded, ungrounded)
     nodes = [n for a in grounded["plan"] for n in a.get("route_nodes", [])]
     fmap = base_map(city, nodes or [start])
     for a in grounded["plan"]:
         if a["type"] == "transport":
             add_path(fmap, city, a["route_nodes"], "#2b6cb0", f"{a['start']} {a['content']}")
-            add_marker(fmap, city.graph.lat[a["node"]], city.graph.lng[a["node"]],
-                       f"{a['end']} {a['place']}", "red")
+            add_marker(
+                fmap,
+                city.graph.lat[a["node"]],
+                city.graph.lng[a["node"]],
+                f"{a['end']} {a['place']}",
+                "red",
+            )
     return result, fmap, extra
 
 
-RUNNERS = {"local": run_local, "ling": run_ling, "peng": run_peng, "aria": run_aria,
-           "vivek": run_vivek, "diego": run_diego}
+RUNNERS = {
+    "local": run_local,
+    "ling": run_ling,
+    "peng": run_peng,
+    "aria": run_aria,
+    "vivek": run_vivek,
+    "diego": run_diego,
+}
 VISION_AGENTS = ("robot", "planner")  # flaneur.report.virl_vision_run; they also write into out
 
 
-def run_agent(name: str, city: City, persona: Persona, out: str | Path, *,
-              thinker: Thinker | None = None) -> dict[str, Any]:
+def run_agent(
+    name: str, city: City, persona: Persona, out: str | Path, *, thinker: Thinker | None = None
+) -> dict[str, Any]:
     """Run agent ``name`` and write ``result.json`` and ``map.html`` into ``out``."""
     if name not in RUNNERS and name not in VISION_AGENTS:
         raise FlaneurError(f"unknown V-IRL agent {name!r}; choose one of {', '.join(AGENTS)}")

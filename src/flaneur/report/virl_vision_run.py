@@ -56,9 +56,13 @@ def _settings(persona: Persona, views: int) -> SurveySettings:
     if not 1 <= n <= 12:
         raise DataError("field 'views_per_point' must be 1..12", path=persona.source)
     size = int(persona.options.get("view_size", 640))
-    return SurveySettings(views_per_point=n, fov=360.0 / n if n > 3 else 60.0,
-                          size=(size, size), active=bool(persona.options.get("active", True)),
-                          threshold=0.45 if persona.options.get("active", True) else 0.55)
+    return SurveySettings(
+        views_per_point=n,
+        fov=360.0 / n if n > 3 else 60.0,
+        size=(size, size),
+        active=bool(persona.options.get("active", True)),
+        threshold=0.45 if persona.options.get("active", True) else 0.55,
+    )
 
 
 def _perceive(city: City, persona: Persona, route: list[int], views: int):
@@ -69,8 +73,7 @@ def _perceive(city: City, persona: Persona, route: list[int], views: int):
     settings = _settings(persona, views)
     provider = SyntheticViews(city, scene_cache=True).prepare()
     detector = SceneDetector(SceneNoise(), seed=int(persona.options.get("seed", 0)))
-    walked = survey_route(provider, city, route, detector, labels, settings,
-                          memory=VisualMemory())
+    walked = survey_route(provider, city, route, detector, labels, settings, memory=VisualMemory())
     return provider, labels, walked
 
 
@@ -80,9 +83,16 @@ def object_rows(city: City, walked: SurveyResult) -> list[dict[str, Any]]:
     for obj in walked.memory.objects:
         x, y = obj.position
         lat, lng = city.graph.projection.inverse(np.asarray([x]), np.asarray([y]))
-        rows.append({"id": obj.id, "category": obj.category, "lat": float(lat[0]),
-                     "lng": float(lng[0]), "sightings": len(obj.sightings),
-                     "score": round(max(s.score for s in obj.sightings), 3)})
+        rows.append(
+            {
+                "id": obj.id,
+                "category": obj.category,
+                "lat": float(lat[0]),
+                "lng": float(lng[0]),
+                "sightings": len(obj.sightings),
+                "score": round(max(s.score for s in obj.sightings), 3),
+            }
+        )
     return rows
 
 
@@ -93,12 +103,16 @@ def write_crops(provider: Any, city: City, walked: SurveyResult, folder: Path) -
     names = []
     for obj in walked.memory.objects:
         s = max(obj.sightings, key=lambda t: t.score)
-        view = provider.view(city.graph.index(s.node), s.view_heading, pitch=s.view_pitch,
-                             fov=s.view_fov, size=walked.settings.size)
+        view = provider.view(
+            city.graph.index(s.node),
+            s.view_heading,
+            pitch=s.view_pitch,
+            fov=s.view_fov,
+            size=walked.settings.size,
+        )
         w, h = view.image.size
         x0, y0, x1, y1 = s.box
-        box = (max(0, int(x0)), max(0, int(y0)), min(w, int(np.ceil(x1))),
-               min(h, int(np.ceil(y1))))
+        box = (max(0, int(x0)), max(0, int(y0)), min(w, int(np.ceil(x1))), min(h, int(np.ceil(y1))))
         name = f"crops/{obj.id:04d}-{obj.category}.png"
         view.image.crop(box).save(folder / name)
         names.append(name)
@@ -124,13 +138,29 @@ def run_robot(city: City, persona: Persona, thinker: Any, out: Path):
     fmap = base_map(city, nodes)
     add_path(fmap, city, nodes, "#2b6cb0", f"route {start_label} -> {end_label}")
     for row in objects:
-        add_marker(fmap, row["lat"], row["lng"], f"{row['category']} #{row['id']}", "red",
-                   popup=f"score {row['score']}, seen {row['sightings']}x")
-    result = {"start": start_label, "end": end_label, "labels": list(labels),
-              "route_m": round(route.distance_m, 1), "viewpoints": len(nodes),
-              "views": walked.views, "counts": walked.counts(), "objects": objects,
-              "settings": {"views_per_point": walked.settings.views_per_point,
-                           "fov": walked.settings.fov, "active": walked.settings.active}}
+        add_marker(
+            fmap,
+            row["lat"],
+            row["lng"],
+            f"{row['category']} #{row['id']}",
+            "red",
+            popup=f"score {row['score']}, seen {row['sightings']}x",
+        )
+    result = {
+        "start": start_label,
+        "end": end_label,
+        "labels": list(labels),
+        "route_m": round(route.distance_m, 1),
+        "viewpoints": len(nodes),
+        "views": walked.views,
+        "counts": walked.counts(),
+        "objects": objects,
+        "settings": {
+            "views_per_point": walked.settings.views_per_point,
+            "fov": walked.settings.fov,
+            "active": walked.settings.active,
+        },
+    }
     return result, fmap
 
 
@@ -139,8 +169,9 @@ def _polygon(persona: Persona) -> shapely.Polygon:
 
     raw = persona.options.get("polygon")
     if raw is None or raw == "" or raw == []:
-        raise DataError("field 'polygon' is required: a GeoJSON file or [[lat, lng], ...]",
-                        path=persona.source)
+        raise DataError(
+            "field 'polygon' is required: a GeoJSON file or [[lat, lng], ...]", path=persona.source
+        )
     if isinstance(raw, str):
         file = Path(raw)
         if not file.is_absolute() and persona.source is not None:
@@ -162,8 +193,9 @@ def dedup_errors(walked: SurveyResult) -> dict[str, int]:
     return {"duplicates": sum(n - 1 for n in owners.values()), "merged": int(merged)}
 
 
-def heat_cells(city: City, polygon: shapely.Polygon, points: list[tuple[float, float]],
-               cell_m: float) -> list[dict[str, Any]]:
+def heat_cells(
+    city: City, polygon: shapely.Polygon, points: list[tuple[float, float]], cell_m: float
+) -> list[dict[str, Any]]:
     """Counts of ``(lat, lng)`` points per square cell of ``cell_m`` over the polygon."""
     proj = city.graph.projection
     ring = np.asarray(polygon.exterior.coords)
@@ -174,15 +206,25 @@ def heat_cells(city: City, polygon: shapely.Polygon, points: list[tuple[float, f
         lat = np.asarray([p[0] for p in points])
         lng = np.asarray([p[1] for p in points])
         px, py = proj.forward(lat, lng)
-        for cx, cy in zip(((px - x0) // cell_m).astype(int), ((py - y0) // cell_m).astype(int),
-                          strict=True):
+        for cx, cy in zip(
+            ((px - x0) // cell_m).astype(int), ((py - y0) // cell_m).astype(int), strict=True
+        ):
             counts[(int(cx), int(cy))] = counts.get((int(cx), int(cy)), 0) + 1
     cells = []
     for (cx, cy), n in sorted(counts.items()):
-        lats, lngs = proj.inverse(np.asarray([x0 + cx * cell_m, x0 + (cx + 1) * cell_m]),
-                                  np.asarray([y0 + cy * cell_m, y0 + (cy + 1) * cell_m]))
-        cells.append({"south": float(lats[0]), "north": float(lats[1]), "west": float(lngs[0]),
-                      "east": float(lngs[1]), "count": n})
+        lats, lngs = proj.inverse(
+            np.asarray([x0 + cx * cell_m, x0 + (cx + 1) * cell_m]),
+            np.asarray([y0 + cy * cell_m, y0 + (cy + 1) * cell_m]),
+        )
+        cells.append(
+            {
+                "south": float(lats[0]),
+                "north": float(lats[1]),
+                "west": float(lngs[0]),
+                "east": float(lngs[1]),
+                "count": n,
+            }
+        )
     return cells
 
 
@@ -190,31 +232,38 @@ def _colour(n: int, top: int) -> str:
     return PALETTE[min(len(PALETTE) - 1, round((len(PALETTE) - 1) * n / max(top, 1)))]
 
 
-def heat_svg(polygon: shapely.Polygon, cells: list[dict[str, Any]],
-             truth: list[tuple[float, float]], title: str, width: int = 600) -> str:
+def heat_svg(
+    polygon: shapely.Polygon,
+    cells: list[dict[str, Any]],
+    truth: list[tuple[float, float]],
+    title: str,
+    width: int = 600,
+) -> str:
     """An offline SVG heat map: cells coloured by count, the polygon, ground truth as dots."""
     west, south, east, north = polygon.bounds
     aspect = (north - south) / max((east - west) * np.cos(np.radians((north + south) / 2)), 1e-9)
     height = int(width * aspect)
 
     def px(lat: float, lng: float) -> tuple[float, float]:
-        return ((lng - west) / (east - west) * width,
-                (north - lat) / (north - south) * height)
+        return ((lng - west) / (east - west) * width, (north - lat) / (north - south) * height)
 
     top = max((c["count"] for c in cells), default=0)
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height + 40}" '
-             f'font-family="sans-serif" font-size="12"><rect width="100%" height="100%" '
-             f'fill="white"/><text x="4" y="{height + 16}">{esc(title)}</text>'
-             f'<text x="4" y="{height + 32}">cells: counted (max {top}); '
-             f'dots: OSM ground truth</text>']
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height + 40}" '
+        f'font-family="sans-serif" font-size="12"><rect width="100%" height="100%" '
+        f'fill="white"/><text x="4" y="{height + 16}">{esc(title)}</text>'
+        f'<text x="4" y="{height + 32}">cells: counted (max {top}); '
+        f"dots: OSM ground truth</text>"
+    ]
     for c in cells:
         ax, ay = px(c["north"], c["west"])
         bx, by = px(c["south"], c["east"])
-        parts.append(f'<rect x="{ax:.1f}" y="{ay:.1f}" width="{bx - ax:.1f}" '
-                     f'height="{by - ay:.1f}" fill="{_colour(c["count"], top)}" '
-                     f'fill-opacity="0.85"><title>{c["count"]}</title></rect>')
-    ring = " ".join("{:.1f},{:.1f}".format(*px(lat, lng)) for lng, lat in
-                    polygon.exterior.coords)
+        parts.append(
+            f'<rect x="{ax:.1f}" y="{ay:.1f}" width="{bx - ax:.1f}" '
+            f'height="{by - ay:.1f}" fill="{_colour(c["count"], top)}" '
+            f'fill-opacity="0.85"><title>{c["count"]}</title></rect>'
+        )
+    ring = " ".join("{:.1f},{:.1f}".format(*px(lat, lng)) for lng, lat in polygon.exterior.coords)
     parts.append(f'<polygon points="{ring}" fill="none" stroke="#2b6cb0" stroke-width="2"/>')
     for lat, lng in truth:
         x, y = px(lat, lng)
@@ -239,50 +288,75 @@ def run_planner(city: City, persona: Persona, thinker: Any, out: Path):
     categories = sorted(set(categories_of(labels).values()))
     unknown = [c for c in categories if c not in FURNITURE_KINDS]
     if unknown:
-        raise DataError(f"field 'labels': {unknown[0]!r} is not street furniture (choose from "
-                        f"{', '.join(FURNITURE_KINDS)})", path=persona.source)
+        raise DataError(
+            f"field 'labels': {unknown[0]!r} is not street furniture (choose from "
+            f"{', '.join(FURNITURE_KINDS)})",
+            path=persona.source,
+        )
     _, labels, walked = _perceive(city, persona, list(sample.nodes), 6)
     objects = object_rows(city, walked)
-    inside = [o for o in objects
-              if shapely.contains_xy(polygon, o["lng"], o["lat"])]  # fmt: skip
+    inside = [o for o in objects if shapely.contains_xy(polygon, o["lng"], o["lat"])]
     furn = city.furniture
-    truth_rows = {c: [int(r) for r in furn.of_kind(c)
-                      if shapely.contains_xy(polygon, float(furn.lng[r]), float(furn.lat[r]))]
-                  for c in categories}  # fmt: skip
+    truth_rows = {
+        c: [
+            int(r)
+            for r in furn.of_kind(c)
+            if shapely.contains_xy(polygon, float(furn.lng[r]), float(furn.lat[r]))
+        ]
+        for c in categories
+    }
     table = {}
     for c in categories:
         counted = sum(1 for o in inside if o["category"] == c)
         truth = len(truth_rows[c])
         table[c] = {"counted": counted, "ground_truth": truth, "difference": counted - truth}
     cells = heat_cells(city, polygon, [(o["lat"], o["lng"]) for o in inside], spacing)
-    truth_points = [(float(furn.lat[r]), float(furn.lng[r])) for rs in truth_rows.values()
-                    for r in rs]
-    svg = heat_svg(polygon, cells, truth_points,
-                   f"{persona.name}: {', '.join(labels)} in the region")
+    truth_points = [
+        (float(furn.lat[r]), float(furn.lng[r])) for rs in truth_rows.values() for r in rs
+    ]
+    svg = heat_svg(
+        polygon, cells, truth_points, f"{persona.name}: {', '.join(labels)} in the region"
+    )
     fmap = base_map(city, list(sample.nodes))
     ring = [[lat, lng] for lng, lat in polygon.exterior.coords]
     folium.PolyLine(ring, color="#2b6cb0", weight=3).add_to(fmap)
     top = max((c["count"] for c in cells), default=0)
     heat = folium.FeatureGroup(name="heat map (counted objects per cell)")
     for c in cells:
-        folium.Rectangle([[c["south"], c["west"]], [c["north"], c["east"]]], weight=0,
-                         fill=True, fill_color=_colour(c["count"], top),
-                         fill_opacity=0.7).add_to(heat)
+        folium.Rectangle(
+            [[c["south"], c["west"]], [c["north"], c["east"]]],
+            weight=0,
+            fill=True,
+            fill_color=_colour(c["count"], top),
+            fill_opacity=0.7,
+        ).add_to(heat)
     heat.add_to(fmap)
     add_path(fmap, city, list(sample.route.nodes), "#2f855a", "sampling walk", dash="4,4")
     for lat, lng in truth_points:
-        dot = folium.CircleMarker([lat, lng], radius=3, color="black", fill=True, weight=1,
-                                  fill_opacity=0.9)
+        dot = folium.CircleMarker(
+            [lat, lng], radius=3, color="black", fill=True, weight=1, fill_opacity=0.9
+        )
         dot.add_child(TextTooltip("OpenStreetMap ground truth")).add_to(fmap)
-    small = heat_svg(polygon, cells, truth_points, f"{persona.name}: counted per cell",
-                     width=320)
-    fmap.get_root().html.add_child(folium.Element(
-        f'<div style="position:absolute;right:8px;bottom:24px;z-index:1000">{small}</div>'))
-    result = {"labels": list(labels), "region": sample.to_dict(city),
-              "viewpoints": len(sample.nodes), "views": walked.views,
-              "counts": table, "counted_outside_polygon": len(objects) - len(inside),
-              "dedup_errors": dedup_errors(walked), "heat_cells": cells,
-              "objects": inside,
-              "settings": {"views_per_point": walked.settings.views_per_point,
-                           "fov": walked.settings.fov, "spacing_m": spacing}}
+    small = heat_svg(polygon, cells, truth_points, f"{persona.name}: counted per cell", width=320)
+    fmap.get_root().html.add_child(
+        folium.Element(
+            f'<div style="position:absolute;right:8px;bottom:24px;z-index:1000">{small}</div>'
+        )
+    )
+    result = {
+        "labels": list(labels),
+        "region": sample.to_dict(city),
+        "viewpoints": len(sample.nodes),
+        "views": walked.views,
+        "counts": table,
+        "counted_outside_polygon": len(objects) - len(inside),
+        "dedup_errors": dedup_errors(walked),
+        "heat_cells": cells,
+        "objects": inside,
+        "settings": {
+            "views_per_point": walked.settings.views_per_point,
+            "fov": walked.settings.fov,
+            "spacing_m": spacing,
+        },
+    }
     return result, fmap, {"heatmap.svg": svg}

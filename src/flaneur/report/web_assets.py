@@ -28,15 +28,20 @@ from functools import cache
 from pathlib import Path
 
 LEAFLET_VERSION = "1.9.4"
-LEAFLET_INTEGRITY = (
-    "sha512-nxS1ynzJOmOlHp+iL3FyWqK89GtNL8U8rvlMOsQdTTssxZwCXh8N2NB3GDQOL+YR3XnWyZAxwQixURb+FA74PA=="
-)
+LEAFLET_INTEGRITY = "sha512-nxS1ynzJOmOlHp+iL3FyWqK89GtNL8U8rvlMOsQdTTssxZwCXh8N2NB3GDQOL+YR3XnWyZAxwQixURb+FA74PA=="
 """The npm registry's ``dist.integrity`` of ``leaflet@1.9.4``."""
 
 LEAFLET_DIR = Path(__file__).parent / "assets" / f"leaflet-{LEAFLET_VERSION}"
-LEAFLET_FILES = ("leaflet.js", "leaflet.css", "LICENSE", "images/layers.png",
-                 "images/layers-2x.png", "images/marker-icon.png", "images/marker-icon-2x.png",
-                 "images/marker-shadow.png")  # fmt: skip
+LEAFLET_FILES = (
+    "leaflet.js",
+    "leaflet.css",
+    "LICENSE",
+    "images/layers.png",
+    "images/layers-2x.png",
+    "images/marker-icon.png",
+    "images/marker-icon-2x.png",
+    "images/marker-shadow.png",
+)
 """Files kept from the npm package (``dist/`` files and the licence at its root)."""
 
 
@@ -93,8 +98,10 @@ def write_assets(folder: str | Path) -> str:
             path.write_text(text, encoding="utf-8")
     shutil.copyfile(LEAFLET_DIR / "LICENSE", target / "LICENSE")
     base = target.name
-    return (f'<link rel="stylesheet" href="{base}/leaflet.css">\n'
-            f'<script src="{base}/leaflet.js"></script>')  # fmt: skip
+    return (
+        f'<link rel="stylesheet" href="{base}/leaflet.css">\n'
+        f'<script src="{base}/leaflet.js"></script>'
+    )
 
 
 def manifest() -> dict:
@@ -109,8 +116,12 @@ def _sha256(data: bytes) -> str:
 def refresh(target: Path = LEAFLET_DIR) -> dict[str, str]:
     """Fetch Leaflet from the npm registry (``npm pack``), check it and store its files."""
     with tempfile.TemporaryDirectory() as tmp:
-        subprocess.run(["npm", "pack", f"leaflet@{LEAFLET_VERSION}", "--silent"], cwd=tmp,
-                       check=True, capture_output=True)  # fmt: skip
+        subprocess.run(
+            ["npm", "pack", f"leaflet@{LEAFLET_VERSION}", "--silent"],
+            cwd=tmp,
+            check=True,
+            capture_output=True,
+        )
         tarball = Path(tmp) / f"leaflet-{LEAFLET_VERSION}.tgz"
         digest = base64.b64encode(hashlib.sha512(tarball.read_bytes()).digest()).decode()
         if f"sha512-{digest}" != LEAFLET_INTEGRITY:
@@ -128,10 +139,18 @@ def refresh(target: Path = LEAFLET_DIR) -> dict[str, str]:
                 (target / name).write_bytes(data)
                 sums[name] = _sha256(data)
     (target / "MANIFEST.json").write_text(
-        json.dumps({"package": f"leaflet@{LEAFLET_VERSION}", "integrity": LEAFLET_INTEGRITY,
-                    "licence": "BSD-2-Clause", "files": sums}, indent=1) + "\n",
+        json.dumps(
+            {
+                "package": f"leaflet@{LEAFLET_VERSION}",
+                "integrity": LEAFLET_INTEGRITY,
+                "licence": "BSD-2-Clause",
+                "files": sums,
+            },
+            indent=1,
+        )
+        + "\n",
         encoding="utf-8",
-    )  # fmt: skip
+    )
     return sums
 
 

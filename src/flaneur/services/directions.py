@@ -34,8 +34,7 @@ TURN_DEG = 35.0
 """A heading change of at least this many degrees at a junction starts a new step."""
 MIN_STEP_M = 10.0
 """A step is not cut before it is this long (footpath crossings and kinks add no step)."""
-COMPASS = ("north", "north-east", "east", "south-east", "south", "south-west", "west",
-           "north-west")  # fmt: skip
+COMPASS = ("north", "north-east", "east", "south-east", "south", "south-west", "west", "north-west")
 
 
 def compass(heading: float) -> str:
@@ -142,8 +141,11 @@ class Route:
 def _instruction(kind: str, street: str, heading: float, metres: float) -> str:
     length = f"{metres:.0f} m"
     if kind == "depart":
-        return f"Head {compass(heading)} on {street}, {length}" if street else (
-            f"Head {compass(heading)}, {length}")
+        return (
+            f"Head {compass(heading)} on {street}, {length}"
+            if street
+            else (f"Head {compass(heading)}, {length}")
+        )
     if kind == "continue":
         return f"Continue onto {street}, {length}" if street else f"Continue straight, {length}"
     words = {"slight": "Bear", "sharp": "Turn sharp"}.get(kind.split()[0], "Turn")
@@ -176,8 +178,14 @@ def split_steps(city: City, nodes: Sequence[int], mode: str = "walking") -> tupl
                 continue
         metres = float(graph.lengths[edges[start:i]].sum())
         street = str(names[edges[start]])
-        heading = float(bearing(graph.lat[nodes[start]], graph.lng[nodes[start]],
-                                graph.lat[nodes[i]], graph.lng[nodes[i]]))
+        heading = float(
+            bearing(
+                graph.lat[nodes[start]],
+                graph.lng[nodes[start]],
+                graph.lat[nodes[i]],
+                graph.lng[nodes[i]],
+            )
+        )
         steps.append(
             Step(
                 start_node=int(nodes[start]),

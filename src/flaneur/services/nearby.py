@@ -82,9 +82,7 @@ def _matches_keyword(city: City, row: int, words: list[str]) -> bool:
     from flaneur.services.geocode import normalize
 
     places = city.places
-    text = " ".join(
-        [str(places.names[row]), *places.categories[row], *places.tags[row].values()]
-    )
+    text = " ".join([str(places.names[row]), *places.categories[row], *places.tags[row].values()])
     haystack = normalize(text.replace("_", " "))
     return all(w in haystack for w in words)
 

@@ -230,7 +230,8 @@ def optimize_order(
     matrix = distance_matrix(graph, stops)
     check_reachable(matrix, labels)
     result = optimize_matrix(
-        matrix, end=len(stops) - 1 if fixed_end and len(stops) > 1 else None,
+        matrix,
+        end=len(stops) - 1 if fixed_end and len(stops) > 1 else None,
         time_limit_ms=time_limit_ms,
     )
     return [int(stops[i]) for i in result.order], result

@@ -45,8 +45,15 @@ def place_overview(city: City, row: int) -> str:
     tags = place.tags
     kind = category_label(place.categories[0]) if place.categories else "place"
     name = place.name or f"This {kind}"
-    parts = [f"{name} is a {kind}" + (f" of the {tags['brand']} chain" if tags.get("brand")
-                                       and tags["brand"] != place.name else "") + "."]
+    parts = [
+        f"{name} is a {kind}"
+        + (
+            f" of the {tags['brand']} chain"
+            if tags.get("brand") and tags["brand"] != place.name
+            else ""
+        )
+        + "."
+    ]
     if tags.get("cuisine"):
         parts.append(f"Cuisine: {_words(tags['cuisine'])}.")
     if tags.get("opening_hours"):
@@ -96,15 +103,18 @@ class GooglePlacesReviews:
         body = {
             "textQuery": place.label,
             "locationBias": {
-                "circle": {"center": {"latitude": place.lat, "longitude": place.lng},
-                           "radius": 50.0}
+                "circle": {
+                    "center": {"latitude": place.lat, "longitude": place.lng},
+                    "radius": 50.0,
+                }
             },
             "maxResultCount": 1,
         }
         headers = {"X-Goog-Api-Key": self._key, "X-Goog-FieldMask": "places.reviews"}
         try:
-            reply = httpx.post(GOOGLE_PLACES_URL, json=body, headers=headers,
-                               timeout=self.timeout_s)
+            reply = httpx.post(
+                GOOGLE_PLACES_URL, json=body, headers=headers, timeout=self.timeout_s
+            )
             reply.raise_for_status()
             found = reply.json().get("places") or []
         except (httpx.HTTPError, ValueError) as err:

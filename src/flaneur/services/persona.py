@@ -113,8 +113,9 @@ def read_config(path: str | Path) -> dict[str, Any]:
         except yaml.YAMLError as err:
             mark = getattr(err, "problem_mark", None)
             line = mark.line + 1 if mark is not None else None
-            raise DataError(f"invalid YAML ({getattr(err, 'problem', err)})", path=file,
-                            line=line) from None
+            raise DataError(
+                f"invalid YAML ({getattr(err, 'problem', err)})", path=file, line=line
+            ) from None
     elif file.suffix.lower() == ".toml":
         try:
             data = tomllib.loads(text)
@@ -149,12 +150,14 @@ def persona_from_dict(data: dict[str, Any], *, source: Path | None = None) -> Pe
     status: dict[str, float] = {}
     for name, value in raw_status.items():
         if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 100:
-            raise DataError(f"field 'status.{name}' must be a number in 0-100 (got {value!r})",
-                            path=source)
+            raise DataError(
+                f"field 'status.{name}' must be a number in 0-100 (got {value!r})", path=source
+            )
         status[str(name)] = float(value)
     budget = data.get("budget")
-    if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int | float)
-                               or budget < 0):
+    if budget is not None and (
+        isinstance(budget, bool) or not isinstance(budget, int | float) or budget < 0
+    ):
         raise DataError(f"field 'budget' must be a number >= 0 (got {budget!r})", path=source)
     options = {k: v for k, v in data.items() if k not in (*REQUIRED, "status", "budget")}
     return Persona(

@@ -73,8 +73,14 @@ def load_polygon(path: str | Path) -> shapely.Polygon:
             raise DataError(f"expected a list of [lat, lng] pairs ({err})", path=file) from None
     if isinstance(data, dict) and data.get("type") == "FeatureCollection":
         features = data.get("features") or []
-        data = next((f for f in features if (f.get("geometry") or {}).get("type")
-                     in ("Polygon", "MultiPolygon")), None)
+        data = next(
+            (
+                f
+                for f in features
+                if (f.get("geometry") or {}).get("type") in ("Polygon", "MultiPolygon")
+            ),
+            None,
+        )
     if isinstance(data, dict) and data.get("type") == "Feature":
         data = data.get("geometry")
     if not isinstance(data, dict) or data.get("type") not in ("Polygon", "MultiPolygon"):
@@ -105,8 +111,12 @@ class RegionSample:
             "spacing_m": self.spacing_m,
             "grid_points": self.grid_points,
             "viewpoints": [
-                {"node": n, "id": str(graph.ids[n]), "lat": float(graph.lat[n]),
-                 "lng": float(graph.lng[n])}
+                {
+                    "node": n,
+                    "id": str(graph.ids[n]),
+                    "lat": float(graph.lat[n]),
+                    "lng": float(graph.lng[n]),
+                }
                 for n in self.nodes
             ],
             "walk_m": round(self.route.distance_m, 1),

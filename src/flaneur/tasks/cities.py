@@ -72,6 +72,7 @@ CITY_SOURCES: dict[str, CitySource] = {
 }
 """Cities built from the data directory, by key."""
 
+
 def city_cache_key(source: CitySource, data_dir: Path) -> str:
     """``<key>-<hash>``; the hash covers the data folder and the files' size and mtime."""
     parts = [source.key, str(CITY_CACHE_VERSION), str(PACK_VERSION), str(data_dir.resolve())]

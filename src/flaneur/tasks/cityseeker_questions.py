@@ -28,6 +28,7 @@ from flaneur.world.taxonomy import normalize_category, split_targets
 CITYSEEKER_MAX_STEPS = 35
 """CitySeeker's step limit (``main.py --step 35``)."""
 
+
 @dataclass(frozen=True)
 class CitySeekerCategory:
     """One CitySeeker question category.
@@ -105,8 +106,9 @@ def load_cityseeker_questions(
         See ``docs/episodes.md`` for the field mapping (ids ``<city>-<question_idx>``).
     """
     if start_heading not in START_HEADINGS:
-        raise ValueError(f"start_heading must be one of {', '.join(START_HEADINGS)}, "
-                         f"got {start_heading!r}")  # fmt: skip
+        raise ValueError(
+            f"start_heading must be one of {', '.join(START_HEADINGS)}, got {start_heading!r}"
+        )
     path = cityseeker_questions_path(path)
     if not path.is_file():
         raise DataError(
@@ -136,8 +138,9 @@ def with_start_heading(episodes: Sequence[Episode], rule: str) -> list[Episode]:
     episodes already loaded; episodes without ``metadata["route_heading"]`` are unchanged.
     """
     if rule not in START_HEADINGS:
-        raise ValueError(f"start heading rule must be one of {', '.join(START_HEADINGS)}, "
-                         f"got {rule!r}")  # fmt: skip
+        raise ValueError(
+            f"start heading rule must be one of {', '.join(START_HEADINGS)}, got {rule!r}"
+        )
     out = []
     for episode in episodes:
         route = episode.metadata.get("route_heading")
@@ -217,12 +220,18 @@ def _cityseeker_episode(
     folder = str(_field(row, "folder", path, line))
     kind = CITYSEEKER_CATEGORY_TABLE.get(category, CitySeekerCategory(category, "place"))
     metadata: dict[str, Any] = {
-        "source_file": path.name, "source_line": line, "question_idx": qidx,
-        "idx": row.get("idx"), "category_name": kind.name, "target_kind": kind.target,
-        "success_metric": kind.success_metric, "difficulty": row.get("difficulty"),
-        "total_weight": row.get("total_weight"), "total_steps": row.get("total_steps"),
+        "source_file": path.name,
+        "source_line": line,
+        "question_idx": qidx,
+        "idx": row.get("idx"),
+        "category_name": kind.name,
+        "target_kind": kind.target,
+        "success_metric": kind.success_metric,
+        "difficulty": row.get("difficulty"),
+        "total_weight": row.get("total_weight"),
+        "total_steps": row.get("total_steps"),
         "target": folder,
-    }  # fmt: skip
+    }
     goals: tuple[str, ...] = (goal,)
     categories: tuple[str, ...] = ()
     if "stage1_route" in row:
@@ -237,8 +246,11 @@ def _cityseeker_episode(
         cats = [normalize_category(n) for n in names]
         categories = tuple(c for c in cats if c) if all(cats) else ()
         stage2 = row.get("stage2_route") if isinstance(row.get("stage2_route"), dict) else {}
-        metadata.update(ordered=True, targets=list(names),
-                        services=[stage1.get("service"), stage2.get("service")])  # fmt: skip
+        metadata.update(
+            ordered=True,
+            targets=list(names),
+            services=[stage1.get("service"), stage2.get("service")],
+        )
     elif kind.target == "brand":
         metadata["brand"] = folder
         metadata["brands"] = list(split_targets(folder))

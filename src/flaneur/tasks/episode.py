@@ -138,10 +138,13 @@ class Episode:
             return f"field 'start_heading' must be a finite number of degrees, not {heading}"
         if self.max_steps < 1:
             return f"field 'max_steps' must be at least 1, not {self.max_steps}"
-        if not (self.goal_nodes or self.reference_path or self.goal_place_ids
-                or self.goal_categories):  # fmt: skip
-            return ("no goal: goal_nodes, reference_path, goal_place_ids and goal_categories "
-                    "are all empty")  # fmt: skip
+        if not (
+            self.goal_nodes or self.reference_path or self.goal_place_ids or self.goal_categories
+        ):
+            return (
+                "no goal: goal_nodes, reference_path, goal_place_ids and goal_categories "
+                "are all empty"
+            )
         return None
 
 
@@ -173,8 +176,9 @@ def iter_json_lines(path: str | Path, *, what: str = "file") -> Iterator[tuple[i
                 raise DataError(
                     f"not UTF-8 text (byte 0x{raw[err.start]:02x} at column {err.start + 1}; "
                     f"{what_it_is})",
-                    path=path, line=line_no,
-                ) from None  # fmt: skip
+                    path=path,
+                    line=line_no,
+                ) from None
             if not line.strip():
                 continue
             try:
@@ -202,8 +206,9 @@ def read_episodes(path: str | Path) -> list[Episode]:
         if episode.id in first_line:
             raise DataError(
                 f"duplicate episode id {episode.id!r} (first on line {first_line[episode.id]})",
-                path=path, line=line_no,
-            )  # fmt: skip
+                path=path,
+                line=line_no,
+            )
         first_line[episode.id] = line_no
         episodes.append(episode)
     if not episodes:

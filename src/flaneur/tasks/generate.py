@@ -185,9 +185,20 @@ def generate_need_tasks(
             continue
         made = 0
         for start in rng.permutation(starts).tolist():
-            episode = _make_episode(city, template, start, fields, field_for, rng,
-                                    min_hops, max_hops, visible_radius_m, max_steps,
-                                    f"{prefix}-{len(episodes):04d}", seed)  # fmt: skip
+            episode = _make_episode(
+                city,
+                template,
+                start,
+                fields,
+                field_for,
+                rng,
+                min_hops,
+                max_hops,
+                visible_radius_m,
+                max_steps,
+                f"{prefix}-{len(episodes):04d}",
+                seed,
+            )
             if episode is None:
                 continue
             episodes.append(episode)

@@ -23,6 +23,7 @@ from flaneur.world.graph import StreetGraph
 VELMA_MAX_STEPS = 55
 """VELMA's step limit (``--max_steps 55``)."""
 
+
 def vln_max_steps(route_nodes: int) -> int:
     """Step limit of a Touchdown/map2seq episode: ``max(55, 2 * len(route) + 10)``.
 
@@ -117,9 +118,11 @@ def _vln_episode(
             f"'start_heading' must be a number, got {heading!r}", path=path, line=line
         ) from None
     metadata: dict[str, Any] = {
-        "source_file": path.name, "source_line": line, key: row_id,
+        "source_file": path.name,
+        "source_line": line,
+        key: row_id,
         "dataset": "map2seq" if key == "id" else "touchdown",
-    }  # fmt: skip
+    }
     for extra in ("instructions_id", "end_heading"):
         if extra in row:
             metadata[extra] = row[extra]
@@ -207,10 +210,17 @@ def reference_walk_problems(episodes: Sequence[Episode], graph: StreetGraph) -> 
     return bad
 
 
-_CITYSEEKER_NAMES = frozenset({
-    "CITYSEEKER_CATEGORIES", "CITYSEEKER_CATEGORY_TABLE", "CITYSEEKER_MAX_STEPS",
-    "START_HEADINGS", "CitySeekerCategory", "load_cityseeker_questions", "with_start_heading",
-})  # fmt: skip
+_CITYSEEKER_NAMES = frozenset(
+    {
+        "CITYSEEKER_CATEGORIES",
+        "CITYSEEKER_CATEGORY_TABLE",
+        "CITYSEEKER_MAX_STEPS",
+        "START_HEADINGS",
+        "CitySeekerCategory",
+        "load_cityseeker_questions",
+        "with_start_heading",
+    }
+)
 
 
 def __getattr__(name: str) -> Any:
@@ -220,4 +230,3 @@ def __getattr__(name: str) -> Any:
 
         return getattr(cityseeker_questions, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-

@@ -22,9 +22,15 @@ from flaneur.world.places import Places
 from flaneur.world.taxonomy import CATEGORIES, category_label
 
 TASK_CATEGORIES = (
-    "basic_poi", "brand", "transit_hub", "latent_poi", "abstract_need",
-    "inclusive_infrastructure", "semantic_preference", "multi_goal",
-)  # fmt: skip
+    "basic_poi",
+    "brand",
+    "transit_hub",
+    "latent_poi",
+    "abstract_need",
+    "inclusive_infrastructure",
+    "semantic_preference",
+    "multi_goal",
+)
 
 
 def _fold(text: str) -> str:
@@ -145,11 +151,14 @@ def load_templates(table: dict[str, Any] | None = None) -> list[NeedTemplate]:
                 )
         elif "pairs" in entry:
             for first, second in entry["pairs"]:
-                out.append(NeedTemplate(
-                    f"multi_goal:{first}+{second}", category,
-                    text.format(label=category_label(first), label2=category_label(second)),
-                    (_matcher(entry, [first]), _matcher(entry, [second])),
-                ))  # fmt: skip
+                out.append(
+                    NeedTemplate(
+                        f"multi_goal:{first}+{second}",
+                        category,
+                        text.format(label=category_label(first), label2=category_label(second)),
+                        (_matcher(entry, [first]), _matcher(entry, [second])),
+                    )
+                )
         else:
             out.append(NeedTemplate(f"{category}:{text}", category, text, (_matcher(entry),)))
     return out

@@ -27,8 +27,12 @@ class TaskCheck:
 
     def to_json(self) -> dict[str, Any]:
         """JSON summary (problems grouped by episode id)."""
-        return {"episodes": self.episodes, "valid": self.valid,
-                "invalid": self.episodes - self.valid, "problems": self.problems}  # fmt: skip
+        return {
+            "episodes": self.episodes,
+            "valid": self.valid,
+            "invalid": self.episodes - self.valid,
+            "problems": self.problems,
+        }
 
 
 def check_need_episode(city: City, episode: Episode, fields: dict) -> list[str]:
@@ -77,8 +81,11 @@ def check_need_episode(city: City, episode: Episode, fields: dict) -> list[str]:
             problems.append(f"target {place_id} does not match {matcher.describe()}")
         else:
             target_hops = field_.hops[hits[0], leg_start]
-            closer = [places.ids[r] for j, r in enumerate(field_.rows.tolist())
-                      if j != hits[0] and field_.hops[j, leg_start] <= target_hops]  # fmt: skip
+            closer = [
+                places.ids[r]
+                for j, r in enumerate(field_.rows.tolist())
+                if j != hits[0] and field_.hops[j, leg_start] <= target_hops
+            ]
             if closer:
                 problems.append(f"goal {k + 1}: place(s) {closer[:3]} as close as the target")
             if cursor - path.index(leg_start) != target_hops:

@@ -54,8 +54,14 @@ def hinted_option(text: str) -> str | None:
     return match.group(1) if match else None
 
 
-def reply(kind: str, *, decision: str = "continue", choice: str = "A",
-          confidence: float = 0.9, thought: str = "") -> str:  # fmt: skip
+def reply(
+    kind: str,
+    *,
+    decision: str = "continue",
+    choice: str = "A",
+    confidence: float = 0.9,
+    thought: str = "",
+) -> str:
     """A well-formed JSON reply to a stop (``kind="stop"``) or choice prompt."""
     if kind == "stop":
         body = {"thought": thought, "decision": decision, "confidence": confidence}
@@ -110,8 +116,11 @@ class ScriptedCitySeeker:
             letter = fronts[0]
         else:
             letter = options[int(r[4] * len(options)) % len(options)][0]
-        body = {"thought": f"Option {letter} looks promising.", "choice": letter,
-                "confidence": confidence}  # fmt: skip
+        body = {
+            "thought": f"Option {letter} looks promising.",
+            "choice": letter,
+            "confidence": confidence,
+        }
         return "```json\n" + json.dumps(body) + "\n```"
 
 

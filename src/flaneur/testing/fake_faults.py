@@ -16,9 +16,17 @@ WRONG_ACTION_TEXT = "I would rather fly over the rooftops."
 """The reply text of a ``wrong-action`` fault."""
 
 FAULT_KINDS = (
-    "429", "<status>", "timeout", "slow:<s>", "malformed", "truncated", "missing-choices",
-    "wrong-action", "empty", "echo-auth",
-)  # fmt: skip
+    "429",
+    "<status>",
+    "timeout",
+    "slow:<s>",
+    "malformed",
+    "truncated",
+    "missing-choices",
+    "wrong-action",
+    "empty",
+    "echo-auth",
+)
 
 
 class FaultPlan:
@@ -63,8 +71,15 @@ class FaultPlan:
         return None
 
 
-NAMED_FAULTS = ("timeout", "malformed", "truncated", "missing-choices", "wrong-action", "empty",
-                "echo-auth")  # fmt: skip
+NAMED_FAULTS = (
+    "timeout",
+    "malformed",
+    "truncated",
+    "missing-choices",
+    "wrong-action",
+    "empty",
+    "echo-auth",
+)
 """Faults named by a word (the others are an HTTP status, ``429:<s>`` or ``slow:<s>``)."""
 
 

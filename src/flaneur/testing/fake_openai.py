@@ -292,8 +292,9 @@ class FakeOpenAIServer:
         self.counts[request.url.path] += 1
         if self.slots is None:
             return _error(404, "no route GET /props", "not_found")
-        return _json_response({"total_slots": self.slots,
-                               "default_generation_settings": {"n_ctx": 32768}})  # fmt: skip
+        return _json_response(
+            {"total_slots": self.slots, "default_generation_settings": {"n_ctx": 32768}}
+        )
 
     async def _stats(self, request: Request) -> Response:
         return _json_response(

@@ -41,7 +41,6 @@ class Outcome:
     changed: list[str]
 
 
-
 def build_workspace(folder: Path) -> Path:
     """Write the files the cases refer to into ``folder`` (a fresh, empty folder).
 
@@ -80,8 +79,12 @@ def build_workspace(folder: Path) -> Path:
     (folder / "emptydir").mkdir()
     text("afile", "a plain file standing where a folder is expected\n")
     raw("binary.jsonl", bytes(range(256)) * 8)
-    raw("latin1.jsonl", (json.dumps({**good, "instruction": "Gå öster"}, ensure_ascii=False)
-                         + "\n").encode("latin-1"))  # fmt: skip
+    raw(
+        "latin1.jsonl",
+        (json.dumps({**good, "instruction": "Gå öster"}, ensure_ascii=False) + "\n").encode(
+            "latin-1"
+        ),
+    )
     text("notjson.jsonl", json.dumps(good) + "\n{not json\n")
     text("array.jsonl", "[1, 2, 3]\n")
     text("array2.json", '{"replies": "not a list"}\n')
@@ -113,10 +116,14 @@ def build_workspace(folder: Path) -> Path:
     broken_pack("pack-meta-bin", "city.json", bytes(range(200, 256)) * 3)
     broken_pack("pack-meta-list", "city.json", b"[1, 2]")
     meta = json.loads((pack / "city.json").read_text(encoding="utf-8"))
-    broken_pack("pack-meta-version", "city.json",
-                json.dumps({**meta, "format_version": 999}).encode())  # fmt: skip
-    for name, summary in (("badrun", bytes(range(256))), ("textrun", b"{summary"),
-                          ("listrun", b"[]")):  # fmt: skip
+    broken_pack(
+        "pack-meta-version", "city.json", json.dumps({**meta, "format_version": 999}).encode()
+    )
+    for name, summary in (
+        ("badrun", bytes(range(256))),
+        ("textrun", b"{summary"),
+        ("listrun", b"[]"),
+    ):
         (folder / name).mkdir()
         raw(f"{name}/summary.json", summary)
         text(f"{name}/episodes.jsonl", "")
@@ -139,8 +146,10 @@ def snapshot(folder: Path) -> dict[str, tuple[int, int]]:
     out = {}
     for path in sorted(folder.rglob("*")):
         stat = path.lstat()
-        out[str(path.relative_to(folder))] = (stat.st_size if path.is_file() else -1,
-                                              stat.st_mtime_ns)  # fmt: skip
+        out[str(path.relative_to(folder))] = (
+            stat.st_size if path.is_file() else -1,
+            stat.st_mtime_ns,
+        )
     return out
 
 
@@ -158,16 +167,28 @@ def case_env(case: HostileCase, workspace: Path, cache: Path) -> dict[str, str]:
     return env
 
 
-def run_in_subprocess(case: HostileCase, workspace: Path, cache: Path, *,
-                      exe: str | None = None, timeout: float = 60.0) -> Outcome:  # fmt: skip
+def run_in_subprocess(
+    case: HostileCase,
+    workspace: Path,
+    cache: Path,
+    *,
+    exe: str | None = None,
+    timeout: float = 60.0,
+) -> Outcome:
     """Run ``case`` through the installed console script (``flaneur`` next to the Python
     running this), with ``workspace`` as the working folder."""
     exe = exe or str(Path(sys.executable).with_name("flaneur"))
     before = snapshot(workspace)
     try:
-        done = subprocess.run([exe, *case.argv], cwd=workspace, capture_output=True, text=True,
-                              env=case_env(case, workspace, cache), timeout=timeout,
-                              stdin=subprocess.DEVNULL)  # fmt: skip
+        done = subprocess.run(
+            [exe, *case.argv],
+            cwd=workspace,
+            capture_output=True,
+            text=True,
+            env=case_env(case, workspace, cache),
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
         code, out, err = done.returncode, done.stdout, done.stderr
     except subprocess.TimeoutExpired as exc:
         code, out = -9, str(exc.stdout or "")
@@ -197,8 +218,11 @@ def run_in_process(case: HostileCase, workspace: Path, cache: Path) -> Outcome:
     before = snapshot(workspace)
     out, err = io.StringIO(), io.StringIO()
     code = 0
-    with _inside(workspace, case_env(case, workspace, cache)), \
-            contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):  # fmt: skip
+    with (
+        _inside(workspace, case_env(case, workspace, cache)),
+        contextlib.redirect_stdout(out),
+        contextlib.redirect_stderr(err),
+    ):
         try:
             main(list(case.argv))
         except SystemExit as exit_:
@@ -234,6 +258,18 @@ def is_traceback(outcome: Outcome) -> bool:
     return "Traceback" in text or "internal error" in text
 
 
-__all__ = ["API_CASES", "CLI_CASES", "KINDS", "ApiCase", "HostileCase", "Outcome",
-           "build_workspace", "is_traceback", "problems_of", "run_api_case", "run_in_process",
-           "run_in_subprocess", "snapshot"]  # fmt: skip
+__all__ = [
+    "API_CASES",
+    "CLI_CASES",
+    "KINDS",
+    "ApiCase",
+    "HostileCase",
+    "Outcome",
+    "build_workspace",
+    "is_traceback",
+    "problems_of",
+    "run_api_case",
+    "run_in_process",
+    "run_in_subprocess",
+    "snapshot",
+]

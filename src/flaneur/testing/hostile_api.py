@@ -27,9 +27,13 @@ def api_objects() -> dict[str, Any]:
     from flaneur.env.toy import toy_city, toy_episodes
 
     city = toy_city()
-    return {"city": city, "graph": city.graph, "places": city.places,
-            "episodes": toy_episodes(),
-            "env": NavigationEnv(city, toy_episodes(), scheme="turns")}  # fmt: skip
+    return {
+        "city": city,
+        "graph": city.graph,
+        "places": city.places,
+        "episodes": toy_episodes(),
+        "env": NavigationEnv(city, toy_episodes(), scheme="turns"),
+    }
 
 
 def _failed_reset_then_step(o: dict[str, Any]) -> Any:
@@ -85,8 +89,7 @@ API_CASES: list[ApiCase] = [
     ApiCase("hops-nan", lambda o: o["graph"].hop_distances_to([float("nan")]), "goals"),
     ApiCase("hops-none", lambda o: o["graph"].hop_distances_to(None), "goals"),
     ApiCase("hops-nested", lambda o: o["graph"].hop_distances_to([[1, 2], [3, 4]]), "goals"),
-    ApiCase("in-view-heading-nan", lambda o: o["places"].in_view((0, 0), float("nan")),
-            "heading"),
+    ApiCase("in-view-heading-nan", lambda o: o["places"].in_view((0, 0), float("nan")), "heading"),
     ApiCase("in-view-heading-text", lambda o: o["places"].in_view((0, 0), "north"), "heading"),
     ApiCase("in-view-xy-short", lambda o: o["places"].in_view((0,), 0.0), "xy"),
     ApiCase("in-view-xy-text", lambda o: o["places"].in_view("ab", 0.0), "xy"),
@@ -94,18 +97,22 @@ API_CASES: list[ApiCase] = [
     ApiCase("in-view-fov-negative", lambda o: o["places"].in_view((0, 0), 0.0, fov=-5), "fov"),
     ApiCase("in-view-fov-zero", lambda o: o["places"].in_view((0, 0), 0.0, fov=0), "fov"),
     ApiCase("in-view-fov-huge", lambda o: o["places"].in_view((0, 0), 0.0, fov=720), "fov"),
-    ApiCase("in-view-radius-negative",
-            lambda o: o["places"].in_view((0, 0), 0.0, radius_m=-5), "radius_m"),
-    ApiCase("in-view-radius-nan",
-            lambda o: o["places"].in_view((0, 0), 0.0, radius_m=float("nan")), "radius_m"),
+    ApiCase(
+        "in-view-radius-negative",
+        lambda o: o["places"].in_view((0, 0), 0.0, radius_m=-5),
+        "radius_m",
+    ),
+    ApiCase(
+        "in-view-radius-nan",
+        lambda o: o["places"].in_view((0, 0), 0.0, radius_m=float("nan")),
+        "radius_m",
+    ),
     ApiCase("step-before-reset", lambda o: o["env"].step(0), "reset()"),
     ApiCase("step-after-failed-reset", _failed_reset_then_step, "reset()"),
     ApiCase("step-after-second-reset-failed", _ok_reset_failed_reset_step, "reset()"),
     ApiCase("reset-unknown-id", lambda o: o["env"].reset(options={"episode": "nope"}), "nope"),
-    ApiCase("reset-index-out-of-range", lambda o: o["env"].reset(options={"episode": 99}),
-            "99"),
-    ApiCase("reset-index-fraction", lambda o: o["env"].reset(options={"episode": 1.5}),
-            "episode"),
+    ApiCase("reset-index-out-of-range", lambda o: o["env"].reset(options={"episode": 99}), "99"),
+    ApiCase("reset-index-fraction", lambda o: o["env"].reset(options={"episode": 1.5}), "episode"),
     ApiCase("reset-options-text", lambda o: o["env"].reset(options="episode 1"), "options"),
     ApiCase("reset-seed-negative", lambda o: o["env"].reset(seed=-1), "seed"),
     ApiCase("reset-seed-text", lambda o: o["env"].reset(seed="one"), "seed"),
@@ -138,4 +145,3 @@ def run_api_case(case: ApiCase) -> list[str]:
     except Exception as err:
         return [f"leaked {type(err).__name__}: {err}"]
     return ["no error raised"]
-

@@ -90,8 +90,12 @@ def script_syntax_errors(scripts: list[str]) -> list[str]:
         for i, code in enumerate(scripts):
             path = Path(tmp) / f"script{i}.js"
             path.write_text(code, encoding="utf-8")
-            done = subprocess.run([str(node_path()), "--check", str(path)], capture_output=True,
-                                  text=True, check=False)  # fmt: skip
+            done = subprocess.run(
+                [str(node_path()), "--check", str(path)],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
             if done.returncode != 0:
                 errors.append(f"script {i}: {done.stderr.strip()[:400]}")
     return errors
@@ -138,8 +142,9 @@ def run_map_scripts(scripts: list[str]) -> list[str]:
             path = Path(tmp) / f"script{i}.js"
             path.write_text(code, encoding="utf-8")
             files.append(str(path))
-        done = subprocess.run([str(node_path()), str(recorder), *files], capture_output=True,
-                              text=True, check=False)  # fmt: skip
+        done = subprocess.run(
+            [str(node_path()), str(recorder), *files], capture_output=True, text=True, check=False
+        )
     if done.returncode != 0:
         raise AssertionError(f"a map script throws: {done.stderr.strip()[:800]}")
     return json.loads(done.stdout)

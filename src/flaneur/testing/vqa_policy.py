@@ -42,8 +42,13 @@ class ScriptedVQAPolicy:
         seed: int = 0,
     ) -> None:
         self.truth = {frozenset(opts): true for opts, true in questions}
-        self.styles = styles or {"letter": 0.7, "formal": 0.1, "text": 0.1, "wrong": 0.05,
-                                 "none": 0.05}
+        self.styles = styles or {
+            "letter": 0.7,
+            "formal": 0.1,
+            "text": 0.1,
+            "wrong": 0.05,
+            "none": 0.05,
+        }
         self.seed = seed
 
     def _style(self, prompt: str) -> str:

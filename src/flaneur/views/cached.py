@@ -136,8 +136,15 @@ class CachedViewProvider(abc.ABC):
         if image.size != request.size:
             image = image.resize(request.size)
         return View(
-            image, request.node_id, request.heading, request.pitch, request.fov, self.name,
-            plan.capture_date, stored, cached=cached,
+            image,
+            request.node_id,
+            request.heading,
+            request.pitch,
+            request.fov,
+            self.name,
+            plan.capture_date,
+            stored,
+            cached=cached,
         )
 
 

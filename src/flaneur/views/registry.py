@@ -82,8 +82,7 @@ def views_from_spec(spec: str, city: City) -> Any:
     else:
         known = ", ".join(VIEWS.names())
         raise FlaneurError(
-            f"--views must be one of {known} (panorama:DIR) or package.module:Class, "
-            f"not {spec!r}"
+            f"--views must be one of {known} (panorama:DIR) or package.module:Class, not {spec!r}"
         )
     if isinstance(factory, type):
         if hasattr(factory, "from_spec"):

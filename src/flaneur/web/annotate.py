@@ -40,9 +40,15 @@ class AnnotationStore:
                 if graph.has_edge(a, b):
                     heading = float(graph.out_headings(a)[list(graph.neighbors(a)).index(b)])
             steps.append({"node": node, "heading": round(heading, 2)})
-        return {"episode_id": episode.id, "city": city.name, "category": episode.category,
-                "original": episode.instruction, "steps": steps, "goals": list(episode.goal_nodes),
-                "map": street_map(city, nodes)}  # fmt: skip
+        return {
+            "episode_id": episode.id,
+            "city": city.name,
+            "category": episode.category,
+            "original": episode.instruction,
+            "steps": steps,
+            "goals": list(episode.goal_nodes),
+            "map": street_map(city, nodes),
+        }
 
     def save(self, episode: Episode, instruction: str, file: str, annotator: str) -> dict:
         """Append the annotated episode to ``<file>.jsonl``; its id is ``<episode id>-<n>``."""
@@ -59,10 +65,19 @@ class AnnotationStore:
             n = 1
             while f"{episode.id}-{n}" in ids:
                 n += 1
-            metadata = {**episode.metadata, "annotator": annotator, "source_episode": episode.id,
-                        "original_instruction": episode.instruction}  # fmt: skip
-            new = dataclasses.replace(episode, id=f"{episode.id}-{n}", instruction=text,
-                                      metadata=metadata)  # fmt: skip
+            metadata = {
+                **episode.metadata,
+                "annotator": annotator,
+                "source_episode": episode.id,
+                "original_instruction": episode.instruction,
+            }
+            new = dataclasses.replace(
+                episode, id=f"{episode.id}-{n}", instruction=text, metadata=metadata
+            )
             write_episodes([*existing, new], path)
-        return {"file": path.name, "path": str(path), "episode_id": new.id,
-                "episodes": len(existing) + 1}  # fmt: skip
+        return {
+            "file": path.name,
+            "path": str(path),
+            "episode_id": new.id,
+            "episodes": len(existing) + 1,
+        }

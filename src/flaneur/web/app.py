@@ -24,8 +24,13 @@ from flaneur.web.runs import is_live, read_summary, run_overview, run_tables
 from flaneur.web.world import TaskStore, ViewService, street_map, view_directions
 
 STATIC = Path(__file__).parent / "static"
-PAGES = {"/": "runs.html", "/replay": "replay.html", "/live": "live.html",
-         "/play": "play.html", "/annotate": "annotate.html"}  # fmt: skip
+PAGES = {
+    "/": "runs.html",
+    "/replay": "replay.html",
+    "/live": "live.html",
+    "/play": "play.html",
+    "/annotate": "annotate.html",
+}
 BRIEF_FIELDS = ("task", "agent", "episode_id", "category", "termination", "steps", "player")
 """Row fields the live stream sends (never the whole row: it may hold long prompts)."""
 SECURITY_HEADERS = {
@@ -121,8 +126,7 @@ def create_app(
             summary = read_summary(catalog.get(q["run"]).folder) or {}
         _, city, _ = await asyncio.to_thread(tasks.load, q.get("task", ""), summary)
         data = await asyncio.to_thread(views.png, city, q.get("node", ""), heading, fov)
-        return Response(data, media_type="image/png",
-                        headers={"Cache-Control": "max-age=3600"})  # fmt: skip
+        return Response(data, media_type="image/png", headers={"Cache-Control": "max-age=3600"})
 
     async def api_events(request: Request) -> StreamingResponse:
         entry = catalog.get(request.path_params["key"])
@@ -147,8 +151,9 @@ def create_app(
                     return
                 await asyncio.sleep(poll_s)
 
-        return StreamingResponse(stream(), media_type="text/event-stream",
-                                 headers={"Cache-Control": "no-cache"})  # fmt: skip
+        return StreamingResponse(
+            stream(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"}
+        )
 
     async def api_tasks(request: Request) -> Response:
         return JSONResponse(tasks.available())
@@ -160,8 +165,17 @@ def create_app(
         player = safe_name(q.get("player", ""))
         into = catalog.get(q["into"]).folder if q.get("into") else None
         played = folders.played(player, task, into)
-        return JSONResponse([{"id": e.id, "category": e.category, "played": e.id in played,
-                              "instruction": e.instruction[:120]} for e in episodes])  # fmt: skip
+        return JSONResponse(
+            [
+                {
+                    "id": e.id,
+                    "category": e.category,
+                    "played": e.id in played,
+                    "instruction": e.instruction[:120],
+                }
+                for e in episodes
+            ]
+        )
 
     async def api_play_start(request: Request) -> Response:
         body = await _json(request)
@@ -187,8 +201,11 @@ def create_app(
         if session.scheme == "turns" or session.row is not None:
             out["views"] = view_directions(session.city, out["node"], out["heading"], "turns")
         else:  # one view down each street the player can take, labelled like its button
-            out["views"] = [{"label": f"{c['slot']} · {c['label']}", "heading": c["heading"]}
-                            for c in out["choices"] if "heading" in c]  # fmt: skip
+            out["views"] = [
+                {"label": f"{c['slot']} · {c['label']}", "heading": c["heading"]}
+                for c in out["choices"]
+                if "heading" in c
+            ]
         if session.row is not None:
             out["map"] = street_map(session.city, list(session.row.get("path") or []))
             out["path"] = list(session.row.get("path") or [])
@@ -229,9 +246,12 @@ def create_app(
         task = str(body.get("task", ""))
         episode_id = str(body.get("episode_id", ""))
         _, _, episode = await asyncio.to_thread(tasks.episode, task, episode_id)
-        saved = notes.save(episode, str(body.get("instruction", "")),
-                           safe_name(str(body.get("file", "")), default="annotations"),
-                           safe_name(str(body.get("annotator", ""))))  # fmt: skip
+        saved = notes.save(
+            episode,
+            str(body.get("instruction", "")),
+            safe_name(str(body.get("file", "")), default="annotations"),
+            safe_name(str(body.get("annotator", ""))),
+        )
         return JSONResponse(saved)
 
     async def on_error(request: Request, exc: Exception) -> Response:
@@ -258,8 +278,11 @@ def create_app(
         Route("/api/annotate", api_annotate, methods=["POST"]),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
-    app = Starlette(routes=routes, exception_handlers={FlaneurError: on_error},
-                    middleware=[Middleware(SecurityHeaders)])
+    app = Starlette(
+        routes=routes,
+        exception_handlers={FlaneurError: on_error},
+        middleware=[Middleware(SecurityHeaders)],
+    )
 
     app.state.catalog, app.state.sessions, app.state.play_root = catalog, sessions, root
     return app
@@ -279,8 +302,11 @@ class SecurityHeaders:
         async def send_with_headers(message: dict[str, Any]) -> None:
             if message["type"] == "http.response.start":
                 present = {k.lower() for k, _ in message.get("headers", [])}
-                extra = [(k.lower().encode(), v.encode()) for k, v in SECURITY_HEADERS.items()
-                         if k.lower().encode() not in present]  # fmt: skip
+                extra = [
+                    (k.lower().encode(), v.encode())
+                    for k, v in SECURITY_HEADERS.items()
+                    if k.lower().encode() not in present
+                ]
                 message["headers"] = [*message.get("headers", []), *extra]
             await send(message)
 

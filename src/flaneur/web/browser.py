@@ -10,8 +10,15 @@ import os
 import shutil
 from pathlib import Path
 
-CHROMIUM_ARGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run")  # fmt: skip
+CHROMIUM_ARGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+)
 
 
 def chromium_path() -> str | None:
@@ -35,12 +42,18 @@ def missing_browser() -> str | None:
 
 def launch(playwright):  # type: ignore[no-untyped-def]
     """A headless Chromium browser from a started ``sync_playwright()``."""
-    return playwright.chromium.launch(executable_path=chromium_path(), args=list(CHROMIUM_ARGS),
-                                      headless=True)  # fmt: skip
+    return playwright.chromium.launch(
+        executable_path=chromium_path(), args=list(CHROMIUM_ARGS), headless=True
+    )
 
 
-TURN_KEYS = {"forward": "ArrowUp", "left": "ArrowLeft", "right": "ArrowRight",
-             "turn_around": "ArrowDown", "stop": "Enter"}  # fmt: skip
+TURN_KEYS = {
+    "forward": "ArrowUp",
+    "left": "ArrowLeft",
+    "right": "ArrowRight",
+    "turn_around": "ArrowDown",
+    "stop": "Enter",
+}
 """The play page's keys for the ``turns`` actions."""
 
 
@@ -57,8 +70,14 @@ def key_for(slot: int, scheme: str) -> str:
     return str(slot)
 
 
-def play_with_keyboard(page, slots: list[int], scheme: str, *, done: int = 0,  # type: ignore[no-untyped-def]
-                       timeout_ms: float = 15000) -> None:  # fmt: skip
+def play_with_keyboard(
+    page,
+    slots: list[int],
+    scheme: str,
+    *,
+    done: int = 0,  # type: ignore[no-untyped-def]
+    timeout_ms: float = 15000,
+) -> None:
     """Press the keys of ``slots`` on an open play page (``done`` steps already taken),
     waiting for each step to show."""
     for k, slot in enumerate(slots, start=done + 1):
@@ -70,5 +89,6 @@ def play_with_keyboard(page, slots: list[int], scheme: str, *, done: int = 0,  #
             "k => { const s = document.getElementById('status');"
             " return document.getElementById('result')"
             " || (s && s.textContent.startsWith('step ' + k + ' of')); }",
-            arg=k, timeout=timeout_ms,
-        )  # fmt: skip
+            arg=k,
+            timeout=timeout_ms,
+        )

@@ -56,8 +56,9 @@ class HumanAgent(Agent):
         self.shown_at = time.monotonic()
         slot = await _Decision()
         decided_ms = round((time.monotonic() - self.shown_at) * 1000)
-        return Action(int(slot), str(slot), step_record(parsed_action=int(slot),
-                                                        latency_ms=decided_ms))  # fmt: skip
+        return Action(
+            int(slot), str(slot), step_record(parsed_action=int(slot), latency_ms=decided_ms)
+        )
 
 
 def _bearing(city: City, a: int, b: int) -> float:
@@ -79,9 +80,16 @@ class PlaySession:
         A served run folder to append the row to (default: the player's own folder).
     """
 
-    def __init__(self, task: str, spec: TaskSpec, city: City, episode: Episode,
-                 task_episodes: list[Episode], player: str,
-                 into: Path | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        task: str,
+        spec: TaskSpec,
+        city: City,
+        episode: Episode,
+        task_episodes: list[Episode],
+        player: str,
+        into: Path | None = None,
+    ) -> None:
         from flaneur.evaluate.envpool import env_pool
         from flaneur.evaluate.episode import average_reference_length
         from flaneur.evaluate.resources import RunResources
@@ -93,10 +101,12 @@ class PlaySession:
         self.agent = HumanAgent()
         config = RunConfig(agents=(HUMAN,), tasks=(task,))
         pool = env_pool(city, task_episodes, spec.scheme)
-        context = TaskContext(city, task_episodes, average_reference_length(task_episodes), pool,
-                              spec.success_metric)  # fmt: skip
-        self._job = EpisodeJob(task, HUMAN, spec.scheme, episode,
-                               config.config_hash(task, HUMAN, spec.scheme), context)  # fmt: skip
+        context = TaskContext(
+            city, task_episodes, average_reference_length(task_episodes), pool, spec.success_metric
+        )
+        self._job = EpisodeJob(
+            task, HUMAN, spec.scheme, episode, config.config_hash(task, HUMAN, spec.scheme), context
+        )
         self._episode: Coroutine[Any, Any, dict[str, Any]] = run_job(
             self._job, lambda _name: self.agent, config, RunResources()
         )
@@ -154,12 +164,18 @@ class PlaySession:
         state = env.state
         node_id = str(self.city.graph.ids[state.node])
         out: dict[str, Any] = {
-            "session": self.id, "task": self.task, "episode_id": self.episode.id,
-            "instruction": self.episode.instruction, "scheme": self.scheme,
-            "node": node_id, "heading": round(float(state.heading), 2),
-            "steps": int(state.steps), "max_steps": int(env.step_limit),
-            "player": self.player, "done": self.row is not None,
-        }  # fmt: skip
+            "session": self.id,
+            "task": self.task,
+            "episode_id": self.episode.id,
+            "instruction": self.episode.instruction,
+            "scheme": self.scheme,
+            "node": node_id,
+            "heading": round(float(state.heading), 2),
+            "steps": int(state.steps),
+            "max_steps": int(env.step_limit),
+            "player": self.player,
+            "done": self.row is not None,
+        }
         if self.row is None:
             out["choices"] = self.choices()
             if env.invalid_actions:
@@ -191,12 +207,20 @@ class PlayFolders:
     def played(self, player: str, task: str, into: Path | None = None) -> set[str]:
         """Episode ids of ``task`` finished by a human in the player's folder (or ``into``)."""
         rows, _ = read_rows(self.folder(player, into) / "episodes.jsonl")
-        return {str(r["episode_id"]) for r in rows
-                if r.get("agent") == HUMAN and r.get("task") == task
-                and r.get("termination") in FINISHED}  # fmt: skip
+        return {
+            str(r["episode_id"])
+            for r in rows
+            if r.get("agent") == HUMAN
+            and r.get("task") == task
+            and r.get("termination") in FINISHED
+        }
 
-    def append(self, row: dict[str, Any], plan: tuple[str, City, list[Episode], str],
-               into: Path | None = None) -> Path:  # fmt: skip
+    def append(
+        self,
+        row: dict[str, Any],
+        plan: tuple[str, City, list[Episode], str],
+        into: Path | None = None,
+    ) -> Path:
         """Append a finished row durably and rewrite the folder's ``summary.json`` (only the
         ``human`` entry of the task; an agents' run keeps its other entries)."""
         folder = self.folder(str(row.get("player") or ""), into)
@@ -227,8 +251,9 @@ def append_row(folder: Path, row: dict[str, Any]) -> list[dict[str, Any]]:
     return [*rows, row]
 
 
-def write_summary(folder: Path, rows: list[dict[str, Any]],
-                  plan: tuple[str, City, list[Episode], str]) -> None:  # fmt: skip
+def write_summary(
+    folder: Path, rows: list[dict[str, Any]], plan: tuple[str, City, list[Episode], str]
+) -> None:
     """Rewrite ``summary.json`` of a human run folder with the runner's summariser."""
     from flaneur.evaluate.runner import RunConfig
     from flaneur.evaluate.summary import summarize_run
@@ -237,8 +262,9 @@ def write_summary(folder: Path, rows: list[dict[str, Any]],
     task = plan[0]
     config = RunConfig(agents=(HUMAN,), tasks=(task,))
     mine = [r for r in rows if r.get("task") == task and r.get("agent") == HUMAN]
-    summary = summarize_run(config, mine, [plan], wall_s=0.0, ran=len(mine), resumed=True,
-                            dropped_errors=0)  # fmt: skip
+    summary = summarize_run(
+        config, mine, [plan], wall_s=0.0, ran=len(mine), resumed=True, dropped_errors=0
+    )
     path = folder / "summary.json"
     old: dict[str, Any] = {}
     if path.is_file():

@@ -80,8 +80,12 @@ def replay_data(row: dict[str, Any], city: City, episode: Episode | None) -> dic
     steps = []
     scheme = str(row.get("scheme") or "turns")
     for i, (node, heading) in enumerate(states):
-        step: dict[str, Any] = {"index": i, "node": node, "heading": round(heading, 2),
-                                "views": view_directions(city, node, heading, scheme)}
+        step: dict[str, Any] = {
+            "index": i,
+            "node": node,
+            "heading": round(heading, 2),
+            "views": view_directions(city, node, heading, scheme),
+        }
         if i < len(actions):
             step["action"] = actions[i]
             _mark_chosen(step, str(actions[i]), scheme)
@@ -95,12 +99,21 @@ def replay_data(row: dict[str, Any], city: City, episode: Episode | None) -> dic
     goals = list(episode.goal_nodes) if episode else []
     shown = reference + path + goals
     return {
-        "task": row.get("task"), "agent": row.get("agent"), "episode_id": row.get("episode_id"),
-        "scheme": row.get("scheme"), "city": city.name,
+        "task": row.get("task"),
+        "agent": row.get("agent"),
+        "episode_id": row.get("episode_id"),
+        "scheme": row.get("scheme"),
+        "city": city.name,
         "instruction": episode.instruction if episode else "",
-        "termination": row.get("termination"), "error": row.get("error"),
-        "metrics": row.get("metrics") or {}, "usage": row.get("usage") or {},
-        "duration_s": row.get("duration_s"), "player": row.get("player"),
-        "reference": reference, "path": path, "goals": goals,
-        "map": street_map(city, shown), "steps": steps,
-    }  # fmt: skip
+        "termination": row.get("termination"),
+        "error": row.get("error"),
+        "metrics": row.get("metrics") or {},
+        "usage": row.get("usage") or {},
+        "duration_s": row.get("duration_s"),
+        "player": row.get("player"),
+        "reference": reference,
+        "path": path,
+        "goals": goals,
+        "map": street_map(city, shown),
+        "steps": steps,
+    }

@@ -45,10 +45,16 @@ def _entries_from_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for (task, agent), mine in groups.items():
         scored = [r["metrics"] for r in mine if r.get("metrics")]
-        out.append({"task": task, "agent": agent, "scheme": mine[0].get("scheme"),
-                    "rows": len(mine),
-                    "by_termination": dict(Counter(r.get("termination") for r in mine)),
-                    "summary": summarize(scored) if scored else None})  # fmt: skip
+        out.append(
+            {
+                "task": task,
+                "agent": agent,
+                "scheme": mine[0].get("scheme"),
+                "rows": len(mine),
+                "by_termination": dict(Counter(r.get("termination") for r in mine)),
+                "summary": summarize(scored) if scored else None,
+            }
+        )
     return out
 
 
@@ -63,12 +69,20 @@ def run_overview(entry: RunEntry) -> dict[str, Any]:
     agents = sorted({str(r.get("agent")) for r in rows})
     tasks = sorted({str(r.get("task")) for r in rows})
     progress = running_metrics(rows)
-    return {"key": entry.key, "name": entry.folder.name, "agents": agents, "tasks": tasks,
-            "rows": len(rows), "success_rate": progress["success_rate"],
-            "live": is_live(entry.folder), "model": summary.get("model"),
-            "reportable": summary.get("reportable"),
-            "modified": (entry.folder / "episodes.jsonl").stat().st_mtime
-            if (entry.folder / "episodes.jsonl").is_file() else None}  # fmt: skip
+    return {
+        "key": entry.key,
+        "name": entry.folder.name,
+        "agents": agents,
+        "tasks": tasks,
+        "rows": len(rows),
+        "success_rate": progress["success_rate"],
+        "live": is_live(entry.folder),
+        "model": summary.get("model"),
+        "reportable": summary.get("reportable"),
+        "modified": (entry.folder / "episodes.jsonl").stat().st_mtime
+        if (entry.folder / "episodes.jsonl").is_file()
+        else None,
+    }
 
 
 def run_tables(entry: RunEntry) -> dict[str, Any]:
@@ -82,12 +96,21 @@ def run_tables(entry: RunEntry) -> dict[str, Any]:
         result = item.get("summary") or {}
         overall = (result.get("overall") or {}).get("metrics") or {}
         groups = (result.get("by") or {}).get("category") or {}
-        categories = {cat: {"episodes": g.get("episodes"), "means": _means(g.get("metrics") or {})}
-                      for cat, g in groups.items()}  # fmt: skip
-        tables.append({"task": item.get("task"), "agent": item.get("agent"),
-                       "scheme": item.get("scheme"), "rows": item.get("rows"),
-                       "by_termination": item.get("by_termination") or {},
-                       "means": _means(overall), "categories": categories})  # fmt: skip
+        categories = {
+            cat: {"episodes": g.get("episodes"), "means": _means(g.get("metrics") or {})}
+            for cat, g in groups.items()
+        }
+        tables.append(
+            {
+                "task": item.get("task"),
+                "agent": item.get("agent"),
+                "scheme": item.get("scheme"),
+                "rows": item.get("rows"),
+                "by_termination": item.get("by_termination") or {},
+                "means": _means(overall),
+                "categories": categories,
+            }
+        )
     paired = paired_comparisons(RunData(entry.folder, summary, rows))
     warnings: list[str] = []
     if summary and not live:  # what `flaneur report` would warn about this folder
@@ -95,15 +118,31 @@ def run_tables(entry: RunEntry) -> dict[str, Any]:
             warnings = load_run(entry.folder).warnings
         except FlaneurError as err:
             warnings = [str(err)]
-    episodes = [{"task": r.get("task"), "agent": r.get("agent"), "episode_id": r.get("episode_id"),
-                 "category": r.get("category"), "termination": r.get("termination"),
-                 "steps": r.get("steps"), "success": row_success(r), "player": r.get("player")}
-                for r in rows]  # fmt: skip
+    episodes = [
+        {
+            "task": r.get("task"),
+            "agent": r.get("agent"),
+            "episode_id": r.get("episode_id"),
+            "category": r.get("category"),
+            "termination": r.get("termination"),
+            "steps": r.get("steps"),
+            "success": row_success(r),
+            "player": r.get("player"),
+        }
+        for r in rows
+    ]
     return {
-        "key": entry.key, "name": entry.folder.name, "live": live,
-        "labels": METRIC_LABELS, "tables": tables,
-        "paired_columns": list(PAIRED_COLUMNS), "paired_note": PAIRED_NOTE,
+        "key": entry.key,
+        "name": entry.folder.name,
+        "live": live,
+        "labels": METRIC_LABELS,
+        "tables": tables,
+        "paired_columns": list(PAIRED_COLUMNS),
+        "paired_note": PAIRED_NOTE,
         "paired": [{"task": c["task"], "cells": paired_cells(c)} for c in paired],
-        "episodes": episodes, "progress": running_metrics(rows),
-        "seed": summary.get("seed"), "model": summary.get("model"), "warnings": warnings,
-    }  # fmt: skip
+        "episodes": episodes,
+        "progress": running_metrics(rows),
+        "seed": summary.get("seed"),
+        "model": summary.get("model"),
+        "warnings": warnings,
+    }

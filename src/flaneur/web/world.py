@@ -45,8 +45,11 @@ class TaskStore:
         """Task sets offered for play and annotation: registered ids and ``--tasks`` files."""
         from flaneur.tasks.registry import list_tasks
 
-        out = [{"id": s.id, "description": s.description, "scheme": s.scheme}
-               for s in list_tasks() if not s.needs_data_dir or self.data_dir]  # fmt: skip
+        out = [
+            {"id": s.id, "description": s.description, "scheme": s.scheme}
+            for s in list_tasks()
+            if not s.needs_data_dir or self.data_dir
+        ]
         out += [{"id": key, "description": "task file", "scheme": ""} for key in self.task_files]
         return out
 
@@ -110,8 +113,11 @@ def street_map(city: City, node_ids: list[str], *, margin_m: float = 120.0) -> d
     keep = (src < dst) & (inside[src] | inside[dst])
     segments = np.column_stack([xy[src[keep]], xy[dst[keep]]]).round(1).tolist()
     nodes = {str(graph.ids[n]): xy[n].round(1).tolist() for n in located}
-    return {"bounds": [*lo.round(1).tolist(), *hi.round(1).tolist()], "segments": segments,
-            "nodes": nodes}  # fmt: skip
+    return {
+        "bounds": [*lo.round(1).tolist(), *hi.round(1).tolist()],
+        "segments": segments,
+        "nodes": nodes,
+    }
 
 
 class ViewService:
@@ -149,8 +155,9 @@ class ViewService:
         key = (city.name, node_id, round(heading) % 360, round(fov))
         data = self._png.get(key)
         if data is None:
-            view = self.provider(city).view(node_id, float(key[2]), fov=float(key[3]),
-                                            size=VIEW_SIZE)  # fmt: skip
+            view = self.provider(city).view(
+                node_id, float(key[2]), fov=float(key[3]), size=VIEW_SIZE
+            )
             buffer = io.BytesIO()
             view.image.save(buffer, format="PNG", compress_level=1)
             data = buffer.getvalue()
@@ -169,5 +176,7 @@ def view_directions(city: City, node_id: str, heading: float, scheme: str) -> li
         return [{"label": label, "heading": (heading + offset) % 360.0} for label, offset in sides]
     graph = city.graph
     node = graph.index(node_id)
-    return [{"label": f"street {k}", "heading": float(h)}
-            for k, h in enumerate(graph.out_headings(node).tolist(), start=1)]
+    return [
+        {"label": f"street {k}", "heading": float(h)}
+        for k, h in enumerate(graph.out_headings(node).tolist(), start=1)
+    ]

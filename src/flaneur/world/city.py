@@ -299,8 +299,15 @@ def _pack_file(path: Path) -> Iterator[None]:
         yield
     except DataError:
         raise
-    except (ValueError, KeyError, TypeError, IndexError, EOFError, OSError,
-            zipfile.BadZipFile) as err:  # fmt: skip
+    except (
+        ValueError,
+        KeyError,
+        TypeError,
+        IndexError,
+        EOFError,
+        OSError,
+        zipfile.BadZipFile,
+    ) as err:
         if isinstance(err, OSError) and not isinstance(err, zipfile.BadZipFile) and err.filename:
             raise
         detail = " ".join(str(err).split()) or type(err).__name__

@@ -147,9 +147,10 @@ class Furniture:
         """Positions in metres in :attr:`projection`, shape ``(n, 2)``."""
         if self.projection is None:
             self.projection = (
-                LocalProjection.around(self.lat, self.lng) if len(self)
+                LocalProjection.around(self.lat, self.lng)
+                if len(self)
                 else LocalProjection(0.0, 0.0)
-            )  # fmt: skip
+            )
         x, y = self.projection.forward(self.lat, self.lng)
         return np.column_stack([np.atleast_1d(x), np.atleast_1d(y)]).reshape(len(self), 2)
 

@@ -54,8 +54,21 @@ __all__ = [
 ]
 
 GROUPS: tuple[str, ...] = (
-    "food", "shopping", "finance", "health", "lodging", "transit", "automotive", "leisure",
-    "culture", "worship", "education", "services", "government", "business", "amenity",
+    "food",
+    "shopping",
+    "finance",
+    "health",
+    "lodging",
+    "transit",
+    "automotive",
+    "leisure",
+    "culture",
+    "worship",
+    "education",
+    "services",
+    "government",
+    "business",
+    "amenity",
 )
 
 
@@ -85,13 +98,17 @@ _Rule = tuple[dict[str, frozenset[str]], tuple[str, ...]]
 _DATA: dict[str, Any] = json.loads(
     resources.files(__package__).joinpath("taxonomy.json").read_text(encoding="utf-8")
 )
-CATEGORIES: Mapping[str, CategoryInfo] = MappingProxyType({
-    name: CategoryInfo(
-        label=entry["label"], group=entry["group"],
-        synonyms=tuple(entry.get("synonyms", ())), parents=tuple(entry.get("parents", ())),
-    )
-    for name, entry in _DATA["categories"].items()
-})
+CATEGORIES: Mapping[str, CategoryInfo] = MappingProxyType(
+    {
+        name: CategoryInfo(
+            label=entry["label"],
+            group=entry["group"],
+            synonyms=tuple(entry.get("synonyms", ())),
+            parents=tuple(entry.get("parents", ())),
+        )
+        for name, entry in _DATA["categories"].items()
+    }
+)
 _KEY_ORDER: tuple[str, ...] = tuple(_DATA["key_order"])
 _TAGS: dict[str, dict[str, tuple[str, ...]]] = {
     key: {value: tuple(cats) for value, cats in table.items()}
@@ -295,21 +312,33 @@ def category_label(name: str) -> str:
     return info.label if info is not None else str(name).replace("_", " ")
 
 
-
 _NEGATIVE = frozenset({"no", "false", "0", "none"})
 _POSITIVE = frozenset({"yes", "true", "1", "only", "designated", "limited"})
 _UNKNOWN = frozenset({"unknown", "?", "fixme"})
 _LEVELS = {"yes": "yes", "designated": "yes", "no": "no", "limited": "limited", "only": "only"}
 _WIFI = {"wifi": "wlan", "wi-fi": "wlan", "wireless": "wlan", "wlan": "wlan"}
 _TEXT_KEYS = {  # attribute -> OSM keys, first present wins
-    "brand": ("brand", "brand:en"), "brand:en": ("brand:en",),
-    "brand:wikidata": ("brand:wikidata",), "operator": ("operator",),
-    "opening_hours": ("opening_hours",), "level": ("level",),
-    "website": ("website", "contact:website", "url"), "phone": ("phone", "contact:phone"),
-    "access": ("access",), "stars": ("stars",),
+    "brand": ("brand", "brand:en"),
+    "brand:en": ("brand:en",),
+    "brand:wikidata": ("brand:wikidata",),
+    "operator": ("operator",),
+    "opening_hours": ("opening_hours",),
+    "level": ("level",),
+    "website": ("website", "contact:website", "url"),
+    "phone": ("phone", "contact:phone"),
+    "access": ("access",),
+    "stars": ("stars",),
 }
-_BOOL_KEYS = ("outdoor_seating", "takeaway", "delivery", "drive_through", "changing_table",
-              "toilets", "fee", "internet_access:fee")
+_BOOL_KEYS = (
+    "outdoor_seating",
+    "takeaway",
+    "delivery",
+    "drive_through",
+    "changing_table",
+    "toilets",
+    "fee",
+    "internet_access:fee",
+)
 _DESCRIPTIVE = frozenset({"outdoor_seating", "toilets", "fee"})  # any kind given means yes
 
 

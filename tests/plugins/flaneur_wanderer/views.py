@@ -32,6 +32,8 @@ class FlatViews:
         fov: float = 60.0,
         size: tuple[int, int] = DEFAULT_SIZE,
     ) -> View:
-        index, heading, pitch, fov, size = check_request(self.graph, node, heading, pitch, fov, size)
+        index, heading, pitch, fov, size = check_request(
+            self.graph, node, heading, pitch, fov, size
+        )
         image = Image.new("RGB", size, self.colour)
         return View(image, str(self.graph.ids[index]), heading, pitch, fov, self.name)

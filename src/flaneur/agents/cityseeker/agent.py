@@ -155,16 +155,26 @@ class CitySeekerAgent(Agent):
         self.strategy_codes = parse_strategies(strategies)
         self.round = int(round)
         self.step_limit = int(step_limit)
-        self.params = {"k": k, "theta": theta, "b2_k": b2_k or k, "hops": hops,
-                       "radius_m": radius_m, "recent": recent, "b3_oracle": b3_oracle,
-                       "cognition_model": cognition_model}  # fmt: skip
+        self.params = {
+            "k": k,
+            "theta": theta,
+            "b2_k": b2_k or k,
+            "hops": hops,
+            "radius_m": radius_m,
+            "recent": recent,
+            "b3_oracle": b3_oracle,
+            "cognition_model": cognition_model,
+        }
         self.max_backtracks = int(max_backtracks)
         self.memory_option = memory
         self.memory_path = memory_path
         self.view_fov = float(view_fov)
         self.view_size = (int(view_size[0]), int(view_size[1]))
-        self.call_params = {"temperature": temperature, "max_tokens": int(max_tokens),
-                            "json_mode": json_mode or None}  # fmt: skip
+        self.call_params = {
+            "temperature": temperature,
+            "max_tokens": int(max_tokens),
+            "json_mode": json_mode or None,
+        }
         self.parse_failures_total = 0
 
     # ------------------------------------------------------------------ episode
@@ -193,36 +203,46 @@ class CitySeekerAgent(Agent):
             memory.start_round(self.round)
         start = city.graph.index(episode.start_node)
         self.run = EpisodeRun(
-            city=city, episode=episode, task=task, round=self.round,
-            privileged=env_info.privileged, memory=memory,
-            node=start, heading=float(episode.start_heading), start=start,
-        )  # fmt: skip
+            city=city,
+            episode=episode,
+            task=task,
+            round=self.round,
+            privileged=env_info.privileged,
+            memory=memory,
+            node=start,
+            heading=float(episode.start_heading),
+            start=start,
+        )
         self.prompts = PromptBuilder(
-            env_info.views, fov=self.view_fov, size=self.view_size,
+            env_info.views,
+            fov=self.view_fov,
+            size=self.view_size,
             radius_m=float(self.params["radius_m"]),
-        )  # fmt: skip
+        )
         self.env_limit = int(env_info.max_steps or episode.max_steps)
         self.limit = min(self.step_limit, self.env_limit)
         self._prepared = False
-        self._goal_xy = [city.graph.xy[city.graph.index(g)] for g in episode.goal_nodes
-                         if g in city.graph]  # fmt: skip
+        self._goal_xy = [
+            city.graph.xy[city.graph.index(g)] for g in episode.goal_nodes if g in city.graph
+        ]
 
     async def _ask(self, prompt: BuiltPrompt) -> str:
         params = dict(self.call_params)
         if prompt.kind == "cognition":
             params["max_tokens"] = self.cognition_max_tokens
-        completion = await self.model.complete(
-            prompt.messages(self.prompts.system_text), **params
-        )
+        completion = await self.model.complete(prompt.messages(self.prompts.system_text), **params)
         return completion.text or ""
 
     async def _ask_cognition(self, kind: str, summary: str) -> tuple[str, str]:
         prompt = self.prompts.cognition_prompt(kind, summary)
         reply = await self._ask(prompt)
-        self.run.record_extra.setdefault("cognition", []).append({
-            "prompt_id": prompt.prompt_id, "prompt": prompt.log_text(self.prompts.system_text),
-            "raw_output": reply,
-        })  # fmt: skip
+        self.run.record_extra.setdefault("cognition", []).append(
+            {
+                "prompt_id": prompt.prompt_id,
+                "prompt": prompt.log_text(self.prompts.system_text),
+                "raw_output": reply,
+            }
+        )
         return reply, prompt.prompt_id
 
     # ------------------------------------------------------------------ step
@@ -304,9 +324,16 @@ class CitySeekerAgent(Agent):
         stop_prompt = self.prompts.stop_prompt(run, self.limit, context)
         stop_text = await self._ask(stop_prompt)
         said = parse_stop(stop_text, stop_prompt.text)
-        calls.append(self._call(stop_prompt, stop_text, said.ok,
-                                "stop" if said.stop else "continue", said.confidence,
-                                said.reason))  # fmt: skip
+        calls.append(
+            self._call(
+                stop_prompt,
+                stop_text,
+                said.ok,
+                "stop" if said.stop else "continue",
+                said.confidence,
+                said.reason,
+            )
+        )
         options = build_options(run.city, run.node, run.heading)
         if said.stop or not options:
             thought = said.thought or ("no street to take" if not options else "")
@@ -317,21 +344,44 @@ class CitySeekerAgent(Agent):
         choice_text = await self._ask(choice_prompt)
         chosen = parse_choice(choice_text, [o.coarse for o in options], choice_prompt.text)
         option: Option = options[chosen.index]
-        calls.append(self._call(choice_prompt, choice_text, chosen.ok, option.label,
-                                chosen.confidence, chosen.reason))  # fmt: skip
+        calls.append(
+            self._call(
+                choice_prompt,
+                choice_text,
+                chosen.ok,
+                option.label,
+                chosen.confidence,
+                chosen.reason,
+            )
+        )
         thought = " | ".join(t for t in (said.thought, chosen.thought) if t)
-        memo = StepMemo(run.step, run.node, run.heading, option.label, option.target,
-                        chosen.confidence, thought)  # fmt: skip
+        memo = StepMemo(
+            run.step, run.node, run.heading, option.label, option.target, chosen.confidence, thought
+        )
         run.history.append(memo)
         for s in self.strategies:
             s.after_decision(run)
         return self._emit(memo, option.slot, f"{option.slot}:{option.fine}", calls)
 
-    def _call(self, prompt: BuiltPrompt, reply: str, ok: bool, parsed: str,
-              confidence: float | None, reason: str = "") -> dict[str, Any]:  # fmt: skip
-        call = {"kind": prompt.kind, "prompt_id": prompt.prompt_id, "ok": ok, "parsed": parsed,
-                "confidence": confidence, "images": len(prompt.images),
-                "_prompt": prompt.log_text(self.prompts.system_text), "_reply": reply}  # fmt: skip
+    def _call(
+        self,
+        prompt: BuiltPrompt,
+        reply: str,
+        ok: bool,
+        parsed: str,
+        confidence: float | None,
+        reason: str = "",
+    ) -> dict[str, Any]:
+        call = {
+            "kind": prompt.kind,
+            "prompt_id": prompt.prompt_id,
+            "ok": ok,
+            "parsed": parsed,
+            "confidence": confidence,
+            "images": len(prompt.images),
+            "_prompt": prompt.log_text(self.prompts.system_text),
+            "_reply": reply,
+        }
         if reason:
             call["reason"] = reason
         return call
@@ -377,18 +427,27 @@ class CitySeekerAgent(Agent):
             return
         ids = run.graph.ids
         memory.add_visit(
-            run.round, memo.step, str(ids[memo.node]), run.graph.xy[memo.node],
-            heading=memo.heading, decision=memo.decision,
+            run.round,
+            memo.step,
+            str(ids[memo.node]),
+            run.graph.xy[memo.node],
+            heading=memo.heading,
+            decision=memo.decision,
             target=None if memo.target is None else str(ids[memo.target]),
-            confidence=memo.confidence, backtrack=memo.backtrack,
-        )  # fmt: skip
+            confidence=memo.confidence,
+            backtrack=memo.backtrack,
+        )
         if final:
             end = memo.node if memo.target is None else memo.target
             success = self._near_goal(end)
-            outcome = "success" if success else (
-                "failure (stopped)" if slot == STOP else "failure (step limit)")  # fmt: skip
-            memory.finish_round(run.round, outcome, success=success, steps=memo.step + 1,
-                                end_node=str(ids[end]))  # fmt: skip
+            outcome = (
+                "success"
+                if success
+                else ("failure (stopped)" if slot == STOP else "failure (step limit)")
+            )
+            memory.finish_round(
+                run.round, outcome, success=success, steps=memo.step + 1, end_node=str(ids[end])
+            )
             memory.close()
 
     def _near_goal(self, node: int) -> bool:

@@ -89,9 +89,18 @@ _COLUMNS = "round, step, node, x, y, heading, decision, target, confidence, back
 
 def _visit(row: Sequence) -> Visit:
     return Visit(
-        int(row[0]), int(row[1]), str(row[2]), float(row[3]), float(row[4]),
-        row[5], row[6], row[7], row[8], bool(row[9]), row[10],
-    )  # fmt: skip
+        int(row[0]),
+        int(row[1]),
+        str(row[2]),
+        float(row[3]),
+        float(row[4]),
+        row[5],
+        row[6],
+        row[7],
+        row[8],
+        bool(row[9]),
+        row[10],
+    )
 
 
 def default_memory_path(task: str, agent: str = "cityseeker") -> Path:
@@ -182,9 +191,19 @@ class GraphMemory:
     ) -> None:
         """Write one step."""
         row = (
-            self.task, self.episode, int(round_), int(step), str(node), float(xy[0]),
-            float(xy[1]), heading, decision, target, confidence, int(bool(backtrack)),
-        )  # fmt: skip
+            self.task,
+            self.episode,
+            int(round_),
+            int(step),
+            str(node),
+            float(xy[0]),
+            float(xy[1]),
+            heading,
+            decision,
+            target,
+            confidence,
+            int(bool(backtrack)),
+        )
         with self.con:
             self.con.execute(
                 "INSERT OR REPLACE INTO visits (task, episode, round, step, node, x, y, heading,"

@@ -89,10 +89,11 @@ def build_options(city: City, node: int, heading: float) -> list[Option]:
         raw.append((abs(rel), rel, k + 1, target, h, float(graph.lengths[start + k])))
     raw.sort()
     return [
-        Option(chr(ord("A") + i), slot, target, h, rel, coarse_label(rel), direction_label(rel),
-               length)
+        Option(
+            chr(ord("A") + i), slot, target, h, rel, coarse_label(rel), direction_label(rel), length
+        )
         for i, (_, rel, slot, target, h, length) in enumerate(raw)
-    ]  # fmt: skip
+    ]
 
 
 def node_kind(city: City, node: int) -> str:
@@ -114,16 +115,25 @@ def _place_text(city: City, row: int, dist: float, rel: float | None) -> str:
     return f"{name}{kind} {dist:.0f} m{where}"
 
 
-def places_toward(city: City, node: int, heading: float, *, radius_m: float = 50.0,
-                  fov: float = 60.0, limit: int = 5) -> list[str]:  # fmt: skip
+def places_toward(
+    city: City,
+    node: int,
+    heading: float,
+    *,
+    radius_m: float = 50.0,
+    fov: float = 60.0,
+    limit: int = 5,
+) -> list[str]:
     """Named places within ``radius_m`` inside the ``fov`` sector of ``heading``."""
     if len(city.places) == 0:
         return []
     rows, dists, rels = city.places.in_view(
         city.graph.xy[node], heading, fov=fov, radius_m=radius_m, named_only=True
     )
-    return [_place_text(city, int(r), float(d), None) for r, d, _ in
-            zip(rows[:limit], dists[:limit], rels[:limit], strict=True)]  # fmt: skip
+    return [
+        _place_text(city, int(r), float(d), None)
+        for r, d, _ in zip(rows[:limit], dists[:limit], rels[:limit], strict=True)
+    ]
 
 
 def describe_option(city: City, node: int, option: Option, *, radius_m: float = 50.0) -> str:
@@ -133,14 +143,18 @@ def describe_option(city: City, node: int, option: Option, *, radius_m: float = 
     return f"the street leads {option.length_m:.0f} m to {node_kind(city, option.target)}{seen}"
 
 
-def describe_here(city: City, node: int, heading: float, *, radius_m: float = 50.0,
-                  limit: int = 8) -> str:  # fmt: skip
+def describe_here(
+    city: City, node: int, heading: float, *, radius_m: float = 50.0, limit: int = 8
+) -> str:
     """A map description of the current position (for the stop prompt without views)."""
     parts = [f"You stand at {node_kind(city, node)}, facing {compass(heading)} ({heading:.0f}°)."]
     if len(city.places):
         rows, dists = city.places_near_node(node, radius_m)
-        named = [(int(r), float(d)) for r, d in zip(rows, dists, strict=True)
-                 if city.places.names[int(r)]][:limit]  # fmt: skip
+        named = [
+            (int(r), float(d))
+            for r, d in zip(rows, dists, strict=True)
+            if city.places.names[int(r)]
+        ][:limit]
         if named:
             xy = city.graph.xy[node]
             texts = []
@@ -154,8 +168,9 @@ def describe_here(city: City, node: int, heading: float, *, radius_m: float = 50
     return " ".join(parts)
 
 
-def render_views(views: Any, node: int, headings: list[float], *, fov: float,
-                 size: tuple[int, int]) -> list[Any]:  # fmt: skip
+def render_views(
+    views: Any, node: int, headings: list[float], *, fov: float, size: tuple[int, int]
+) -> list[Any]:
     """One PIL image per heading from the view provider."""
     return [views.view(int(node), float(h), fov=fov, size=size).image for h in headings]
 

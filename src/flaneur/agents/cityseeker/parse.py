@@ -199,9 +199,7 @@ def _option_index(value: Any, labels: Sequence[str]) -> int | None:
     return hits[0] if len(hits) == 1 else None
 
 
-def parse_choice(
-    text: str | None, labels: Sequence[str], prompt: str | None = None
-) -> ChoiceReply:
+def parse_choice(text: str | None, labels: Sequence[str], prompt: str | None = None) -> ChoiceReply:
     """Parse a choice-prompt reply among ``labels`` (``FRONT``, ``LEFT``, ... in option
     order); never raises.
 

@@ -80,9 +80,13 @@ class PromptBuilder:
     """
 
     def __init__(
-        self, views: Any, *, fov: float = 60.0, size: tuple[int, int] = (800, 460),
+        self,
+        views: Any,
+        *,
+        fov: float = 60.0,
+        size: tuple[int, int] = (800, 460),
         radius_m: float = 50.0,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.views = views
         self.fov = float(fov)
         self.size = (int(size[0]), int(size[1]))
@@ -124,9 +128,12 @@ class PromptBuilder:
         else:
             observation = describe_here(run.city, run.node, run.heading, radius_m=self.radius_m)
         text, pid = self.stop.fill(
-            instruction=run.episode.instruction, step=run.step + 1, limit=limit,
-            observation=observation, context=_section(context),
-        )  # fmt: skip
+            instruction=run.episode.instruction,
+            step=run.step + 1,
+            limit=limit,
+            observation=observation,
+            context=_section(context),
+        )
         return BuiltPrompt("stop", text, pid, images, notes)
 
     def choice_prompt(
@@ -147,10 +154,15 @@ class PromptBuilder:
                 what = describe_option(run.city, run.node, o, radius_m=self.radius_m)
                 lines.append(f"{head}: {what}")
         text, pid = self.choice.fill(
-            instruction=run.episode.instruction, step=run.step + 1, limit=limit,
-            where=node_kind(run.city, run.node), facing=compass(run.heading),
-            context=_section(context), options="\n".join(lines), hint=_section(hint),
-        )  # fmt: skip
+            instruction=run.episode.instruction,
+            step=run.step + 1,
+            limit=limit,
+            where=node_kind(run.city, run.node),
+            facing=compass(run.heading),
+            context=_section(context),
+            options="\n".join(lines),
+            hint=_section(hint),
+        )
         return BuiltPrompt("choice", text, pid, images, notes)
 
     def cognition_prompt(self, kind: str, summary: str) -> BuiltPrompt:

@@ -251,8 +251,13 @@ class ExplorerAgent(Agent):
         if not self._start_hops:
             self._start_hops = hops_within(self.targets_of, node, self.max_steps)
             mean = max(self.avg_reference - 1.0, 1.0) if self.avg_reference else 12.0
-            self.plan = CoveragePlan(self.graph, self.targets_of, self._start_hops, mean,
-                                     radius_m=self.params.cover_radius_m)  # fmt: skip
+            self.plan = CoveragePlan(
+                self.graph,
+                self.targets_of,
+                self._start_hops,
+                mean,
+                radius_m=self.params.cover_radius_m,
+            )
         assert self.plan is not None
         self.plan.visit(node)
         self.memory.visits[node] += 1
@@ -418,12 +423,16 @@ class ExplorerAgent(Agent):
         self.prev_node = node
         rel = relative_angle(self.headings_of[node][slot - 1], self._heading)
         name = f"{slot}:{direction_label(rel)}"
-        return Action(slot, name, step_record(parsed_action=name, thoughts=why,
-                                              confidence=_unit(confidence)))  # fmt: skip
+        return Action(
+            slot, name, step_record(parsed_action=name, thoughts=why, confidence=_unit(confidence))
+        )
 
     def _stop(self, why: str, confidence: float | None) -> Action:
-        return Action(STOP, "stop", step_record(parsed_action="stop", thoughts=why,
-                                                confidence=_unit(confidence)))  # fmt: skip
+        return Action(
+            STOP,
+            "stop",
+            step_record(parsed_action="stop", thoughts=why, confidence=_unit(confidence)),
+        )
 
 
 def _unit(value: float | None) -> float | None:

@@ -118,9 +118,12 @@ class MapPerception:
             return hit
         places = self.city.places
         rows, dist, rel = places.in_view(
-            self.city.graph.xy[node], heading, fov=self.fov, radius_m=self.radius_m,
+            self.city.graph.xy[node],
+            heading,
+            fov=self.fov,
+            radius_m=self.radius_m,
             named_only=True,
-        )  # fmt: skip
+        )
         out = tuple(
             Sighting(str(places.names[r]), float(d), (heading + float(b)) % 360.0)
             for r, d, b in zip(rows.tolist(), dist.tolist(), rel.tolist(), strict=True)
@@ -188,11 +191,20 @@ class OCRPerception:
         if callable(describe):  # providers that describe their requests (synthetic)
             view = describe(node, heading, 0.0, self.fov, self.size)
         else:
-            view = {"provider": getattr(self.views, "name", type(self.views).__name__),
-                    "city": self.city.name, "node": str(self.city.graph.ids[node]),
-                    "heading": heading, "fov": self.fov, "size": list(self.size)}  # fmt: skip
-        return {"kind": "explorer-ocr-2", "view": view, "ocr": self.ocr.params,
-                "min_score": self.min_text_score}  # fmt: skip
+            view = {
+                "provider": getattr(self.views, "name", type(self.views).__name__),
+                "city": self.city.name,
+                "node": str(self.city.graph.ids[node]),
+                "heading": heading,
+                "fov": self.fov,
+                "size": list(self.size),
+            }
+        return {
+            "kind": "explorer-ocr-2",
+            "view": view,
+            "ocr": self.ocr.params,
+            "min_score": self.min_text_score,
+        }
 
     def _key(self, node: int, heading: float) -> str:
         from flaneur.views.cache import request_key
@@ -210,12 +222,12 @@ class OCRPerception:
             with _RENDER_LOCK:  # providers and their caches are not thread-safe
                 view = self.views.view(int(node), float(heading), fov=self.fov, size=self.size)
             boxes = [b for b in self.ocr.read(view.image) if b.score >= self.min_text_score]
-            lines = [[text, *box, _line_height(box, boxes)]
-                     for text, box in text_candidates(boxes)]  # fmt: skip
+            lines = [[text, *box, _line_height(box, boxes)] for text, box in text_candidates(boxes)]
             if self._disk is not None:
                 self._disk.put_json(key, lines)
-        out = tuple(self._sighting(str(t), (x0, y0, x1, y1), h, heading)
-                    for t, x0, y0, x1, y1, h in lines)  # fmt: skip
+        out = tuple(
+            self._sighting(str(t), (x0, y0, x1, y1), h, heading) for t, x0, y0, x1, y1, h in lines
+        )
         _OCR_MEMORY.put(key, out)
         return out
 
@@ -240,9 +252,14 @@ class OCRPerception:
 def _line_height(box: tuple[float, ...], boxes: list[Any]) -> float:
     """Height of one line of text in ``box`` (lines joined by ``text_candidates`` stack up)."""
     x0, y0, x1, y1 = box
-    inside = [b.bbox[3] - b.bbox[1] for b in boxes
-              if b.bbox[0] >= x0 - 1 and b.bbox[1] >= y0 - 1
-              and b.bbox[2] <= x1 + 1 and b.bbox[3] <= y1 + 1]  # fmt: skip
+    inside = [
+        b.bbox[3] - b.bbox[1]
+        for b in boxes
+        if b.bbox[0] >= x0 - 1
+        and b.bbox[1] >= y0 - 1
+        and b.bbox[2] <= x1 + 1
+        and b.bbox[3] <= y1 + 1
+    ]
     return float(min(inside)) if inside else float(y1 - y0)
 
 

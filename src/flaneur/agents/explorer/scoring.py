@@ -141,9 +141,10 @@ def expansions(embedder, sub: SubNeed, thresholds: Thresholds) -> list[str]:  # 
     order = np.argsort(-sims, kind="stable")[: thresholds.expand_k]
     top = float(sims[order[0]])
     return [
-        labels[i] for i in order.tolist()
+        labels[i]
+        for i in order.tolist()
         if sims[i] >= thresholds.expand_min and sims[i] >= top - thresholds.expand_gap
-    ]  # fmt: skip
+    ]
 
 
 class NeedScorer:

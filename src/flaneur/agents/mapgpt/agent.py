@@ -218,9 +218,14 @@ class MapGPTAgent(Agent):
         }
         far = {v: self._bearing_to(node, v) for _, v in cands if v not in edge_headings}
         options = pb.move_options(
-            cands, self.map, current=node, heading=heading, edge_headings=edge_headings,
-            xy_bearing=far, with_stop=step + 1 >= self.stop_after,
-        )  # fmt: skip
+            cands,
+            self.map,
+            current=node,
+            heading=heading,
+            edge_headings=edge_headings,
+            xy_bearing=far,
+            with_stop=step + 1 >= self.stop_after,
+        )
         images: list[Any] = []
         labels: list[str] = []
         moves = [o for o in options if not o.is_stop]
@@ -238,10 +243,11 @@ class MapGPTAgent(Agent):
             items = [(o.node, edge_headings.get(o.node)) for o in moves]
             texts = iter(await self.describer.describe_many(node, items))
             options = [
-                o if o.is_stop else pb.Option(o.letter, o.slot, o.node, o.place, o.phrase,
-                                              next(texts))
+                o
+                if o.is_stop
+                else pb.Option(o.letter, o.slot, o.node, o.place, o.phrase, next(texts))
                 for o in options
-            ]  # fmt: skip
+            ]
         supplementary = await self._supplementary(node, heading, {o.node for o in options})
         user_text, _ = self.step_prompt.fill(
             instruction=" ".join(observation["instruction"].split()),
@@ -305,15 +311,17 @@ class MapGPTAgent(Agent):
             parse_failures=failures,
         )
         usage = completion.usage
-        record.update({  # type: ignore[typeddict-item]
-            "prompt": full,
-            "planning": parsed.planning or None,
-            "letter": chosen.letter if chosen is not None and parsed.ok else None,
-            "parse_method": parsed.method,
-            "truncated": truncated or None,
-            "images": sum(len(m.images) for m in messages),
-            "tokens": [usage.prompt_tokens, usage.completion_tokens],
-        })  # fmt: skip
+        record.update(
+            {  # type: ignore[typeddict-item]
+                "prompt": full,
+                "planning": parsed.planning or None,
+                "letter": chosen.letter if chosen is not None and parsed.ok else None,
+                "parse_method": parsed.method,
+                "truncated": truncated or None,
+                "images": sum(len(m.images) for m in messages),
+                "tokens": [usage.prompt_tokens, usage.completion_tokens],
+            }
+        )
         captions = self.describer.drain_captions()
         if captions:
             record["captions"] = captions  # type: ignore[typeddict-item]

@@ -170,12 +170,14 @@ class PlaceDescriber:
         self.caption_calls += 1
         text = " ".join((reply.text or "").split())[:300]
         self._captions[key] = text
-        self.caption_log.append({
-            "prompt_id": prompt.id,
-            "prompt": question,
-            "image": f"view from node {self.city.graph.ids[key[0]]} towards {key[1]} degrees",
-            "raw_output": reply.text,
-        })  # fmt: skip
+        self.caption_log.append(
+            {
+                "prompt_id": prompt.id,
+                "prompt": question,
+                "image": f"view from node {self.city.graph.ids[key[0]]} towards {key[1]} degrees",
+                "raw_output": reply.text,
+            }
+        )
         return text
 
     def drain_captions(self) -> list[dict[str, Any]]:

@@ -70,6 +70,8 @@ class VelmaOptions:
     min_action_mass: float = 0.5
     max_tokens: int = 8
     extract_max_tokens: int = 160
+
+
 class VelmaAgent(Agent):
     """VELMA (Schumann et al., AAAI 2024) in the ``turns`` scheme.
 
@@ -170,9 +172,14 @@ class VelmaAgent(Agent):
         if pool is None:
             pool = list(env_info.task_episodes)
         self.examples, self.example_ids = examples_text(
-            self.scheme, self.city, pool, episode, self.k_shot,
-            seed=self.example_seed, observer=self.map_observer,
-        )  # fmt: skip
+            self.scheme,
+            self.city,
+            pool,
+            episode,
+            self.k_shot,
+            seed=self.example_seed,
+            observer=self.map_observer,
+        )
         if len(self.example_ids) < self.k_shot:
             warnings.warn(
                 "velma runs with fewer in-context examples than k_shot: give the task set's "

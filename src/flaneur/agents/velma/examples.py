@@ -91,8 +91,15 @@ def example_block(
     scheme: TurnsScheme, city: City, example: Episode, number: int, observer: MapLandmarkObserver
 ) -> str | None:
     """The filled example prompt for ``example`` (``None`` if it cannot be walked)."""
-    key = (id(city.graph), city.name, example.id, example.instruction, number,
-           observer.landmarks_from, observer.radius_m)  # fmt: skip
+    key = (
+        id(city.graph),
+        city.name,
+        example.id,
+        example.instruction,
+        number,
+        observer.landmarks_from,
+        observer.radius_m,
+    )
     if key in _CACHE:
         _CACHE.move_to_end(key)
         return _CACHE[key]

@@ -197,9 +197,17 @@ def export_finetune(
             for episode in chosen:
                 try:
                     records = episode_records(
-                        scheme, city, episode, fmt=fmt, task=task, pool=episodes,
-                        k_shot=k_shot, seed=seed, metadata=metadata, observer=observer,
-                    )  # fmt: skip
+                        scheme,
+                        city,
+                        episode,
+                        fmt=fmt,
+                        task=task,
+                        pool=episodes,
+                        k_shot=k_shot,
+                        seed=seed,
+                        metadata=metadata,
+                        observer=observer,
+                    )
                 except (TeacherError, FlaneurError) as err:
                     stats.skipped.append(
                         {"task": task, "episode_id": episode.id, "error": str(err)}

@@ -96,8 +96,15 @@ class Aria:
         Overview provider (default: text from OSM tags).
     """
 
-    def __init__(self, city: City, thinker: Thinker | None = None, overviews=None, *,
-                 radius_m: float = RADIUS_M, keep: int = KEEP) -> None:
+    def __init__(
+        self,
+        city: City,
+        thinker: Thinker | None = None,
+        overviews=None,
+        *,
+        radius_m: float = RADIUS_M,
+        keep: int = KEEP,
+    ) -> None:
         self.city = city
         self.thinker = thinker or Thinker()
         self.overviews = overviews or TagOverview()
@@ -106,11 +113,13 @@ class Aria:
 
     def place_types(self, intention: str, background: str = "") -> tuple[dict[str, float], str]:
         """Type scores (best first) and who chose them (``"llm"`` or ``"embedder"``)."""
-        reply = self.thinker.ask(prompt_template("aria_type").format(
-            intention=intention, background=background))
+        reply = self.thinker.ask(
+            prompt_template("aria_type").format(intention=intention, background=background)
+        )
         if reply is not None:
-            category = normalize_category(reply.strip().strip('".').splitlines()[0]
-                                          if reply.strip() else "")
+            category = normalize_category(
+                reply.strip().strip('".').splitlines()[0] if reply.strip() else ""
+            )
             if category:
                 return {category: 1.0}, "llm"
             self.thinker.fell_back()
@@ -122,33 +131,53 @@ class Aria:
         """The nearest :attr:`keep` places of the given types within the radius."""
         found = {}
         for category in types:
-            for r in nearby_search(self.city, xy, radius_m=self.radius_m, place_type=category,
-                                   named_only=True, limit=None):
+            for r in nearby_search(
+                self.city,
+                xy,
+                radius_m=self.radius_m,
+                place_type=category,
+                named_only=True,
+                limit=None,
+            ):
                 found.setdefault(r.row, r)
         return sorted(found.values(), key=lambda r: r.distance_m)[: self.keep]
 
-    def _offline_rating(self, intention: str, types: dict[str, float], result,
-                        overview: str) -> tuple[float, str]:
+    def _offline_rating(
+        self, intention: str, types: dict[str, float], result, overview: str
+    ) -> tuple[float, str]:
         best_type = max(types.values()) if types else 1.0
         fit = max((types.get(c, 0.0) for c in result.categories), default=0.0)
         type_fit = max(0.0, fit / best_type) if best_type > 0 else 0.0
         over = float(max(0.0, embedder().similarity([intention], [overview])[0, 0]))
         near = max(0.0, 1.0 - result.distance_m / self.radius_m)
         prom = min(result.prominence, 4.0) / 4.0
-        score = 10.0 * (WEIGHTS["type"] * type_fit + WEIGHTS["overview"] * over
-                        + WEIGHTS["near"] * near + WEIGHTS["prominence"] * prom)
-        why = (f"type fit {type_fit:.2f}, overview fit {over:.2f}, "
-               f"{result.distance_m:.0f} m away, prominence {result.prominence:g}")
+        score = 10.0 * (
+            WEIGHTS["type"] * type_fit
+            + WEIGHTS["overview"] * over
+            + WEIGHTS["near"] * near
+            + WEIGHTS["prominence"] * prom
+        )
+        why = (
+            f"type fit {type_fit:.2f}, overview fit {over:.2f}, "
+            f"{result.distance_m:.0f} m away, prominence {result.prominence:g}"
+        )
         return round(score, 2), why
 
-    def rate(self, intention: str, background: str, types: dict[str, float], result
-             ) -> dict[str, Any]:
+    def rate(
+        self, intention: str, background: str, types: dict[str, float], result
+    ) -> dict[str, Any]:
         """Overview and rating of one candidate."""
         overview = self.overviews.overview(self.city, result.row)
         rating, why, rated_by = None, "", "offline"
-        reply = self.thinker.ask(prompt_template("aria_rate").format(
-            background=background, intention=intention, name=result.name,
-            distance_m=round(result.distance_m), overview=overview))
+        reply = self.thinker.ask(
+            prompt_template("aria_rate").format(
+                background=background,
+                intention=intention,
+                name=result.name,
+                distance_m=round(result.distance_m),
+                overview=overview,
+            )
+        )
         if reply is not None:
             data = extract_json(reply)
             value = data.get("rating") if isinstance(data, dict) else None
@@ -158,15 +187,21 @@ class Aria:
                 self.thinker.fell_back()
         if rating is None:
             rating, why = self._offline_rating(intention, types, result, overview)
-        return {**result.to_dict(), "overview": overview, "rating": rating,
-                "explanation": why, "rated_by": rated_by}
+        return {
+            **result.to_dict(),
+            "overview": overview,
+            "rating": rating,
+            "explanation": why,
+            "rated_by": rated_by,
+        }
 
     def mentioned(self, xy: Any, intention: str) -> list:
         """Places within the radius whose name or brand the intention names word for word."""
         text = f" {normalize(intention)} "
         out = []
-        for r in nearby_search(self.city, xy, radius_m=self.radius_m, named_only=True,
-                               dedupe=False, limit=None):
+        for r in nearby_search(
+            self.city, xy, radius_m=self.radius_m, named_only=True, dedupe=False, limit=None
+        ):
             tags = self.city.places.tags[r.row]
             keys = {normalize(r.name), normalize(tags.get("brand", ""))} - {""}
             if any(len(k) >= 3 and f" {k} " in text for k in keys):
@@ -186,5 +221,8 @@ class Aria:
             pool = self.candidates(xy, types)
         rated = [self.rate(intention, background, types, r) for r in pool]
         rated.sort(key=lambda x: (-x["rating"], x["distance_m"]))
-        return {"place_types": {k: round(v, 3) for k, v in types.items()},
-                "types_chosen_by": chosen_by, "recommendations": rated}
+        return {
+            "place_types": {k: round(v, 3) for k, v in types.items()},
+            "types_chosen_by": chosen_by,
+            "recommendations": rated,
+        }

@@ -87,9 +87,7 @@ class Thinker:
         messages = ([system(system_text)] if system_text else []) + [user(prompt)]
         self.calls += 1
         try:
-            reply = self.model.complete_sync(
-                messages, temperature=0, max_tokens=self.max_tokens
-            )
+            reply = self.model.complete_sync(messages, temperature=0, max_tokens=self.max_tokens)
         except ModelError as err:
             self.fallbacks += 1
             self.transcript.append({"prompt": prompt, "error": str(err)[:200]})

@@ -29,8 +29,14 @@ from flaneur.services.directions import SPEEDS_KMH, directions
 from flaneur.services.geocode import geocode_one
 from flaneur.world.city import City
 
-DEFAULT_STATUS = {"stress": 50.0, "joy": 30.0, "sadness": 0.0, "hunger": 20.0,
-                  "energy": 80.0, "pain": 0.0}  # fmt: skip
+DEFAULT_STATUS = {
+    "stress": 50.0,
+    "joy": 30.0,
+    "sadness": 0.0,
+    "hunger": 20.0,
+    "energy": 80.0,
+    "pain": 0.0,
+}
 DEFAULT_BUDGET = 120.0
 MEAL_RADIUS_M = 1_000.0
 NAIVE_GUESS_MIN = 15.0
@@ -48,8 +54,12 @@ _SIGNED = re.compile(r"^\s*([+-]?\d+(?:\.\d+)?)\s*$")
 
 
 FEEDBACK_WORDS: dict[str, dict[str, float]] = {
-    "hungry": {"hunger": 40}, "tired": {"energy": -30}, "exhausted": {"energy": -60},
-    "bored": {"joy": -15}, "stressed": {"stress": 20}, "happy": {"joy": 15},
+    "hungry": {"hunger": 40},
+    "tired": {"energy": -30},
+    "exhausted": {"energy": -60},
+    "bored": {"joy": -15},
+    "stressed": {"stress": 20},
+    "happy": {"joy": 15},
 }
 """Offline reading of user feedback: words that move status values (``"go home"`` or
 ``"end"`` end the day)."""
@@ -96,8 +106,14 @@ class Diego:
         Travel times from Directions (``True``) or guessed (the ablation).
     """
 
-    def __init__(self, city: City, thinker: Thinker | None = None, *, grounded: bool = True,
-                 mode_default: str = "walking") -> None:
+    def __init__(
+        self,
+        city: City,
+        thinker: Thinker | None = None,
+        *,
+        grounded: bool = True,
+        mode_default: str = "walking",
+    ) -> None:
         self.city = city
         self.thinker = thinker or Thinker()
         self.grounded = grounded
@@ -110,39 +126,61 @@ class Diego:
         wish and spend an hour there, end in the evening or when all wishes are done."""
         meal_time = 11.0 <= state.hours <= 14.5 or 17.0 <= state.hours <= 20.0
         if state.status["hunger"] >= 50 and meal_time:
-            return {"type": "eat", "minutes": 45, "content": "have a meal",
-                    "reason": "hungry at meal time"}
+            return {
+                "type": "eat",
+                "minutes": 45,
+                "content": "have a meal",
+                "reason": "hungry at meal time",
+            }
         todo = [w for w in wishes if w not in state.visited]
         if state.hours >= END_HOUR or not todo or state.status["energy"] < 15:
             return {"type": "end", "content": "go home", "reason": "day done"}
         if todo[0] != state.place:
-            return {"type": "transport", "place": todo[0], "content": f"go to {todo[0]}",
-                    "reason": "next wish"}
-        return {"type": "normal", "place": todo[0], "minutes": 60,
-                "content": f"visit {todo[0]}", "reason": "a wish"}
+            return {
+                "type": "transport",
+                "place": todo[0],
+                "content": f"go to {todo[0]}",
+                "reason": "next wish",
+            }
+        return {
+            "type": "normal",
+            "place": todo[0],
+            "minutes": 60,
+            "content": f"visit {todo[0]}",
+            "reason": "a wish",
+        }
 
-    def draft(self, state: DayState, persona, wishes: list[str], history: list[dict],
-              feedback: str) -> dict[str, Any]:
+    def draft(
+        self, state: DayState, persona, wishes: list[str], history: list[dict], feedback: str
+    ) -> dict[str, Any]:
         """The next activity (model, else the offline rule)."""
-        reply = self.thinker.ask(prompt_template("diego_next").format(
-            background=persona.background, intention=persona.intention, time=clock(state.hours),
-            place=state.place, budget=round(state.budget, 2),
-            status=", ".join(f"{k} {v:.0f}" for k, v in state.status.items()),
-            history="\n".join(f"- {h['start']} {h['type']}: {h['content']}" for h in history)
-            or "- none",
-            feedback=f"The person says: {feedback}\n" if feedback else ""))
+        reply = self.thinker.ask(
+            prompt_template("diego_next").format(
+                background=persona.background,
+                intention=persona.intention,
+                time=clock(state.hours),
+                place=state.place,
+                budget=round(state.budget, 2),
+                status=", ".join(f"{k} {v:.0f}" for k, v in state.status.items()),
+                history="\n".join(f"- {h['start']} {h['type']}: {h['content']}" for h in history)
+                or "- none",
+                feedback=f"The person says: {feedback}\n" if feedback else "",
+            )
+        )
         if reply is not None:
             data = extract_json(reply)
-            if isinstance(data, dict) and data.get("type") in ("normal", "eat", "transport",
-                                                               "end"):
+            if isinstance(data, dict) and data.get("type") in ("normal", "eat", "transport", "end"):
                 return data
             self.thinker.fell_back()
         return self.draft_offline(state, wishes)
 
     # ------------------------------------------------------------------ coordinator
     def _mode(self, origin: str, destination: str, metres: float) -> str:
-        reply = self.thinker.ask(prompt_template("diego_mode").format(
-            distance_m=round(metres), origin=origin, destination=destination))
+        reply = self.thinker.ask(
+            prompt_template("diego_mode").format(
+                distance_m=round(metres), origin=origin, destination=destination
+            )
+        )
         if reply is not None:
             word = reply.strip().lower().split()[0].strip(".,") if reply.strip() else ""
             if word in SPEEDS_KMH:
@@ -151,8 +189,11 @@ class Diego:
         return self.mode_default if metres <= 2_000 else "bicycling"
 
     def _guess(self, origin: str, destination: str, mode: str) -> float:
-        reply = self.thinker.ask(prompt_template("diego_guess").format(
-            origin=origin, destination=destination, city=self.city.name, mode=mode))
+        reply = self.thinker.ask(
+            prompt_template("diego_guess").format(
+                origin=origin, destination=destination, city=self.city.name, mode=mode
+            )
+        )
         if reply is not None:
             match = re.search(r"\d+(?:\.\d+)?", reply)
             if match:
@@ -166,17 +207,28 @@ class Diego:
         mode = self._mode(state.place, label, route.distance_m)
         graph_min = directions(self.city, state.node, node, mode=mode).duration_s / 60.0
         planned = graph_min if self.grounded else self._guess(state.place, label, mode)
-        return {"type": "transport", "place": label, "node": node, "mode": mode,
-                "distance_m": round(route.distance_m), "minutes": planned,
-                "planned_min": round(planned, 1), "graph_min": round(graph_min, 1),
-                "content": f"{mode} to {label}", "route_nodes": list(route.nodes)}
+        return {
+            "type": "transport",
+            "place": label,
+            "node": node,
+            "mode": mode,
+            "distance_m": round(route.distance_m),
+            "minutes": planned,
+            "planned_min": round(planned, 1),
+            "graph_min": round(graph_min, 1),
+            "content": f"{mode} to {label}",
+            "route_nodes": list(route.nodes),
+        }
 
     # ------------------------------------------------------------------ estimator
     def estimate(self, activity: dict[str, Any], state: DayState) -> tuple[dict, float]:
         """Status changes and cost of an activity."""
-        reply = self.thinker.ask(prompt_template("diego_estimate").format(
-            activity=f"{activity['type']}: {activity.get('content', '')}",
-            status=", ".join(f"{k} {v:.0f}" for k, v in state.status.items())))
+        reply = self.thinker.ask(
+            prompt_template("diego_estimate").format(
+                activity=f"{activity['type']}: {activity.get('content', '')}",
+                status=", ".join(f"{k} {v:.0f}" for k, v in state.status.items()),
+            )
+        )
         if reply is not None:
             data = extract_json(reply)
             if isinstance(data, dict):
@@ -202,10 +254,13 @@ class Diego:
     # ------------------------------------------------------------------ supervisor
     def supervise(self, state: DayState, plan: list[dict]) -> str:
         """``"ok"``, ``"end"`` (exhausted or broke) or advice text from the model."""
-        reply = self.thinker.ask(prompt_template("diego_supervise").format(
-            budget=round(state.budget, 2),
-            status=", ".join(f"{k} {v:.0f}" for k, v in state.status.items()),
-            recent="\n".join(f"- {a['start']} {a['type']}: {a['content']}" for a in plan[-3:])))
+        reply = self.thinker.ask(
+            prompt_template("diego_supervise").format(
+                budget=round(state.budget, 2),
+                status=", ".join(f"{k} {v:.0f}" for k, v in state.status.items()),
+                recent="\n".join(f"- {a['start']} {a['type']}: {a['content']}" for a in plan[-3:]),
+            )
+        )
         if reply is not None:
             data = extract_json(reply)
             if isinstance(data, dict) and isinstance(data.get("ok"), bool):
@@ -216,14 +271,21 @@ class Diego:
         return "ok"
 
     # ------------------------------------------------------------------ the day
-    def plan_day(self, persona, start: int, start_label: str,
-                 feedback: list[str] | None = None, start_hour: float = 9.0) -> dict[str, Any]:
+    def plan_day(
+        self,
+        persona,
+        start: int,
+        start_label: str,
+        feedback: list[str] | None = None,
+        start_hour: float = 9.0,
+    ) -> dict[str, Any]:
         """Plan a whole day; the plan and the travel-time error as a dict."""
         status = {**DEFAULT_STATUS, **persona.status}
         budget = persona.budget if persona.budget is not None else DEFAULT_BUDGET
         state = DayState(start, start_label, start_hour, budget, status)
         wishes = [str(w) for w in persona.options.get("wishes", [])] or places_in_sentence(
-            self.city, persona.intention)
+            self.city, persona.intention
+        )
         notes = list(feedback or [])
         plan: list[dict[str, Any]] = []
         advice = ""
@@ -231,12 +293,18 @@ class Diego:
             said = notes.pop(0) if notes else ""
             if said and not self.thinker.online:
                 feedback_offline(said, state)
-            draft = self.draft(state, persona, wishes, plan, " ".join(x for x in (said, advice)
-                                                                       if x))
+            draft = self.draft(
+                state, persona, wishes, plan, " ".join(x for x in (said, advice) if x)
+            )
             kind = draft.get("type")
             if kind == "end":
-                plan.append({"type": "end", "start": clock(state.hours),
-                             "content": str(draft.get("content", "end of the day"))})
+                plan.append(
+                    {
+                        "type": "end",
+                        "start": clock(state.hours),
+                        "content": str(draft.get("content", "end of the day")),
+                    }
+                )
                 break
             steps = self._ground(state, draft)
             for activity in steps:
@@ -253,57 +321,98 @@ class Diego:
                     state.node, state.place = activity["node"], activity["place"]
                 if activity["type"] == "normal" and activity.get("place"):
                     state.visited.append(activity["place"])
-                activity.update(end=clock(state.hours), cost=round(cost, 2),
-                                budget_left=round(state.budget, 2),
-                                status={k: round(v) for k, v in state.status.items()})
+                activity.update(
+                    end=clock(state.hours),
+                    cost=round(cost, 2),
+                    budget_left=round(state.budget, 2),
+                    status={k: round(v) for k, v in state.status.items()},
+                )
                 plan.append(activity)
             verdict = self.supervise(state, plan)
             if verdict == "end":
-                plan.append({"type": "end", "start": clock(state.hours),
-                             "content": "the supervisor ends the day (budget or energy)"})
+                plan.append(
+                    {
+                        "type": "end",
+                        "start": clock(state.hours),
+                        "content": "the supervisor ends the day (budget or energy)",
+                    }
+                )
                 break
             advice = "" if verdict == "ok" else verdict
         legs = [a for a in plan if a["type"] == "transport"]
-        mae = (sum(abs(a["planned_min"] - a["graph_min"]) for a in legs) / len(legs)
-               if legs else 0.0)
-        return {"grounded": self.grounded, "wishes": wishes, "plan": plan,
-                "travel_legs": len(legs), "travel_time_mae_min": round(mae, 2),
-                "budget_left": round(state.budget, 2)}
+        mae = sum(abs(a["planned_min"] - a["graph_min"]) for a in legs) / len(legs) if legs else 0.0
+        return {
+            "grounded": self.grounded,
+            "wishes": wishes,
+            "plan": plan,
+            "travel_legs": len(legs),
+            "travel_time_mae_min": round(mae, 2),
+            "budget_left": round(state.budget, 2),
+        }
 
     def _ground(self, state: DayState, draft: dict[str, Any]) -> list[dict[str, Any]]:
         """The coordinator: turn a draft into grounded activities."""
         kind = draft.get("type")
         if kind == "eat":
-            found = self.aria.recommend(self.city.graph.xy[state.node],
-                                        "eat a meal at a restaurant or cafe")
+            found = self.aria.recommend(
+                self.city.graph.xy[state.node], "eat a meal at a restaurant or cafe"
+            )
             best = next(iter(found["recommendations"]), None)
             if best is None:
-                return [{"type": "eat", "minutes": 45, "content": "eat something brought along",
-                         "category": "cafe"}]
-            node = int(self.city.graph.nearest_node(self.city.places.lat[best["row"]],
-                                                     self.city.places.lng[best["row"]]))
+                return [
+                    {
+                        "type": "eat",
+                        "minutes": 45,
+                        "content": "eat something brought along",
+                        "category": "cafe",
+                    }
+                ]
+            node = int(
+                self.city.graph.nearest_node(
+                    self.city.places.lat[best["row"]], self.city.places.lng[best["row"]]
+                )
+            )
             out = []
             if node != state.node:
                 out.append(self.travel(state, node, best["name"]))
             category = next((c for c in best["categories"] if c in MEAL_COST), "restaurant")
-            out.append({"type": "eat", "place": best["name"], "minutes": float(
-                draft.get("minutes", 45)), "category": category,
-                "content": f"eat at {best['name']}"})
+            out.append(
+                {
+                    "type": "eat",
+                    "place": best["name"],
+                    "minutes": float(draft.get("minutes", 45)),
+                    "category": category,
+                    "content": f"eat at {best['name']}",
+                }
+            )
             return out
-        if kind == "transport" or (kind == "normal" and draft.get("place")
-                                   and draft["place"] != state.place):
+        if kind == "transport" or (
+            kind == "normal" and draft.get("place") and draft["place"] != state.place
+        ):
             try:
                 target = geocode_one(self.city, str(draft.get("place", "")))
             except LookupError:
-                return [{"type": "normal", "minutes": 30, "content": "look around",
-                         "place": state.place}]
+                return [
+                    {
+                        "type": "normal",
+                        "minutes": 30,
+                        "content": "look around",
+                        "place": state.place,
+                    }
+                ]
             out = [self.travel(state, target.node, target.name)]
             if kind == "normal":
-                out.append({**draft, "place": target.name,
-                            "minutes": float(draft.get("minutes", 60))})
+                out.append(
+                    {**draft, "place": target.name, "minutes": float(draft.get("minutes", 60))}
+                )
             return out
-        return [{**draft, "minutes": float(draft.get("minutes", 60)),
-                 "place": draft.get("place", state.place)}]
+        return [
+            {
+                **draft,
+                "minutes": float(draft.get("minutes", 60)),
+                "place": draft.get("place", state.place),
+            }
+        ]
 
 
 def travel_time_svg(grounded: dict, ungrounded: dict) -> str:
@@ -315,22 +424,29 @@ def travel_time_svg(grounded: dict, ungrounded: dict) -> str:
     top = max([1.0] + [max(a["planned_min"], a["graph_min"]) for _, a in rows])
     width, label_w, bar_h = 720, 260, 10
     height = 40 + 2 * bar_h * len(rows) + 8 * len(rows) + 30
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}">',
-             '<text x="4" y="16" font-size="13" font-weight="bold">Travel time per leg: '
-             'planned (blue) vs street graph (orange), minutes</text>',
-             f'<text x="4" y="32" font-size="11">MAE grounded {grounded["travel_time_mae_min"]}'
-             f' min, ungrounded {ungrounded["travel_time_mae_min"]} min</text>']
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}">',
+        '<text x="4" y="16" font-size="13" font-weight="bold">Travel time per leg: '
+        "planned (blue) vs street graph (orange), minutes</text>",
+        f'<text x="4" y="32" font-size="11">MAE grounded {grounded["travel_time_mae_min"]}'
+        f" min, ungrounded {ungrounded['travel_time_mae_min']} min</text>",
+    ]
     y = 44
     scale = (width - label_w - 60) / top
     for which, a in rows:
-        parts.append(f'<text x="4" y="{y + bar_h + 3}" font-size="10">'
-                     f'{escape(which)}: {escape(str(a["place"]))[:40]}</text>')
-        for k, (value, colour) in enumerate(((a["planned_min"], "#2b6cb0"),
-                                             (a["graph_min"], "#dd6b20"))):
-            parts.append(f'<rect x="{label_w}" y="{y + k * bar_h}" width="{value * scale:.1f}" '
-                         f'height="{bar_h - 1}" fill="{colour}"/><text x="'
-                         f'{label_w + value * scale + 3:.1f}" y="{y + k * bar_h + 8}" '
-                         f'font-size="8">{value:.1f}</text>')
+        parts.append(
+            f'<text x="4" y="{y + bar_h + 3}" font-size="10">'
+            f"{escape(which)}: {escape(str(a['place']))[:40]}</text>"
+        )
+        for k, (value, colour) in enumerate(
+            ((a["planned_min"], "#2b6cb0"), (a["graph_min"], "#dd6b20"))
+        ):
+            parts.append(
+                f'<rect x="{label_w}" y="{y + k * bar_h}" width="{value * scale:.1f}" '
+                f'height="{bar_h - 1}" fill="{colour}"/><text x="'
+                f'{label_w + value * scale + 3:.1f}" y="{y + k * bar_h + 8}" '
+                f'font-size="8">{value:.1f}</text>'
+            )
         y += 2 * bar_h + 8
     parts.append("</svg>")
     return "".join(parts)

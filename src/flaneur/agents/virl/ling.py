@@ -49,8 +49,11 @@ REFACE_DEG = 60.0
 """The offline rule faces the leg's direction again when the street bends more than this."""
 _COMPASS_WORDS = "|".join(sorted(COMPASS, key=len, reverse=True))  # "south-west" before "south"
 _LEG = re.compile(r"face\s+(" + _COMPASS_WORDS + r")\b[^.]*?walk about\s+(\d+)\s*m", re.IGNORECASE)
-_ACTION = re.compile(r"(forward)\s*\(\s*\)|turn_direction\s*\(\s*['\"]?([a-z-]+)['\"]?\s*\)|"
-                     r"(stop)\s*\(\s*\)", re.IGNORECASE)
+_ACTION = re.compile(
+    r"(forward)\s*\(\s*\)|turn_direction\s*\(\s*['\"]?([a-z-]+)['\"]?\s*\)|"
+    r"(stop)\s*\(\s*\)",
+    re.IGNORECASE,
+)
 COMPASS_DEG = {word: 45.0 * i for i, word in enumerate(COMPASS)}
 
 
@@ -81,8 +84,12 @@ def parse_action(text: str) -> tuple[str, str] | None:
     if match.group(3):
         return ("stop", "")
     word = match.group(2).lower().replace("_", "-")
-    word = {"northeast": "north-east", "northwest": "north-west", "southeast": "south-east",
-            "southwest": "south-west"}.get(word, word)
+    word = {
+        "northeast": "north-east",
+        "northwest": "north-west",
+        "southeast": "south-east",
+        "southwest": "south-west",
+    }.get(word, word)
     return ("turn", word) if word in COMPASS_DEG else None
 
 
@@ -150,16 +157,23 @@ class Ling:
         How many times she may ask a Local (the first question included).
     """
 
-    def __init__(self, city: City, thinker: Thinker | None = None, *,
-                 step_limit: int = STEP_LIMIT, max_asks: int = 3) -> None:
+    def __init__(
+        self,
+        city: City,
+        thinker: Thinker | None = None,
+        *,
+        step_limit: int = STEP_LIMIT,
+        max_asks: int = 3,
+    ) -> None:
         self.city = city
         self.thinker = thinker or Thinker()
         self.step_limit = step_limit
         self.max_asks = max_asks
 
     # ------------------------------------------------------------------ observations
-    def _observe(self, node: int, facing: float, key_positions: set[int],
-                 landmarks: list[str]) -> str:
+    def _observe(
+        self, node: int, facing: float, key_positions: set[int], landmarks: list[str]
+    ) -> str:
         graph, places = self.city.graph, self.city.places
         parts = []
         near_key = any(
@@ -201,8 +215,11 @@ class Ling:
         city, graph = self.city, self.city.graph
         goal_xy = goal_position(city, direction.destination)
         episode = Episode(
-            id="ling", city=city.name, instruction=direction.instruction,
-            start_node=str(graph.ids[start]), start_heading=float(heading),
+            id="ling",
+            city=city.name,
+            instruction=direction.instruction,
+            start_node=str(graph.ids[start]),
+            start_heading=float(heading),
             goal_nodes=(str(graph.ids[direction.destination.node]),),
             max_steps=self.step_limit + 1,
         )
@@ -231,18 +248,24 @@ class Ling:
             if leg >= len(legs):
                 rule = ("stop", "")
             elif (leg_faced != leg and compass(facing) != legs[leg][0]) or angular_distance(
-                facing, COMPASS_DEG[legs[leg][0]]) > REFACE_DEG:
+                facing, COMPASS_DEG[legs[leg][0]]
+            ) > REFACE_DEG:
                 rule = ("turn", legs[leg][0])
             else:
                 rule = ("forward", "")
             leg_faced = leg if leg < len(legs) else leg_faced
             action = rule
             if self.thinker.online:
-                reply = self.thinker.ask(prompt_template("ling_action").format(
-                    instruction=direction.instruction, landmarks=", ".join(landmarks) or "none",
-                    walked_m=round(walked), heading_words=compass(facing),
-                    observation=observation, history=", ".join(attempt.actions[-5:]) or "none",
-                ))
+                reply = self.thinker.ask(
+                    prompt_template("ling_action").format(
+                        instruction=direction.instruction,
+                        landmarks=", ".join(landmarks) or "none",
+                        walked_m=round(walked),
+                        heading_words=compass(facing),
+                        observation=observation,
+                        history=", ".join(attempt.actions[-5:]) or "none",
+                    )
+                )
                 parsed = parse_action(reply or "")
                 if parsed is None:
                     self.thinker.fell_back()
@@ -285,8 +308,14 @@ class Ling:
         return attempt
 
     # ------------------------------------------------------------------ the whole task
-    def travel(self, local: Local, question: str, start: int, heading: float = 0.0,
-               destination: GeocodeResult | None = None) -> dict[str, Any]:
+    def travel(
+        self,
+        local: Local,
+        question: str,
+        start: int,
+        heading: float = 0.0,
+        destination: GeocodeResult | None = None,
+    ) -> dict[str, Any]:
         """Ask Local, follow, and ask again from where she stands on failure."""
         attempts: list[Attempt] = []
         node, facing = start, heading

@@ -22,8 +22,7 @@ from flaneur.world.city import City
 
 REQUIRED = ("formattedAddress", "price", "latitude", "longitude")
 OPTIONAL = ("propertyType", "bedrooms", "bathrooms", "squareFootage", "yearBuilt")
-NUMERIC = ("price", "latitude", "longitude", "bedrooms", "bathrooms", "squareFootage",
-           "yearBuilt")  # fmt: skip
+NUMERIC = ("price", "latitude", "longitude", "bedrooms", "bathrooms", "squareFootage", "yearBuilt")
 
 
 def _rows(path: Path) -> list[tuple[int | None, dict[str, Any]]]:
@@ -38,8 +37,7 @@ def _rows(path: Path) -> list[tuple[int | None, dict[str, Any]]]:
     if isinstance(data, dict):
         data = data.get("listings", data.get("data"))
     if not isinstance(data, list):
-        raise DataError("expected a JSON array of listings (or {\"listings\": [...]})",
-                        path=path)
+        raise DataError('expected a JSON array of listings (or {"listings": [...]})', path=path)
     return [(None, row) for row in data]
 
 
@@ -74,14 +72,20 @@ def load_listings(path: str | Path, city: City | None = None) -> list[dict[str, 
                 try:
                     value = float(value)
                 except (TypeError, ValueError):
-                    raise DataError(f"{where}: field {key!r} must be a number (got {value!r})",
-                                    path=file, line=line) from None
+                    raise DataError(
+                        f"{where}: field {key!r} must be a number (got {value!r})",
+                        path=file,
+                        line=line,
+                    ) from None
             listing[key] = value
         if city is not None:
             west, south, east, north = city.bbox
             if not (west <= listing["longitude"] <= east and south <= listing["latitude"] <= north):
-                raise DataError(f"{where} ({listing['formattedAddress']}) lies outside "
-                                f"{city.name}", path=file, line=line)
+                raise DataError(
+                    f"{where} ({listing['formattedAddress']}) lies outside {city.name}",
+                    path=file,
+                    line=line,
+                )
         out.append(listing)
     return out
 
@@ -105,18 +109,20 @@ def synthetic_listings(city: City, n: int = 30, *, seed: int = 0) -> list[dict[s
         metres = 35.0 + 25.0 * bedrooms + float(rng.normal(0, 6))
         node = int(city.graph.nearest_node(point.y, point.x))
         street = _street_at(city, node)
-        out.append({
-            "synthetic": True,
-            "formattedAddress": f"Synthetic listing {k + 1}" + (f", near {street}" if street
-                                                                 else ""),
-            "price": float(round(metres * rng.uniform(14, 22))),
-            "latitude": float(point.y),
-            "longitude": float(point.x),
-            "propertyType": "Apartment",
-            "bedrooms": float(bedrooms),
-            "bathrooms": 1.0,
-            "squareFootage": float(round(metres * 10.764)),
-        })
+        out.append(
+            {
+                "synthetic": True,
+                "formattedAddress": f"Synthetic listing {k + 1}"
+                + (f", near {street}" if street else ""),
+                "price": float(round(metres * rng.uniform(14, 22))),
+                "latitude": float(point.y),
+                "longitude": float(point.x),
+                "propertyType": "Apartment",
+                "bedrooms": float(bedrooms),
+                "bathrooms": 1.0,
+                "squareFootage": float(round(metres * 10.764)),
+            }
+        )
     return out
 
 

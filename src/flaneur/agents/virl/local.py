@@ -26,8 +26,16 @@ from flaneur.services.nearby import prominence
 from flaneur.world.city import City
 
 LANDMARK_RADIUS_M = 18.0
-RELATIVE8 = ("front", "front-right", "right", "back-right", "back", "back-left", "left",
-             "front-left")  # fmt: skip
+RELATIVE8 = (
+    "front",
+    "front-right",
+    "right",
+    "back-right",
+    "back",
+    "back-left",
+    "left",
+    "front-left",
+)
 _QUESTION = re.compile(
     r"(?:get|go|walk|way|directions|route|take me)\s+(?:back\s+)?(?:to|towards?)\s+(?:the\s+)?"
     r"(?P<a>.+?)[?.!]*$|where\s+is\s+(?:the\s+)?(?P<b>.+?)[?.!]*$",
@@ -48,8 +56,9 @@ def destination_from_question(question: str) -> str:
     return question.strip().rstrip("?.!")
 
 
-def landmark_at(city: City, node: int, *, radius_m: float = LANDMARK_RADIUS_M,
-                exclude: int = -1) -> int:
+def landmark_at(
+    city: City, node: int, *, radius_m: float = LANDMARK_RADIUS_M, exclude: int = -1
+) -> int:
     """Row of the most prominent named place within ``radius_m`` of ``node`` (-1 if none)."""
     places = city.places
     rows, dist = places.within(city.graph.xy[node], radius_m)
@@ -120,7 +129,8 @@ def template_instruction(items: list[dict[str, Any]]) -> str:
     last = items[-1]
     side = last.get("destination_direction")
     sentences.append(
-        f"{last['destination']} will be on your {side}." if side
+        f"{last['destination']} will be on your {side}."
+        if side
         else f"You will arrive at {last['destination']}."
     )
     return " ".join(sentences)
@@ -179,8 +189,9 @@ class Local:
                 self.thinker.fell_back()
         return geocode_one(self.city, phrase)
 
-    def answer(self, question: str, from_node: int,
-               destination: GeocodeResult | None = None) -> Direction:
+    def answer(
+        self, question: str, from_node: int, destination: GeocodeResult | None = None
+    ) -> Direction:
         """Directions from viewpoint ``from_node`` for ``question``."""
         goal = destination or self.destination(question)
         route = directions(self.city, from_node, goal.node)

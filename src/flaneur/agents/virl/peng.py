@@ -66,16 +66,27 @@ class GreedyWalk:
     length_m: float
 
 
-def greedy_bearing_walk(city: City, start: int, key_positions: list[int], *,
-                        step_limit: int | None = None, avoid_returns: bool = True) -> GreedyWalk:
+def greedy_bearing_walk(
+    city: City,
+    start: int,
+    key_positions: list[int],
+    *,
+    step_limit: int | None = None,
+    avoid_returns: bool = True,
+) -> GreedyWalk:
     """Walk through ``key_positions`` in a ``headings``-scheme env with V-IRL's rule
     (``avoid_returns=False`` and key positions at step ends only: V-IRL's rule exactly)."""
     graph = city.graph
     limit = step_limit or 40 + 4 * len(key_positions) * 10
-    episode = Episode(id="peng", city=city.name, instruction="follow the key positions",
-                      start_node=str(graph.ids[start]), start_heading=0.0,
-                      goal_nodes=(str(graph.ids[key_positions[-1] if key_positions else start]),),
-                      max_steps=limit + 1)
+    episode = Episode(
+        id="peng",
+        city=city.name,
+        instruction="follow the key positions",
+        start_node=str(graph.ids[start]),
+        start_heading=0.0,
+        goal_nodes=(str(graph.ids[key_positions[-1] if key_positions else start]),),
+        max_steps=limit + 1,
+    )
     env = NavigationEnv(city, episode, scheme="headings")
     env.reset()
     nodes, reached, skipped = [start], [], []
@@ -83,9 +94,10 @@ def greedy_bearing_walk(city: City, start: int, key_positions: list[int], *,
     dead: set[tuple[int, int]] = set()
     for _ in range(limit):
         node = env.state.node
-        while k < len(key_positions) and float(
-            np.hypot(*(graph.xy[node] - graph.xy[key_positions[k]]))
-        ) <= REACHED_M:
+        while (
+            k < len(key_positions)
+            and float(np.hypot(*(graph.xy[node] - graph.xy[key_positions[k]]))) <= REACHED_M
+        ):
             reached.append(key_positions[k])
             k, backs = k + 1, 0
             dead.clear()  # progress: streets that led back before may be right now
@@ -93,12 +105,14 @@ def greedy_bearing_walk(city: City, start: int, key_positions: list[int], *,
             env.step(0)
             break
         target = key_positions[k]
-        want = float(bearing(graph.lat[node], graph.lng[node],
-                             graph.lat[target], graph.lng[target]))
+        want = float(
+            bearing(graph.lat[node], graph.lng[node], graph.lat[target], graph.lng[target])
+        )
         heads = graph.out_headings(node).tolist()
         nexts = graph.neighbors(node).tolist()
-        options = [s for s in range(len(heads))
-                   if not avoid_returns or (node, nexts[s]) not in dead] or list(range(len(heads)))
+        options = [
+            s for s in range(len(heads)) if not avoid_returns or (node, nexts[s]) not in dead
+        ] or list(range(len(heads)))
         slot = min(options, key=lambda s: angular_distance(heads[s], want)) + 1
         env.step(slot)
         nodes.append(env.state.node)
@@ -128,16 +142,18 @@ def key_positions(city: City, route: Route, key_every_m: float = KEY_EVERY_M) ->
 class Peng:
     """The route optimizer."""
 
-    def __init__(self, city: City, thinker: Thinker | None = None, *,
-                 key_every_m: float = KEY_EVERY_M) -> None:
+    def __init__(
+        self, city: City, thinker: Thinker | None = None, *, key_every_m: float = KEY_EVERY_M
+    ) -> None:
         self.city = city
         self.thinker = thinker or Thinker()
         self.key_every_m = key_every_m
 
     def list_places(self, sentence: str, background: str = "") -> list[str]:
         """Place names in the sentence (LLM, else the offline rule)."""
-        reply = self.thinker.ask(prompt_template("peng_places").format(
-            sentence=sentence, background=background))
+        reply = self.thinker.ask(
+            prompt_template("peng_places").format(sentence=sentence, background=background)
+        )
         if reply is not None:
             items = extract_json(reply, want=list)
             if items and all(isinstance(x, str) for x in items):
@@ -145,8 +161,14 @@ class Peng:
             self.thinker.fell_back()
         return places_in_sentence(self.city, sentence)
 
-    def run(self, start: int, start_label: str, sentence: str,
-            background: str = "", mode: str = "walking") -> dict[str, Any]:
+    def run(
+        self,
+        start: int,
+        start_label: str,
+        sentence: str,
+        background: str = "",
+        mode: str = "walking",
+    ) -> dict[str, Any]:
         """Plan and walk; the result as a JSON-ready dict."""
         names = self.list_places(sentence, background)
         if not names:
@@ -165,15 +187,22 @@ class Peng:
             "places": [f.to_dict() for f in found],
             "given_order": labels,
             "optimized_order": [labels[i] for i in result.order],
-            "given": {"length_m": round(given.distance_m, 1),
-                      "minutes": round(given.duration_s / 60, 1)},
-            "optimized": {"length_m": round(best.distance_m, 1),
-                          "minutes": round(best.duration_s / 60, 1)},
+            "given": {
+                "length_m": round(given.distance_m, 1),
+                "minutes": round(given.duration_s / 60, 1),
+            },
+            "optimized": {
+                "length_m": round(best.distance_m, 1),
+                "minutes": round(best.duration_s / 60, 1),
+            },
             "saving_minutes": round((given.duration_s - best.duration_s) / 60, 1),
             "route": best.to_dict(self.city),
-            "walk": {"nodes": walk.nodes, "length_m": round(walk.length_m, 1),
-                     "key_positions_reached": len(walk.reached),
-                     "key_positions_skipped": len(walk.skipped),
-                     "key_positions": len(keys)},
+            "walk": {
+                "nodes": walk.nodes,
+                "length_m": round(walk.length_m, 1),
+                "key_positions_reached": len(walk.reached),
+                "key_positions_skipped": len(walk.skipped),
+                "key_positions": len(keys),
+            },
             "_given_nodes": list(given.nodes),
         }

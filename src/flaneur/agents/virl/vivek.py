@@ -36,8 +36,9 @@ class Vivek:
 
     def amenity_types(self, background: str, intention: str) -> tuple[list[str], str]:
         """Place types the person cares about, and who chose them."""
-        reply = self.thinker.ask(prompt_template("vivek_amenities").format(
-            background=background, intention=intention))
+        reply = self.thinker.ask(
+            prompt_template("vivek_amenities").format(background=background, intention=intention)
+        )
         if reply is not None:
             items = extract_json(reply, want=list) or []
             types = [c for c in (normalize_category(str(x)) for x in items) if c]
@@ -53,29 +54,47 @@ class Vivek:
         x, y = graph.projection.forward(listing["latitude"], listing["longitude"])
         out = {}
         for category in types:
-            found = nearby_search(self.city, (float(x), float(y)), radius_m=AMENITY_RADIUS_M,
-                                  place_type=category, dedupe=False, limit=None)
-            out[category] = {"count": len(found),
-                             "nearest_m": round(found[0].distance_m, 1) if found else None}
+            found = nearby_search(
+                self.city,
+                (float(x), float(y)),
+                radius_m=AMENITY_RADIUS_M,
+                place_type=category,
+                dedupe=False,
+                limit=None,
+            )
+            out[category] = {
+                "count": len(found),
+                "nearest_m": round(found[0].distance_m, 1) if found else None,
+            }
         return out
 
     @staticmethod
-    def offline_rating(listing: dict[str, Any], near: dict[str, dict],
-                       budget: float | None) -> float:
+    def offline_rating(
+        listing: dict[str, Any], near: dict[str, dict], budget: float | None
+    ) -> float:
         """The offline rating (module docstring)."""
         parts = []
         for value in near.values():
             if value["count"]:
-                parts.append(0.5 * min(value["count"], 3) / 3
-                             + 0.5 * (1 - value["nearest_m"] / AMENITY_RADIUS_M))
+                parts.append(
+                    0.5 * min(value["count"], 3) / 3
+                    + 0.5 * (1 - value["nearest_m"] / AMENITY_RADIUS_M)
+                )
             else:
                 parts.append(0.0)
         amenity = sum(parts) / len(parts) if parts else 0.0
         price = 0.5 if not budget else max(0.0, 1 - listing["price"] / budget)
         return round(10 * (0.8 * amenity + 0.2 * price), 2)
 
-    def recommend(self, listings: list[dict[str, Any]], background: str, intention: str,
-                  budget: float | None, *, top: int = 5) -> dict[str, Any]:
+    def recommend(
+        self,
+        listings: list[dict[str, Any]],
+        background: str,
+        intention: str,
+        budget: float | None,
+        *,
+        top: int = 5,
+    ) -> dict[str, Any]:
         """Rank listings best first."""
         affordable = [x for x in listings if budget is None or x["price"] <= budget]
         types, chosen_by = self.amenity_types(background, intention)
@@ -86,12 +105,20 @@ class Vivek:
             summary = ", ".join(
                 f"{t.replace('_', ' ')}: {v['count']}"
                 + (f" (nearest {v['nearest_m']:.0f} m)" if v["count"] else "")
-                for t, v in near.items())
-            reply = self.thinker.ask(prompt_template("vivek_rate").format(
-                background=background, intention=intention, budget=budget,
-                address=listing["formattedAddress"], price=listing["price"],
-                bedrooms=listing.get("bedrooms", "?"), area=listing.get("squareFootage", "?"),
-                amenities=summary))
+                for t, v in near.items()
+            )
+            reply = self.thinker.ask(
+                prompt_template("vivek_rate").format(
+                    background=background,
+                    intention=intention,
+                    budget=budget,
+                    address=listing["formattedAddress"],
+                    price=listing["price"],
+                    bedrooms=listing.get("bedrooms", "?"),
+                    area=listing.get("squareFootage", "?"),
+                    amenities=summary,
+                )
+            )
             if reply is not None:
                 data = extract_json(reply)
                 value = data.get("rating") if isinstance(data, dict) else None
@@ -101,9 +128,20 @@ class Vivek:
                     self.thinker.fell_back()
             if rating is None:
                 rating, why = self.offline_rating(listing, near, budget), summary
-            ranked.append({**listing, "amenities": near, "rating": rating,
-                           "explanation": why, "rated_by": rated_by})
+            ranked.append(
+                {
+                    **listing,
+                    "amenities": near,
+                    "rating": rating,
+                    "explanation": why,
+                    "rated_by": rated_by,
+                }
+            )
         ranked.sort(key=lambda x: (-x["rating"], x["price"]))
-        return {"amenity_types": types, "types_chosen_by": chosen_by,
-                "listings_total": len(listings), "within_budget": len(affordable),
-                "ranked": ranked[:top]}
+        return {
+            "amenity_types": types,
+            "types_chosen_by": chosen_by,
+            "listings_total": len(listings),
+            "within_budget": len(affordable),
+            "ranked": ranked[:top],
+        }

@@ -47,8 +47,13 @@ def generate_routes(city: City, n: int, *, seed: int = 0) -> list[VlnRoute]:
             break
         goal = dest_nodes[row]
         rows, dist = places.within(places.xy[row], MAX_ROUTE_M)
-        starts = sorted({dest_nodes[r] for r, d in zip(rows.tolist(), dist.tolist(), strict=True)
-                         if r in dest_nodes and d >= MIN_ROUTE_M and dest_nodes[r] != goal})
+        starts = sorted(
+            {
+                dest_nodes[r]
+                for r, d in zip(rows.tolist(), dist.tolist(), strict=True)
+                if r in dest_nodes and d >= MIN_ROUTE_M and dest_nodes[r] != goal
+            }
+        )
         rng.shuffle(starts)
         for start in starts[:8]:
             route = directions(city, start, goal)
@@ -58,8 +63,15 @@ def generate_routes(city: City, n: int, *, seed: int = 0) -> list[VlnRoute]:
                 continue
             used.add(start * graph.n_nodes + goal)
             heading = float(rng.uniform(0, 360))
-            destination = GeocodeResult(str(places.names[row]), "place", float(places.lat[row]),
-                                        float(places.lng[row]), goal, row, 100.0)
+            destination = GeocodeResult(
+                str(places.names[row]),
+                "place",
+                float(places.lat[row]),
+                float(places.lng[row]),
+                goal,
+                row,
+                100.0,
+            )
             out.append(VlnRoute(start, heading, destination))
             break
     return out

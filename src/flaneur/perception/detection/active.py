@@ -66,12 +66,19 @@ def sighting(view: View, det: Detection) -> Sighting:
     """The :class:`Sighting` of ``det`` found in ``view``."""
     x0, y0, x1, y1 = det.box
     return Sighting(
-        node=view.node, label=det.label, score=det.score,
+        node=view.node,
+        label=det.label,
+        score=det.score,
         heading=view.bearing_of_x((x0 + x1) / 2.0),
         span=(view.bearing_of_x(x0), view.bearing_of_x(x1)),
-        box=det.box, view_heading=view.heading, view_pitch=view.pitch, view_fov=view.fov,
-        size_px=y1 - y0, focal_px=view.focal_px, object_id=det.object_id,
-    )  # fmt: skip
+        box=det.box,
+        view_heading=view.heading,
+        view_pitch=view.pitch,
+        view_fov=view.fov,
+        size_px=y1 - y0,
+        focal_px=view.focal_px,
+        object_id=det.object_id,
+    )
 
 
 def zoom_request(view: View, det: Detection, *, min_fov: float = MIN_FOV) -> tuple[float, ...]:
@@ -111,9 +118,7 @@ def active_detect(
     for view, dets in zip(views, first, strict=True):
         for det in dets:
             heading, pitch, fov = zoom_request(view, det, min_fov=min_fov)
-            zoomed.append(
-                provider.view(view.node, heading, pitch=pitch, fov=fov, size=view.size)
-            )
+            zoomed.append(provider.view(view.node, heading, pitch=pitch, fov=fov, size=view.size))
             asked.append(det)
     if stats is not None:
         stats["zoom_views"] = stats.get("zoom_views", 0) + len(zoomed)
@@ -121,8 +126,11 @@ def active_detect(
     out = []
     for zview, det, dets in zip(zoomed, asked, second, strict=True):
         cx, cy = zview.size[0] / 2.0, zview.size[1] / 2.0
-        hits = [d for d in dets if d.label == det.label
-                and d.box[0] <= cx <= d.box[2] and d.box[1] <= cy <= d.box[3]]  # fmt: skip
+        hits = [
+            d
+            for d in dets
+            if d.label == det.label and d.box[0] <= cx <= d.box[2] and d.box[1] <= cy <= d.box[3]
+        ]
         if hits:
             out.append(sighting(zview, max(hits, key=lambda d: d.score)))
     return out

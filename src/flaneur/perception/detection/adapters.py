@@ -77,9 +77,7 @@ class YOLOWorldDetector(Detector):
             self._model = cls(str(self.weights))
         return self._model
 
-    def _detect_many(
-        self, views: Sequence[View], labels: tuple[str, ...]
-    ) -> list[list[Detection]]:
+    def _detect_many(self, views: Sequence[View], labels: tuple[str, ...]) -> list[list[Detection]]:
         model = self._load()
         if self.open_vocabulary and self._classes != labels:
             model.set_classes(list(labels))
@@ -154,9 +152,7 @@ class OwlViTDetector(Detector):
             self._parts = (torch, processor, model)
         return self._parts
 
-    def _detect_many(
-        self, views: Sequence[View], labels: tuple[str, ...]
-    ) -> list[list[Detection]]:
+    def _detect_many(self, views: Sequence[View], labels: tuple[str, ...]) -> list[list[Detection]]:
         torch, processor, model = self._load()
         images = [v.image.convert("RGB") for v in views]
         prompts = [[f"a photo of a {lab.replace('_', ' ')}" for lab in labels]] * len(images)

@@ -70,8 +70,12 @@ class Detection:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Detection:
         """Inverse of :meth:`to_dict`."""
-        return cls(tuple(float(v) for v in d["box"]), str(d["label"]), float(d["score"]),
-                   d.get("object_id"))  # fmt: skip
+        return cls(
+            tuple(float(v) for v in d["box"]),
+            str(d["label"]),
+            float(d["score"]),
+            d.get("object_id"),
+        )
 
 
 def check_labels(labels: Sequence[str] | str) -> tuple[str, ...]:
@@ -148,9 +152,7 @@ class Detector:
     def _detect(self, view: View, labels: tuple[str, ...]) -> list[Detection]:
         raise NotImplementedError
 
-    def _detect_many(
-        self, views: Sequence[View], labels: tuple[str, ...]
-    ) -> list[list[Detection]]:
+    def _detect_many(self, views: Sequence[View], labels: tuple[str, ...]) -> list[list[Detection]]:
         return [self._detect(view, labels) for view in views]
 
     def check(self, labels: tuple[str, ...]) -> None:
@@ -187,8 +189,9 @@ class Detector:
 
     # -------------------------------------------------------------- cache
     def _key(self, view: View, labels: tuple[str, ...]) -> str:
-        text = json.dumps([self.name, view.digest(), list(labels), self.settings()],
-                          sort_keys=True, default=str)  # fmt: skip
+        text = json.dumps(
+            [self.name, view.digest(), list(labels), self.settings()], sort_keys=True, default=str
+        )
         return hashlib.sha1(text.encode()).hexdigest()
 
     def _get(self, key: str) -> list[Detection] | None:

@@ -80,9 +80,18 @@ class SceneNoise:
     @classmethod
     def perfect(cls) -> SceneNoise:
         """No errors at all: every drawn object of a requested label, exact box, score 1."""
-        return cls(recall_max=1.0, size50=1e-6, box_size50=1e-6, slope=1.0, score_floor=1.0,
-                   score_span=0.0, score_noise=0.0, confusion=0.0, false_positives=0.0,
-                   jitter=0.0)  # fmt: skip
+        return cls(
+            recall_max=1.0,
+            size50=1e-6,
+            box_size50=1e-6,
+            slope=1.0,
+            score_floor=1.0,
+            score_span=0.0,
+            score_noise=0.0,
+            confusion=0.0,
+            false_positives=0.0,
+            jitter=0.0,
+        )
 
 
 class SceneDetector(Detector):
@@ -164,8 +173,12 @@ class SceneDetector(Detector):
             cx, cy = rng.uniform(0, width), rng.uniform(0.35 * height, height)
             aspect = float(rng.uniform(0.5, 2.0))
             w, h = side * math.sqrt(aspect), side / math.sqrt(aspect)
-            box = (max(0.0, cx - w / 2), max(0.0, cy - h / 2),
-                   min(float(width), cx + w / 2), min(float(height), cy + h / 2))  # fmt: skip
+            box = (
+                max(0.0, cx - w / 2),
+                max(0.0, cy - h / 2),
+                min(float(width), cx + w / 2),
+                min(float(height), cy + h / 2),
+            )
             label = labels[int(rng.integers(len(labels)))]
             out.append(Detection(box, label, float(rng.uniform(*n.fp_scores))))
         return out

@@ -71,9 +71,7 @@ SHAPES: dict[str, Shape] = {
 }
 
 
-def visible_objects(
-    furniture: Furniture, camera: Camera, radius: float
-) -> list[tuple[float, int]]:
+def visible_objects(furniture: Furniture, camera: Camera, radius: float) -> list[tuple[float, int]]:
     """``(distance, row)`` of the furniture within ``radius`` in front of the camera."""
     rows, dist = furniture.within(camera.position[:2], radius)
     out = []
@@ -93,9 +91,7 @@ def object_corners(furniture: Furniture, row: int, pos: NDArray) -> NDArray[np.f
     return np.array([[*(c - t), h], [*(c + t), h], [*(c + t), 0.0], [*(c - t), 0.0]])
 
 
-def paint_object(
-    draw, furniture: Furniture, row: int, camera: Camera, fog
-) -> list[int] | None:
+def paint_object(draw, furniture: Furniture, row: int, camera: Camera, fog) -> list[int] | None:
     """Draw one object; returns its pixel box ``[x0, y0, x1, y1]`` clipped to the image,
     or None when nothing of it falls in the frame."""
     kind = str(furniture.kinds[row])
@@ -113,15 +109,15 @@ def paint_object(
     x0, y0 = px.min(axis=0)
     x1, y1 = px.max(axis=0)
     box = [
-        max(0, math.floor(x0)), max(0, math.floor(y0)),
-        min(camera.width, math.ceil(x1)), min(camera.height, math.ceil(y1)),
-    ]  # fmt: skip
+        max(0, math.floor(x0)),
+        max(0, math.floor(y0)),
+        min(camera.width, math.ceil(x1)),
+        min(camera.height, math.ceil(y1)),
+    ]
     if box[2] - box[0] < 1 or box[3] - box[1] < 1:
         return None
     for colour, outline in SHAPES[kind]:
-        pts = np.array(
-            [[*(c + across * (s * w)), z * h] for s, z in outline], dtype=np.float64
-        )
+        pts = np.array([[*(c + across * (s * w)), z * h] for s, z in outline], dtype=np.float64)
         poly = camera.project(camera.to_camera(pts))
         draw.polygon([tuple(p) for p in poly.tolist()], fill=fog(np.asarray(colour, float), dist))
     return box

@@ -133,9 +133,12 @@ class SyntheticViews(CachedViewProvider):
         self._fingerprint: str | None = None
         self._lock = threading.Lock()
         self.scene_cache: Path | None = (
-            cache_dir("scenes") if scene_cache is True
-            else Path(scene_cache).expanduser() if scene_cache else None
-        )  # fmt: skip
+            cache_dir("scenes")
+            if scene_cache is True
+            else Path(scene_cache).expanduser()
+            if scene_cache
+            else None
+        )
 
     @property
     def graph(self) -> StreetGraph:  # type: ignore[override]
@@ -236,9 +239,14 @@ class SyntheticViews(CachedViewProvider):
         camera = Camera(float(x), float(y), self.eye_height, heading, pitch, fov, *size)
         objects: list[dict] = []
         image, drawn = paint(
-            self.scene, self.signs, camera, self.style, self.label_params,
-            furniture=self.city.furniture, objects=objects,
-        )  # fmt: skip
+            self.scene,
+            self.signs,
+            camera,
+            self.style,
+            self.label_params,
+            furniture=self.city.furniture,
+            objects=objects,
+        )
         ids = self.city.places.ids
         meta = {
             "signs": [

@@ -46,6 +46,7 @@ CITYSEEKER_QUESTION_FILES = ("questions.json", "question.json")
 """Names of a CitySeeker city's question file: flaneur's data uses ``questions.json``,
 CitySeeker's repository ``question.json``; either is accepted."""
 
+
 def cityseeker_questions_path(path: str | Path) -> Path:
     """The question file at ``path``, trying the other accepted name when it is absent.
 

@@ -47,8 +47,18 @@ POI_FILTER: dict[str, Any] = {
     "railway": ["station", "halt", "tram_stop", "subway_entrance"],
     "highway": ["bus_stop"],
 }
-_NOT_TAGS = {"id", "lon", "lat", "tags", "visible", "version", "timestamp", "changeset",
-             "geometry", "osm_type"}  # fmt: skip
+_NOT_TAGS = {
+    "id",
+    "lon",
+    "lat",
+    "tags",
+    "visible",
+    "version",
+    "timestamp",
+    "changeset",
+    "geometry",
+    "osm_type",
+}
 
 
 def _open(pbf: str | Path, bbox: tuple[float, float, float, float] | None):
@@ -78,9 +88,15 @@ def _simplified_streets(osm: Any, source: Path) -> Any:
     for node_id, x, y in zip(nodes["id"], nodes["lon"], nodes["lat"], strict=True):
         graph.add_node(int(node_id), x=float(x), y=float(y))
     for way_id, u, v, geom, name, highway, length in zip(
-        edges["id"], edges["u"], edges["v"], edges["geometry"], edges["name"], edges["highway"],
-        edges["length"], strict=True,
-    ):  # fmt: skip
+        edges["id"],
+        edges["u"],
+        edges["v"],
+        edges["geometry"],
+        edges["name"],
+        edges["highway"],
+        edges["length"],
+        strict=True,
+    ):
         if geom is None or geom.geom_type != "LineString" or u == v:
             continue
         attrs = {
@@ -158,8 +174,10 @@ def _densify(streets: Any, spacing_m: float) -> tuple[StreetGraph, list[str]]:
     graph = StreetGraph.from_edges(ids, lat, lng, src, dst)
     # from_edges sorts the edges; pairs are unique, so names follow them by (source, target)
     by_pair = dict(zip(zip(src, dst, strict=True), street_names, strict=True))
-    ordered = [by_pair[pair] for pair in zip(graph.edge_sources.tolist(),
-                                            graph.targets.tolist(), strict=True)]
+    ordered = [
+        by_pair[pair]
+        for pair in zip(graph.edge_sources.tolist(), graph.targets.tolist(), strict=True)
+    ]
     return graph, ordered
 
 

@@ -99,8 +99,11 @@ class ConfidenceBacktrack(Strategy):
                     f"Hint (after backtracking): the best option from here is option "
                     f"{best.letter} ({best.coarse}, toward the {compass(best.heading)})."
                 )
-        tried = [m.target for m in run.history if m.node == run.node and not m.backtrack
-                 and m.target is not None]  # fmt: skip
+        tried = [
+            m.target
+            for m in run.history
+            if m.node == run.node and not m.backtrack and m.target is not None
+        ]
         fresh = [o for o in options if o.target not in tried]
         last = tried[-1] if tried else None
         best = fresh[0] if fresh else next((o for o in options if o.target != last), options[0])
