@@ -5,7 +5,7 @@ from __future__ import annotations
 from flaneur.perception.detection import StorefrontDetector
 from flaneur.perception.detection.storefront import label_texts
 from flaneur.views.synthetic import SyntheticViews
-from flaneur.views.toy import toy_city
+from flaneur.views.toy import grid_city
 
 
 def test_label_texts_use_taxonomy_synonyms():
@@ -15,7 +15,7 @@ def test_label_texts_use_taxonomy_synonyms():
 
 
 def test_cafe_sign_is_labelled_cafe_inside_its_sign_box():
-    views = SyntheticViews(toy_city())
+    views = SyntheticViews(grid_city())
     view = views.view("n060_100", 30.0, fov=90.0, size=(640, 480))
     fascia = next(s for s in view.metadata["signs"] if s["kind"] == "fascia")
     det = StorefrontDetector()
