@@ -172,7 +172,7 @@ def harness_factory(name: str):
         async def act(self, observation):
             self.calls += 1
             text = f"{observation['instruction']} call {self.calls}"
-            model = self.env_info["model"]
+            model = self.env_info.model
             completion = await model.complete([{"role": "user", "content": text}])
             slot = 0 if self.calls >= CALLS else 2  # stop after CALLS calls, else turn
             record = step_record(raw_output=completion.text)

@@ -145,7 +145,7 @@ def test_model_calls_share_one_limit_across_workers(tmp_path):
         name = "asker"
 
         async def act(self, observation):
-            completion = await self.env_info["model"].complete(
+            completion = await self.env_info.model.complete(
                 [{"role": "user", "content": observation["instruction"]}]
             )
             return Action(0, "stop", step_record(raw_output=completion.text))
