@@ -143,6 +143,22 @@ def test_dead_server_mid_run_stops_with_one_line_and_resume_finishes(tmp_path, c
     assert all(r["termination"] != "model_error" for r in _rows(tmp_path / "run"))
 
 
+def test_first_prompt_too_long_for_the_server_is_one_line_before_any_request(tmp_path, capsys):
+    with FakeOpenAIServer("constant:ok", n_ctx=60, slots=1) as server:
+        with pytest.raises(SystemExit) as exit_:
+            main(_args(tmp_path, "run", server.base_url, "--concurrency", "3"))
+        chats, tokenized, port = server.chat_count, server.counts["/tokenize"], server.port
+    assert exit_.value.code == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "does not fit the context" in err
+    assert "+ 400 for the reply > 60" in err and "--llm-max-tokens" in err and "--resume" in err
+    assert chats == 0 and tokenized == 1  # checked once, by the preflight, before any call
+    with FakeOpenAIServer("constant:ok", n_ctx=4096, slots=1, port=port) as server:  # larger
+        main([*_args(tmp_path, "run", server.base_url, "--concurrency", "3"), "--resume"])
+        assert server.chat_count == 5
+    assert all(r["termination"] != "model_error" for r in _rows(tmp_path / "run"))
+
+
 def _closed_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -142,3 +142,12 @@ def test_server_context_overflow_stops_at_the_first_call(server_url):
         await model.aclose()
 
     asyncio.run(go())
+
+
+def test_inprocess_context_overflow_is_a_context_error(inprocess):
+    from flaneur.models.errors import ModelContextOverflow
+    from flaneur.models.health import is_fatal
+
+    with pytest.raises(ModelContextOverflow, match="n_ctx 1024") as err:
+        inprocess.complete_sync([user("street " * 1500)], max_tokens=4)
+    assert is_fatal(err.value)

@@ -27,6 +27,7 @@ from flaneur.cli.tasks import tasks_app
 from flaneur.cli.virl import virl_app
 
 app = typer.Typer(
+    rich_markup_mode=None,
     name="flaneur",
     help=(
         "Agents that live in real cities: build city models from OpenStreetMap, Touchdown "

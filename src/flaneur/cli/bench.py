@@ -11,6 +11,7 @@ import typer
 from flaneur.errors import FlaneurError
 
 bench_app = typer.Typer(
+    rich_markup_mode=None,
     help=(
         "V-IRL's benchmarks on any city pack: build versioned benchmark sets (regions, place "
         "types, storefront views, VQA questions), then score recognisers and answerers with "

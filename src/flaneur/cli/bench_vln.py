@@ -12,6 +12,7 @@ import typer
 from flaneur.cli.output import console, err_console, print_json
 
 bench_vln_app = typer.Typer(
+    rich_markup_mode=None,
     help="V-IRL's benchmarks on flaneur's cities (vln: vision-language navigation).",
     no_args_is_help=True,
 )

@@ -10,7 +10,9 @@ import typer
 
 from flaneur.cli.output import console, err_console, print_json
 
-city_app = typer.Typer(help="Build, describe and map city packs.", no_args_is_help=True)
+city_app = typer.Typer(
+    rich_markup_mode=None, help="Build, describe and map city packs.", no_args_is_help=True
+)
 
 SOURCE_HELP = (
     "'helsinki' (built-in, offline), 'touchdown:DIR' (nodes.txt + links.txt, or a data folder "

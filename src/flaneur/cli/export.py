@@ -9,7 +9,9 @@ import typer
 from flaneur.cli.output import console, print_json
 from flaneur.cli.task_options import CITY_OPTION, TASKS_HELP
 
-export_app = typer.Typer(help="Export datasets made from task sets.", no_args_is_help=True)
+export_app = typer.Typer(
+    rich_markup_mode=None, help="Export datasets made from task sets.", no_args_is_help=True
+)
 
 DATA_DIR_HELP = (
     "Folder holding the datasets (touchdown/, map2seq/, cityseeker/); default $FLANEUR_DATA."

@@ -11,7 +11,9 @@ import typer
 from flaneur.cli.output import console, err_console, print_json
 from flaneur.errors import FlaneurError
 
-cache_app = typer.Typer(help="Inspect or clear the LLM response cache.", no_args_is_help=True)
+cache_app = typer.Typer(
+    rich_markup_mode=None, help="Inspect or clear the LLM response cache.", no_args_is_help=True
+)
 
 PATH_HELP = "Cache database (default $FLANEUR_CACHE_DIR/llm.sqlite or ~/.cache/flaneur/llm.sqlite)."
 

@@ -39,7 +39,9 @@ OPTION_HELP = (
     "options before anything runs. Recorded in the run's config (summary.json, config hash)."
 )
 validate_app = typer.Typer(
-    help="Validate the environment against the datasets.", no_args_is_help=True
+    rich_markup_mode=None,
+    help="Validate the environment against the datasets.",
+    no_args_is_help=True,
 )
 
 
@@ -226,6 +228,8 @@ def run_command(
         return
     from flaneur.report.tables import results_tables
 
+    if summary.get("server_down") and not _finished_rows(summary):
+        exit_on_failed_run(summary)  # nothing ran to the end: the reason alone, no table
     print_tables(results_tables(summary))
     console.print(f"rows: {out / 'episodes.jsonl'}, summary: {out / 'summary.json'}")
     if not summary["reportable"]:
@@ -246,6 +250,13 @@ def failed_run_reason(summary: dict[str, Any]) -> str | None:
         kinds = ", ".join(f"{n} {kind}" for kind, n in counts.items())
         return f"every row of the run errored ({kinds}); see 'error' in episodes.jsonl"
     return None
+
+
+def _finished_rows(summary: dict[str, Any]) -> int:
+    from flaneur.evaluate.runlog import FINISHED
+
+    counts = summary.get("by_termination") or {}
+    return sum(n for kind, n in counts.items() if kind in FINISHED)
 
 
 def exit_on_failed_run(summary: dict[str, Any]) -> None:

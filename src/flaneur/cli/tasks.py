@@ -16,7 +16,9 @@ from flaneur.cli.task_options import (
     resolve_cli_tasks,
 )
 
-tasks_app = typer.Typer(help="List task sets and check episode files.", no_args_is_help=True)
+tasks_app = typer.Typer(
+    rich_markup_mode=None, help="List task sets and check episode files.", no_args_is_help=True
+)
 
 DATA_DIR_HELP = (
     "Folder holding the datasets (touchdown/, map2seq/, cityseeker/); default $FLANEUR_DATA."

@@ -9,6 +9,7 @@ import typer
 from flaneur.cli.output import console, print_json
 
 virl_app = typer.Typer(
+    rich_markup_mode=None,
     help=(
         "V-IRL's platform services (geocode, nearby, directions, optimize, region) and its "
         "language agents (local, ling, peng, aria, vivek, diego). Agents read a persona file "

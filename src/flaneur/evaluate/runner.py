@@ -365,8 +365,8 @@ def run_benchmark(
                 executor.bind(config=config, loaded=loaded, agent_factory=factory)
             with InterruptHandler(stop, note=bar.note, log_path=log.path):
                 executor.run(jobs, work, score_jobs, deliver, stop, cleanup=resources.aclose)
-            if stop and not stop.interrupted:
-                bar.note(f"stopped early: {stop.reason}")
+            if stop and not stop.interrupted and not resources.server_down():
+                bar.note(f"stopped early: {stop.reason}")  # a dead server: the CLI says why
     finally:
         log.close()
         summary = summarize_run(

@@ -47,6 +47,10 @@ class ModelHTTPError(ModelError):
         super().__init__(f"HTTP {status}{where}{tries}: {message}")
 
 
+class ModelContextOverflow(ModelError):
+    """The prompt and the tokens asked for its reply do not fit the model's context."""
+
+
 class ModelTimeoutError(ModelError, TimeoutError):
     """Every attempt of a call ran out of time."""
 

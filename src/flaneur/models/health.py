@@ -20,11 +20,15 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from flaneur.models.errors import ModelError, ModelHTTPError
+from flaneur.models.errors import ModelContextOverflow, ModelError, ModelHTTPError
 
 log = logging.getLogger("flaneur.models")
 
 FATAL_STATUS = frozenset({401, 403, 404})
+CONTEXT_HINT = (
+    "start the server with a larger context (llama.cpp: -c / --n_ctx; vLLM: --max-model-len; "
+    "in process: --llm-n-ctx) or lower --llm-max-tokens"
+)
 _CONTEXT_WORDS = ("context", "n_ctx", "too long", "maximum length", "exceeds", "too many tokens")
 
 
@@ -34,6 +38,8 @@ class ModelServerDown(ModelError):
 
 def is_context_overflow(err: BaseException) -> bool:
     """Whether ``err`` is a server's refusal of a prompt longer than its context."""
+    if isinstance(err, ModelContextOverflow):
+        return True
     if not isinstance(err, ModelHTTPError) or err.status not in (400, 413, 422):
         return False
     text = err.server_message.lower()
@@ -139,7 +145,7 @@ class ServerHealth:
         if self.down is not None:
             return
         if isinstance(err, ModelServerDown):  # a failed preflight
-            self.down = str(err)
+            self.down = f"{err}; run stopped: re-run with --resume once fixed"
             return
         self.failures_in_row += 1
         fatal = is_fatal(err) and self.successes == 0
@@ -149,10 +155,12 @@ class ServerHealth:
                 if fatal
                 else f"failed {self.failures_in_row} calls in a row"
             )
-            self.down = f"{self.where} {count} ({err}); run stopped: fix it, re-run with --resume"
+            fix = CONTEXT_HINT if is_context_overflow(err) else "fix it"
+            self.down = f"{self.where} {count} ({err}); run stopped: {fix}, re-run with --resume"
 
 
 __all__ = [
+    "CONTEXT_HINT",
     "AdaptiveLimit",
     "ModelServerDown",
     "ServerHealth",

@@ -33,7 +33,12 @@ from typing import Any
 from flaneur.models.base import BaseChatModel
 from flaneur.models.cache import ResponseCache
 from flaneur.models.completion import Completion, completion_from_openai
-from flaneur.models.errors import LocalBackendMissing, ModelConfigError, ModelError
+from flaneur.models.errors import (
+    LocalBackendMissing,
+    ModelConfigError,
+    ModelContextOverflow,
+    ModelError,
+)
 from flaneur.models.messages import Message, to_openai
 from flaneur.models.usage import UsageTracker
 
@@ -221,6 +226,10 @@ class LlamaCppModel(BaseChatModel):
             try:
                 result = llama.create_chat_completion(messages=messages, **params)
             except (ValueError, RuntimeError) as err:
+                if "context window" in str(err):  # llama-cpp-python's own overflow check
+                    raise ModelContextOverflow(
+                        f"llama.cpp on {self.model_path.name} (n_ctx {llama.n_ctx()}): {err}"
+                    ) from None
                 raise ModelError(f"llama.cpp failed on {self.model_path.name}: {err}") from None
             return result, time.perf_counter() - t0
 

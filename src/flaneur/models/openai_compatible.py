@@ -9,8 +9,10 @@ dropped connections and malformed replies; other 4xx fail at once with the serve
 
 Before its first request the model checks the server once (*preflight*): ``GET /models``
 must answer and list the model (a server listing a single model serves it under any name),
-and ``max_in_flight=None`` takes the server's slot count from llama.cpp's ``GET /props``
-(``total_slots``), else 1.  A server that cannot be reached or does not know the model stops
+``max_in_flight=None`` takes the server's slot count from llama.cpp's ``GET /props``
+(``total_slots``), else 1, and where the server tells its context length and can tokenize,
+the first prompt and its ``max_tokens`` must fit (:mod:`flaneur.models.context`).  A server
+that cannot be reached, does not know the model or is too small for the first prompt stops
 the run with one line (:class:`~flaneur.models.health.ModelServerDown`).
 """
 
@@ -32,6 +34,12 @@ import httpx
 from flaneur.models.base import BaseChatModel
 from flaneur.models.cache import ResponseCache
 from flaneur.models.completion import Completion, completion_from_openai
+from flaneur.models.context import (
+    check_fits,
+    context_from_listing,
+    context_from_props,
+    count_prompt_tokens,
+)
 from flaneur.models.errors import (
     ModelConfigError,
     ModelConnectionError,
@@ -223,6 +231,7 @@ class OpenAICompatible(BaseChatModel):
         self.preflight = preflight
         self.server_models: list[str] | None = None
         self.context_length: int | None = None
+        self._listing: Any = None
         self.health.where = f"model server {self.base_url}"
         self.backoff_base = float(backoff_base)
         self.backoff_max = float(backoff_max)
@@ -318,8 +327,9 @@ class OpenAICompatible(BaseChatModel):
         state = self._loop_state()
         if self.preflight and self.server_models is None:
             async with state.ready:
+                self.health.check()  # a preflight that failed while this call waited
                 if self.server_models is None:
-                    await self._preflight(state)
+                    await self._preflight(state, body)
         attempt = 0
         while True:
             attempt += 1
@@ -380,13 +390,15 @@ class OpenAICompatible(BaseChatModel):
                     raise ModelConnectionError(f"{err} ({tries})") from None
                 await asyncio.sleep(self._backoff(attempt, None))
 
-    async def _preflight(self, state: _LoopState) -> None:
-        """Check that the server answers and knows the model; learn its slots and context.
+    async def _preflight(self, state: _LoopState, body: dict[str, Any]) -> None:
+        """Check that the server answers and knows the model, and that the first request
+        fits its context; learn its slots and context length.
 
         Raises
         ------
         ModelServerDown
-            If the server cannot be reached, refuses the key or does not list the model.
+            If the server cannot be reached, refuses the key, does not list the model, or
+            says a context too small for the first prompt (``body``) and its reply.
         """
         try:
             names = await self._list_with_retries()
@@ -408,14 +420,23 @@ class OpenAICompatible(BaseChatModel):
             )
         root = self.base_url.removesuffix("/v1")
         props = await self._get_json(state, f"{root}/props")
+        self.context_length = context_from_props(props) or context_from_listing(
+            self._listing, self.model
+        )
         if isinstance(props, dict):
             slots = props.get("total_slots")
-            settings = props.get("default_generation_settings") or {}
-            n_ctx = settings.get("n_ctx") if isinstance(settings, dict) else None
-            if isinstance(n_ctx, int) and n_ctx > 0:
-                self.context_length = n_ctx
             if self.max_in_flight is None and isinstance(slots, int) and slots > 0:
                 state.slots.set_ceiling(slots)
+        if self.context_length is not None:
+            prompt_tokens = await count_prompt_tokens(
+                state.client, root, self.model, body["messages"], timeout=min(self.timeout, 30.0)
+            )
+            check_fits(
+                prompt_tokens,
+                body.get("max_tokens"),
+                self.context_length,
+                f"model server {self.base_url}",
+            )
         self.server_models = names
         log.info(
             "%s serves %s; %d request(s) in flight at most",
@@ -441,7 +462,8 @@ class OpenAICompatible(BaseChatModel):
         if resp.status_code != 200:
             raise ModelHTTPError(resp.status_code, self._key.redact(_server_message(resp)), url=url)
         try:
-            return [str(m["id"]) for m in resp.json()["data"]]
+            self._listing = resp.json()
+            return [str(m["id"]) for m in self._listing["data"]]
         except (ValueError, KeyError, TypeError):
             raise ModelResponseError(f"{url}: unexpected reply to a model listing") from None
 

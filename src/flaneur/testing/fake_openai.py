@@ -48,6 +48,7 @@ from flaneur.testing.fake_policies import (
     ScriptPolicy,
     policy_from_name,
     render_completion,
+    tokenize,
 )
 
 
@@ -91,6 +92,14 @@ class FakeOpenAIServer:
     slots
         Parallel slots reported at ``GET /props`` as llama.cpp's server does
         (``total_slots``); ``None`` answers 404 there, like servers without it.
+    n_ctx
+        Context length the server reports.  Like llama.cpp's server it gives it at
+        ``GET /props`` and answers ``POST /apply-template`` (the messages as one
+        ``role: content`` prompt) and ``POST /tokenize`` (its word-like pseudo tokens).
+    flavour
+        ``"llama.cpp"`` (as above) or ``"vllm"``: no ``/props`` nor ``/apply-template``; the
+        model listing gives ``max_model_len`` and ``POST /tokenize`` takes the messages and
+        answers ``count`` and ``max_model_len``, as vLLM does.
 
     Attributes
     ----------
@@ -116,8 +125,14 @@ class FakeOpenAIServer:
         api_key: str | None = None,
         hang_s: float = 30.0,
         slots: int | None = 16,
+        n_ctx: int = 32768,
+        flavour: str = "llama.cpp",
     ):
-        self.slots = slots
+        if flavour not in ("llama.cpp", "vllm"):
+            raise ValueError(f"flavour must be 'llama.cpp' or 'vllm', not {flavour!r}")
+        self.slots = slots if flavour == "llama.cpp" else None
+        self.n_ctx = n_ctx
+        self.flavour = flavour
         self.host = host
         self.port = port
         self.models = list(models)
@@ -134,6 +149,8 @@ class FakeOpenAIServer:
                 Route("/v1/chat/completions", self._chat, methods=["POST"]),
                 Route("/v1/models", self._models, methods=["GET"]),
                 Route("/props", self._props, methods=["GET"]),
+                Route("/apply-template", self._apply_template, methods=["POST"]),
+                Route("/tokenize", self._tokenize, methods=["POST"]),
                 Route("/_fake/stats", self._stats, methods=["GET"]),
                 Route("/_fake/reset", self._reset, methods=["POST"]),
                 Route("/{path:path}", self._unknown, methods=["GET", "POST", "PUT", "DELETE"]),
@@ -286,6 +303,8 @@ class FakeOpenAIServer:
         data = [
             {"id": m, "object": "model", "created": 0, "owned_by": "flaneur"} for m in self.models
         ]
+        if self.flavour == "vllm":
+            data = [{**row, "max_model_len": self.n_ctx} for row in data]
         return _json_response({"object": "list", "data": data})
 
     async def _props(self, request: Request) -> Response:
@@ -293,8 +312,28 @@ class FakeOpenAIServer:
         if self.slots is None:
             return _error(404, "no route GET /props", "not_found")
         return _json_response(
-            {"total_slots": self.slots, "default_generation_settings": {"n_ctx": 32768}}
+            {"total_slots": self.slots, "default_generation_settings": {"n_ctx": self.n_ctx}}
         )
+
+    async def _apply_template(self, request: Request) -> Response:
+        self.counts[request.url.path] += 1
+        if self.slots is None:  # a server without llama.cpp's endpoints
+            return _error(404, "no route POST /apply-template", "not_found")
+        messages = (await request.json()).get("messages") or []
+        lines = [f"{m.get('role', '')}: {m.get('content', '')}" for m in messages]
+        return _json_response({"prompt": "\n".join(lines)})
+
+    async def _tokenize(self, request: Request) -> Response:
+        self.counts[request.url.path] += 1
+        body = await request.json()
+        if self.flavour == "vllm":
+            lines = [f"{m.get('role', '')}: {m.get('content', '')}" for m in body["messages"]]
+            count = len(tokenize("\n".join(lines)))
+            return _json_response({"count": count, "max_model_len": self.n_ctx, "tokens": []})
+        if self.slots is None:
+            return _error(404, "no route POST /tokenize", "not_found")
+        content = str(body.get("content", ""))
+        return _json_response({"tokens": list(range(len(tokenize(content))))})
 
     async def _stats(self, request: Request) -> Response:
         return _json_response(
