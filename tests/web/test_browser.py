@@ -81,12 +81,17 @@ def test_live_page_shows_rows_as_they_are_appended(site):
     folder.mkdir()
     rows = (site["runs"] / "second" / "episodes.jsonl").read_text().splitlines(keepends=True)
     (folder / "episodes.jsonl").write_text("".join(rows[:3]))
+    shutil.copy(site["runs"] / "second" / "run.json", folder / "run.json")  # 10 planned
     page.goto(site["url"] + "/live?run=growing")
     page.wait_for_function("document.querySelectorAll('#rows tr').length === 4")
+    assert page.text_content("#count") == "3 of 10 episodes"
     with (folder / "episodes.jsonl").open("a") as handle:
         handle.write("".join(rows[3:7]))
     page.wait_for_function("document.querySelectorAll('#rows tr').length === 8")
-    assert page.text_content("#progress").startswith("7 episodes · 7 successes")
+    page.wait_for_function("document.getElementById('count').textContent.startsWith('7 of')")
+    assert page.text_content("#count") == "7 of 10 episodes"
+    assert page.get_attribute("#bar", "value") == "7" and page.get_attribute("#bar", "max") == "10"
+    assert "7 rows · 7 successes (100.0%)" in page.text_content("#progress")
     page.screenshot(path=site["root"] / "live.png", full_page=True)
     shutil.copy(site["runs"] / "second" / "summary.json", folder / "summary.json")
     page.wait_for_selector("#finished")

@@ -15,8 +15,21 @@ TASK = "helsinki-needs-v1"
 
 def _run(main, out, limit, *extra):
     main(
-        ["run", "--tasks", TASK, "--agent", "forward,oracle", "--limit", str(limit)]
-        + ["--out", str(out), "--progress", "none", "--json", *extra]
+        [
+            "run",
+            "--tasks",
+            TASK,
+            "--agent",
+            "forward,oracle",
+            "--limit",
+            str(limit),
+            "--out",
+            str(out),
+            "--progress",
+            "none",
+            "--json",
+            *extra,
+        ]
     )
 
 
@@ -54,6 +67,9 @@ def test_a_run_with_human_rows_resumes_and_reports_them(tmp_path, capsys):
     assert entries["human"]["rows"] == 2 and entries["human"]["outside"] is True
     assert entries["human"]["missing"] == 0 and not summary["partial"]
     assert entries["oracle"]["rows"] == 3 and summary["episodes"] == 8
+    manifest = json.loads((runs / "agents" / "run.json").read_text())
+    assert manifest["planned"] == {TASK: {"forward": 3, "oracle": 3}}
+    assert manifest["total"] == 6 and manifest["to_run"] == 2  # 2 of 6 were left to run
     run = load_run(runs / "agents")
     assert run.warnings == []  # the summary counts every row of the log
     pair = next(c for c in paired_comparisons(run) if (c["a"], c["b"]) == ("oracle", "human"))
@@ -88,3 +104,45 @@ def test_runlog_keeps_human_rows_but_still_refuses_unnamed_agents(tmp_path):
     log.write_text(log.read_text() + json.dumps({**base, "agent": "random"}) + "\n")
     with pytest.raises(FlaneurError, match="'random' on 't'"):
         RunLog(tmp_path, resume=True, config_hashes={("t", "forward"): "h"})
+
+
+def test_live_progress_counts_the_planned_episodes(tmp_path):
+    """k of N: N from run.json (else summary.json); k = distinct planned episodes logged."""
+    from flaneur.web.runs import run_progress
+
+    def row(agent, eid, term="stopped", tc=True):
+        return {
+            "task": "t",
+            "agent": agent,
+            "episode_id": eid,
+            "termination": term,
+            "metrics": {"tc": tc},
+        }
+
+    rows = [
+        row("a", "1"),
+        row("a", "2", tc=False),
+        row("b", "1"),
+        row("human", "3"),
+        row("b", "2", "model_error", None),
+        row("b", "2"),
+    ]
+    assert run_progress(tmp_path, rows)["total"] is None  # nothing planned known
+    assert run_progress(tmp_path, rows)["done"] == 4  # distinct keys, outside agents left out
+    (tmp_path / "summary.json").write_text(
+        json.dumps(
+            {
+                "runs": [
+                    {"task": "t", "agent": "a", "episodes": 4},
+                    {"task": "t", "agent": "b", "episodes": 4},
+                    {"task": "t", "agent": "human", "episodes": 1, "outside": True},
+                ]
+            }
+        )
+    )
+    assert (run_progress(tmp_path, rows)["done"], run_progress(tmp_path, rows)["total"]) == (4, 8)
+    (tmp_path / "run.json").write_text(json.dumps({"planned": {"t": {"a": 3}}, "total": 3}))
+    got = run_progress(tmp_path, rows)
+    assert (got["done"], got["total"]) == (2, 3)  # only agent a is planned
+    assert got["rows"] == 6 and got["successes"] == 4  # running metrics over every row
+    assert got["means"]["tc"] == 4 / 5  # the errored row has no tc

@@ -12,6 +12,7 @@ while some scheduled episode has no row (a run stopped by Ctrl-C, a kill or a to
 from __future__ import annotations
 
 import json
+import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict
@@ -141,6 +142,27 @@ def outside_entries(
     return out
 
 
+MANIFEST = "run.json"
+"""File a run writes into its folder when it starts: what it plans (read by the live page)."""
+
+
+def write_manifest(folder: Path, config: Any, plans: Sequence[Plan], to_run: int) -> None:
+    """Write ``run.json``: the configuration and the episodes planned per task and agent
+    (``total`` counts those a resume finds done too), before any episode runs; the live page
+    of ``flaneur serve`` shows its progress as *k of total*."""
+    planned = {task: {a: len(episodes) for a in config.agents} for task, _, episodes, _ in plans}
+    manifest = {
+        "config": asdict(config),
+        "planned": planned,
+        "total": sum(n for agents in planned.values() for n in agents.values()),
+        "to_run": to_run,
+        "started": time.time(),
+    }
+    tmp = folder / f"{MANIFEST}.tmp"
+    tmp.write_text(json.dumps(manifest, indent=2, default=str), encoding="utf-8")
+    tmp.replace(folder / MANIFEST)
+
+
 def write_summary(folder: Path, summary: dict[str, Any]) -> None:
     """Write ``summary.json`` whole (a temporary file renamed over the old one)."""
     path = folder / "summary.json"
@@ -149,4 +171,12 @@ def write_summary(folder: Path, summary: dict[str, Any]) -> None:
     tmp.replace(path)
 
 
-__all__ = ["SUMMARY_VERSION", "outside_entries", "run_entry", "summarize_run", "write_summary"]
+__all__ = [
+    "MANIFEST",
+    "SUMMARY_VERSION",
+    "outside_entries",
+    "run_entry",
+    "summarize_run",
+    "write_manifest",
+    "write_summary",
+]

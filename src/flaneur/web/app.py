@@ -17,10 +17,10 @@ from starlette.staticfiles import StaticFiles
 from flaneur.errors import FlaneurError
 from flaneur.evaluate.runlog import read_rows, row_success
 from flaneur.web.annotate import AnnotationStore
-from flaneur.web.catalog import RunCatalog, running_metrics, safe_name
+from flaneur.web.catalog import RunCatalog, safe_name
 from flaneur.web.play import PlayFolders, PlaySession
 from flaneur.web.replay import replay_data
-from flaneur.web.runs import is_live, read_summary, run_overview, run_tables
+from flaneur.web.runs import is_live, read_summary, run_overview, run_progress, run_tables
 from flaneur.web.world import TaskStore, ViewService, street_map, view_directions
 
 STATIC = Path(__file__).parent / "static"
@@ -142,7 +142,8 @@ def create_app(
                     brief["success"] = row_success(row)
                     yield f"event: row\ndata: {json.dumps(brief, default=str)}\n\n"
                 if len(rows) != sent or sent == 0:
-                    yield f"event: progress\ndata: {json.dumps(running_metrics(rows))}\n\n"
+                    progress = await asyncio.to_thread(run_progress, entry.folder, rows)
+                    yield f"event: progress\ndata: {json.dumps(progress)}\n\n"
                 sent = len(rows)
                 if not is_live(entry.folder) and (entry.folder / "summary.json").is_file():
                     yield "event: done\ndata: {}\n\n"
