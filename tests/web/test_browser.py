@@ -139,3 +139,57 @@ def test_data_is_never_run_as_markup(site):
     assert page.locator("#run td", has_text="<script>alert(2)</script>").count() >= 1
     assert page.locator("#run img").count() == 0 and page.locator("#run script").count() == 0
     assert site["errors"] == []
+
+
+def map_pixel(bounds, x, y, size=420):
+    """Where common.js's streetMap draws metres (x, y) inside its SVG."""
+    x0, y0, x1, y1 = bounds
+    span = max(x1 - x0, y1 - y0)
+    cx, cy = (x0 + x1) / 2 - span / 2, (y0 + y1) / 2 - span / 2
+    return (x - cx) / span * size, size - (y - cy) / span * size
+
+
+def test_annotate_a_route_drawn_on_the_map(site, toy_task):
+    """Click a start and an end on the map: the route between the snapped viewpoints is the
+    shortest walk, its views show step by step, and the instruction is saved as a task."""
+    from flaneur.tasks.episode import read_episodes
+
+    city, episodes = toy_task
+    graph = city.graph
+    page = site["page"]
+    page.goto(site["url"] + f"/annotate?task={TASK}&mode=draw")
+    page.wait_for_selector("svg.map.drawable")
+    context = page.eval_on_selector("#episode", "e => e.value")
+    area = page.evaluate(
+        "q => fetch('/api/draw?' + new URLSearchParams(q)).then(r => r.json())",
+        {"task": TASK, "id": context},
+    )
+    start, end = episodes[0].start_node, episodes[0].reference_path[-1]
+    box = page.locator("svg.map").bounding_box()
+    for node, off in ((start, 4.0), (end, -3.0)):
+        x, y = graph.xy[graph.index(node)]
+        px, py = map_pixel(area["map"]["bounds"], x + off, y + off)
+        page.mouse.click(box["x"] + px, box["y"] + py)
+    page.wait_for_selector("#drawing[data-ready]")
+    shortest = [
+        str(graph.ids[n])
+        for n in graph.shortest_path(graph.index(start), graph.index(end), weight="length")
+    ]
+    assert page.text_content("#step-label").strip() == f"node 1 of {len(shortest)}"
+    assert f"{start} → {end}" in page.text_content("#draw-status")
+    page.fill("#step", str(len(shortest) - 1))
+    page.dispatch_event("#step", "input")
+    assert page.text_content("#step-label").strip() == f"node {len(shortest)} of {len(shortest)}"
+    page.wait_for_function(
+        "[...document.querySelectorAll('#views img')].every(i => i.complete && i.naturalWidth > 0)"
+    )
+    page.fill("#instruction", "Head east and stop at the museum.")
+    page.fill("#file", "drawn")
+    page.click("#save")
+    page.wait_for_function("document.getElementById('saved').textContent.startsWith('saved')")
+    page.screenshot(path=site["root"] / "annotate.png", full_page=True)
+    (saved,) = read_episodes(site["root"] / "play" / "annotations" / "drawn.jsonl")
+    assert saved.id == f"drawn-{start}-{end}-1" and saved.category == "drawn"
+    assert list(saved.reference_path) == shortest and saved.goal_nodes == (end,)
+    assert saved.instruction == "Head east and stop at the museum."
+    assert site["errors"] == []

@@ -16,7 +16,7 @@ from starlette.staticfiles import StaticFiles
 
 from flaneur.errors import FlaneurError
 from flaneur.evaluate.runlog import read_rows, row_success
-from flaneur.web.annotate import AnnotationStore
+from flaneur.web.annotate import AnnotationStore, drawn_episode
 from flaneur.web.catalog import RunCatalog, safe_name
 from flaneur.web.play import PlayFolders, PlaySession
 from flaneur.web.replay import replay_data
@@ -242,11 +242,26 @@ def create_app(
         _, city, episode = await asyncio.to_thread(tasks.episode, task, episode_id)
         return JSONResponse(notes.route(city, episode))
 
+    async def api_draw(request: Request) -> Response:
+        q = request.query_params
+        _, city, context = await asyncio.to_thread(
+            tasks.episode, q.get("task", ""), q.get("id", "")
+        )
+        points = None
+        if q.get("from") or q.get("to"):
+            points = (_point(q.get("from", "")), _point(q.get("to", "")))
+        return JSONResponse(await asyncio.to_thread(notes.draw, city, context, points))
+
     async def api_annotate(request: Request) -> Response:
         body = await _json(request)
         task = str(body.get("task", ""))
-        episode_id = str(body.get("episode_id", ""))
-        _, _, episode = await asyncio.to_thread(tasks.episode, task, episode_id)
+        if body.get("from") or body.get("to"):  # a drawn route: recomputed from its ends
+            _, city, _ = await asyncio.to_thread(tasks.load, task)
+            start, end = str(body.get("from", "")), str(body.get("to", ""))
+            episode, _ = await asyncio.to_thread(drawn_episode, city, start, end)
+        else:
+            episode_id = str(body.get("episode_id", ""))
+            _, _, episode = await asyncio.to_thread(tasks.episode, task, episode_id)
         saved = notes.save(
             episode,
             str(body.get("instruction", "")),
@@ -276,6 +291,7 @@ def create_app(
         Route("/api/play", api_play_start, methods=["POST"]),
         Route("/api/play/{sid}", api_play, methods=["GET", "POST"]),
         Route("/api/route", api_route),
+        Route("/api/draw", api_draw),
         Route("/api/annotate", api_annotate, methods=["POST"]),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
@@ -312,6 +328,15 @@ class SecurityHeaders:
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
+
+
+def _point(text: str) -> tuple[float, float]:
+    """``"x,y"`` (metres) as two floats; :class:`FlaneurError` otherwise."""
+    try:
+        x, y = (float(v) for v in text.split(","))
+    except ValueError:
+        raise FlaneurError(f"a drawn point must be x,y in metres, not {text[:40]!r}") from None
+    return x, y
 
 
 async def _json(request: Request) -> dict[str, Any]:

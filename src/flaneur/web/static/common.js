@@ -109,7 +109,14 @@ function streetMap(map, layers, size = 420) {
   };
   for (const layer of layers) for (const n of layer.dots || []) dot(n, layer.colour, 6);
   const marker = add("polygon", {points: "0,-10 6,6 0,2 -6,6", fill: "#1a202c", visibility: "hidden"});
-  return {svg, marker(node, heading) {
+  return {svg, bounds: map.bounds,
+    // metres of the city projection under a mouse event (inverse of px)
+    metres(ev) {
+      const box = svg.getBoundingClientRect();
+      const [x, y] = [(ev.clientX - box.left) * size / box.width, (ev.clientY - box.top) * size / box.height];
+      return [cx + (x / size) * span, cy + ((size - y) / size) * span];
+    },
+    marker(node, heading) {
     if (!map.nodes[node]) { marker.setAttribute("visibility", "hidden"); return; }
     const [x, y] = px(map.nodes[node]);
     marker.setAttribute("transform", `translate(${x},${y}) rotate(${heading})`);
