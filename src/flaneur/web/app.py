@@ -20,7 +20,14 @@ from flaneur.web.annotate import AnnotationStore, drawn_episode
 from flaneur.web.catalog import RunCatalog, safe_name
 from flaneur.web.play import PlayFolders, PlaySession
 from flaneur.web.replay import replay_data
-from flaneur.web.runs import is_live, read_summary, run_overview, run_progress, run_tables
+from flaneur.web.runs import (
+    is_live,
+    read_summary,
+    run_config,
+    run_overview,
+    run_progress,
+    run_tables,
+)
 from flaneur.web.world import TaskStore, ViewService, street_map, view_directions
 
 STATIC = Path(__file__).parent / "static"
@@ -106,10 +113,14 @@ def create_app(
 
     async def api_episode(request: Request) -> Response:
         row, summary = _row(request)
+        entry = catalog.get(request.path_params["key"])
 
         def build() -> dict[str, Any]:
             _, city, episode = tasks.episode(str(row["task"]), str(row["episode_id"]), summary)
-            return replay_data(row, city, episode)
+            return {
+                **replay_data(row, city, episode),
+                "views": run_config(entry.folder).get("views"),
+            }
 
         return JSONResponse(await asyncio.to_thread(build))
 
@@ -121,12 +132,21 @@ def create_app(
             return _error("heading and fov must be numbers", 400)
         if not 10.0 <= fov <= 120.0:
             return _error("fov must lie between 10 and 120 degrees", 400)
-        summary = None
+        summary, spec = None, ""
         if q.get("run"):
-            summary = read_summary(catalog.get(q["run"]).folder) or {}
+            folder = catalog.get(q["run"]).folder
+            summary = read_summary(folder) or {}
+            spec = str(run_config(folder).get("views") or "")
         _, city, _ = await asyncio.to_thread(tasks.load, q.get("task", ""), summary)
-        data = await asyncio.to_thread(views.png, city, q.get("node", ""), heading, fov)
-        return Response(data, media_type="image/png", headers={"Cache-Control": "max-age=3600"})
+        node = q.get("node", "")
+        data, source = None, "synthetic"
+        if spec:
+            data = await asyncio.to_thread(views.real_png, spec, city, node, heading, fov)
+            source = spec.partition(":")[0] if data is not None else "synthetic"
+        if data is None:
+            data = await asyncio.to_thread(views.png, city, node, heading, fov)
+        headers = {"Cache-Control": "max-age=3600", "X-Flaneur-View": source}
+        return Response(data, media_type="image/png", headers=headers)
 
     async def api_events(request: Request) -> StreamingResponse:
         entry = catalog.get(request.path_params["key"])

@@ -26,6 +26,20 @@ def read_summary(folder: Path) -> dict[str, Any] | None:
         return None
 
 
+def run_config(folder: Path) -> dict[str, Any]:
+    """The run's configuration: from ``summary.json``, else ``run.json`` (a run in
+    progress), else ``{}``."""
+    from flaneur.evaluate.summary import MANIFEST
+
+    config = (read_summary(folder) or {}).get("config")
+    if not isinstance(config, dict):
+        try:
+            config = json.loads((folder / MANIFEST).read_text(encoding="utf-8")).get("config")
+        except (OSError, ValueError, AttributeError):
+            config = None
+    return config if isinstance(config, dict) else {}
+
+
 def run_progress(folder: Path, rows: list[dict[str, Any]]) -> dict[str, Any]:
     """:func:`~flaneur.web.catalog.running_metrics` of the rows, with ``done`` of ``total``.
 

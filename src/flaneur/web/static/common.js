@@ -132,7 +132,7 @@ function viewURL(params) {
 function viewStrip(container, base, node, directions) {
   container.replaceChildren();
   for (const d of directions) {
-    const img = el("img", {alt: `view ${d.label}`, src: viewURL({...base, node, heading: d.heading.toFixed(0)})});
+    const img = el("img", {alt: `view ${d.label}`, src: viewURL({...base, node, heading: String(d.heading)})});
     const caption = d.label.endsWith("°") ? d.label : `${d.label} · ${d.heading.toFixed(0)}°`;
     container.append(el("figure", {class: d.chosen ? "chosen" : ""}, img, el("figcaption", {text: caption})));
   }
