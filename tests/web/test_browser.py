@@ -36,7 +36,14 @@ def site(served, tmp_path_factory):
         page.on(
             "dialog", lambda dialog: (errors.append(f"dialog {dialog.message}"), dialog.dismiss())
         )
-        yield {"url": url, "page": page, "root": root, "runs": runs, "errors": errors}
+        yield {
+            "url": url,
+            "page": page,
+            "root": root,
+            "runs": runs,
+            "errors": errors,
+            "browser": browser,
+        }
         browser.close()
 
 
@@ -193,3 +200,87 @@ def test_annotate_a_route_drawn_on_the_map(site, toy_task):
     assert list(saved.reference_path) == shortest and saved.goal_nodes == (end,)
     assert saved.instruction == "Head east and stop at the museum."
     assert site["errors"] == []
+
+
+PAGES = (
+    "/",
+    f"/replay?run=agents&task={TASK}&agent=oracle&id=toy-fork-0",
+    "/live?run=second",
+    f"/play?task={TASK}",
+    f"/annotate?task={TASK}&mode=draw",
+)
+
+
+def test_without_tiles_no_page_references_a_web_address(site):
+    """Offline by default: every request of every page goes to the app itself, and no page,
+    script, style or header names another address."""
+    import re
+    import urllib.request
+
+    from flaneur.web.app import STATIC
+
+    page, url = site["page"], site["url"]
+    requested: list[str] = []
+    page.on("request", lambda request: requested.append(request.url))
+    for path in PAGES:
+        page.goto(url + path)
+        page.wait_for_load_state("networkidle")
+        assert page.locator("svg.map g.tiles image").count() == 0
+    assert requested and all(r.startswith(url + "/") for r in requested)
+    for file in STATIC.iterdir():
+        found = set(re.findall(r"https?://[^\s\"'`)]+", file.read_text()))
+        assert found <= {"http://www.w3.org/2000/svg"}, (file.name, found)  # a namespace name
+    with urllib.request.urlopen(url + "/") as response:
+        assert "http" not in response.headers["Content-Security-Policy"]
+    assert site["errors"] == []
+
+
+def test_a_tile_layer_only_with_the_option(site, served, tmp_path):
+    """`--tiles URL_TEMPLATE`: tiles are requested from that server, under the streets, and
+    the Content-Security-Policy allows that origin for images."""
+    import io
+    import urllib.request
+
+    from PIL import Image
+    from starlette.applications import Starlette
+    from starlette.responses import Response
+    from starlette.routing import Route
+
+    from flaneur.web import create_app
+    from flaneur.web.server import serve_in_thread
+
+    buffer = io.BytesIO()
+    Image.new("RGB", (256, 256), (200, 230, 200)).save(buffer, format="PNG")
+    asked: list[tuple[int, int, int]] = []
+
+    async def tile(request):
+        p = request.path_params
+        asked.append((int(p["z"]), int(p["x"]), int(p["y"])))
+        return Response(buffer.getvalue(), media_type="image/png")
+
+    tile_server = Starlette(routes=[Route("/{z}/{x}/{y}.png", tile)])
+    with serve_in_thread(tile_server) as tiles_url:
+        app = create_app(
+            [served],
+            play_dir=tmp_path,
+            cache_dir=tmp_path / "views",
+            tiles=tiles_url + "/{z}/{x}/{y}.png",
+        )
+        with serve_in_thread(app) as url:
+            with urllib.request.urlopen(url + "/replay") as response:
+                policy = response.headers["Content-Security-Policy"]
+            assert f"img-src 'self' data: {tiles_url};" in policy
+            page = site["browser"].new_page(viewport={"width": 1200, "height": 860})  # CSP on
+            page.goto(url + PAGES[1])
+            page.wait_for_selector("body[data-ready]")
+            page.wait_for_function(
+                "[...document.querySelectorAll('svg.map g.tiles image')].length > 0"
+            )
+            page.wait_for_function(
+                f"performance.getEntriesByType('resource').some(e => e.name.startsWith('{tiles_url}'))"
+            )
+            first = page.locator("svg.map > *").first
+            assert first.get_attribute("class") == "tiles"  # drawn under the streets
+            page.screenshot(path=site["root"] / "tiles.png")
+            page.close()
+    assert asked and len({z for z, _, _ in asked}) == 1 and asked[0][0] >= 10

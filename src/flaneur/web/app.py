@@ -48,6 +48,37 @@ SECURITY_HEADERS = {
 }
 
 
+def tile_origin(template: str) -> str:
+    """The origin (``scheme://host[:port]``) of a tile URL template, checked.
+
+    Raises
+    ------
+    FlaneurError
+        Unless the template is an http(s) URL holding ``{z}``, ``{x}`` and ``{y}``.
+    """
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(template)
+    missing = [k for k in ("{z}", "{x}", "{y}") if k not in template]
+    if parts.scheme not in ("http", "https") or not parts.netloc or missing:
+        raise FlaneurError(
+            "--tiles must be an http(s) URL template with {z}, {x} and {y}, such as "
+            f"https://tile.openstreetmap.org/{{z}}/{{x}}/{{y}}.png, not {template[:80]!r}"
+        )
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def security_headers(tiles: str | None = None) -> dict[str, str]:
+    """:data:`SECURITY_HEADERS`, with the tile server's origin allowed for images when the
+    app draws a tile layer (``flaneur serve --tiles``)."""
+    if not tiles:
+        return dict(SECURITY_HEADERS)
+    policy = SECURITY_HEADERS["Content-Security-Policy"].replace(
+        "img-src 'self' data:", f"img-src 'self' data: {tile_origin(tiles)}"
+    )
+    return {**SECURITY_HEADERS, "Content-Security-Policy": policy}
+
+
 def _error(message: str, status: int = 404) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status)
 
@@ -60,6 +91,7 @@ def create_app(
     data_dir: Path | str | None = None,
     task_files: list[Path] | None = None,
     poll_s: float = 0.5,
+    tiles: str | None = None,
 ) -> Starlette:
     """The web app.
 
@@ -78,7 +110,11 @@ def create_app(
         Task files offered for play and annotation besides the registered task sets.
     poll_s
         How often the live stream looks for new rows, in seconds.
+    tiles
+        URL template of a raster tile layer drawn under the street maps (``{z}/{x}/{y}``;
+        default none: the app is offline and references no web address).
     """
+    headers = security_headers(tiles)
     catalog = RunCatalog([Path(p) for p in runs_dirs])
     root = Path(play_dir) if play_dir is not None else catalog.roots[0]
     root.mkdir(parents=True, exist_ok=True)
@@ -90,9 +126,12 @@ def create_app(
 
     def page(name: str):
         async def handler(request: Request) -> Response:
-            return FileResponse(STATIC / name, headers=SECURITY_HEADERS)
+            return FileResponse(STATIC / name, headers=headers)
 
         return handler
+
+    async def api_settings(request: Request) -> Response:
+        return JSONResponse({"tiles": tiles or None})
 
     async def api_runs(request: Request) -> Response:
         return JSONResponse([run_overview(e) for e in catalog.runs().values()])
@@ -301,6 +340,7 @@ def create_app(
     routes = [Route(path, page(name)) for path, name in PAGES.items()]
     routes.append(Route("/favicon.ico", favicon))
     routes += [
+        Route("/api/settings", api_settings),
         Route("/api/runs", api_runs),
         Route("/api/runs/{key}", api_run),
         Route("/api/runs/{key}/episode", api_episode),
@@ -318,7 +358,7 @@ def create_app(
     app = Starlette(
         routes=routes,
         exception_handlers={FlaneurError: on_error},
-        middleware=[Middleware(SecurityHeaders)],
+        middleware=[Middleware(SecurityHeaders, headers=headers)],
     )
 
     app.state.catalog, app.state.sessions, app.state.play_root = catalog, sessions, root
@@ -326,10 +366,11 @@ def create_app(
 
 
 class SecurityHeaders:
-    """ASGI middleware adding :data:`SECURITY_HEADERS` to every response."""
+    """ASGI middleware adding ``headers`` (:func:`security_headers`) to every response."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Any, headers: dict[str, str] | None = None) -> None:
         self.app = app
+        self.headers = headers or SECURITY_HEADERS
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -341,7 +382,7 @@ class SecurityHeaders:
                 present = {k.lower() for k, _ in message.get("headers", [])}
                 extra = [
                     (k.lower().encode(), v.encode())
-                    for k, v in SECURITY_HEADERS.items()
+                    for k, v in self.headers.items()
                     if k.lower().encode() not in present
                 ]
                 message["headers"] = [*message.get("headers", []), *extra]

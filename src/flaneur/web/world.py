@@ -114,8 +114,9 @@ def street_map(city: City, node_ids: list[str], *, margin_m: float = 120.0) -> d
     Returns
     -------
     dict
-        ``bounds`` ``[x0, y0, x1, y1]``, ``segments`` ``[[x1, y1, x2, y2], ...]`` and
-        ``nodes`` ``{id: [x, y]}`` of the given nodes.
+        ``bounds`` ``[x0, y0, x1, y1]``, ``segments`` ``[[x1, y1, x2, y2], ...]``,
+        ``nodes`` ``{id: [x, y]}`` of the given nodes and ``corners`` (latitude and
+        longitude of the bounds' south-west and north-east corners).
     """
     graph = city.graph
     known = [graph.index(n) for n in node_ids if n in graph]
@@ -130,10 +131,13 @@ def street_map(city: City, node_ids: list[str], *, margin_m: float = 120.0) -> d
     keep = (src < dst) & (inside[src] | inside[dst])
     segments = np.column_stack([xy[src[keep]], xy[dst[keep]]]).round(1).tolist()
     nodes = {str(graph.ids[n]): xy[n].round(1).tolist() for n in located}
+    lat, lng = graph.projection.inverse([lo[0], hi[0]], [lo[1], hi[1]])
     return {
         "bounds": [*lo.round(1).tolist(), *hi.round(1).tolist()],
         "segments": segments,
         "nodes": nodes,
+        # lat/lng of the bounds' corners (south-west, north-east), to place map tiles
+        "corners": [[float(lat[0]), float(lng[0])], [float(lat[1]), float(lng[1])]],
     }
 
 
