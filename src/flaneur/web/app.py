@@ -158,7 +158,7 @@ def create_app(
             _, city, episode = tasks.episode(str(row["task"]), str(row["episode_id"]), summary)
             return {
                 **replay_data(row, city, episode),
-                "views": run_config(entry.folder).get("views"),
+                "views": run_config(entry.folder, summary).get("views"),
             }
 
         return JSONResponse(await asyncio.to_thread(build))
@@ -175,7 +175,7 @@ def create_app(
         if q.get("run"):
             folder = catalog.get(q["run"]).folder
             summary = read_summary(folder) or {}
-            spec = str(run_config(folder).get("views") or "")
+            spec = str(run_config(folder, summary).get("views") or "")
         _, city, _ = await asyncio.to_thread(tasks.load, q.get("task", ""), summary)
         node = q.get("node", "")
         data, source = None, "synthetic"

@@ -26,12 +26,12 @@ def read_summary(folder: Path) -> dict[str, Any] | None:
         return None
 
 
-def run_config(folder: Path) -> dict[str, Any]:
-    """The run's configuration: from ``summary.json``, else ``run.json`` (a run in
-    progress), else ``{}``."""
+def run_config(folder: Path, summary: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The run's configuration: from its ``summary.json`` (``summary`` when already read),
+    else ``run.json`` (a run in progress), else ``{}``."""
     from flaneur.evaluate.summary import MANIFEST
 
-    config = (read_summary(folder) or {}).get("config")
+    config = (summary if summary is not None else read_summary(folder) or {}).get("config")
     if not isinstance(config, dict):
         try:
             config = json.loads((folder / MANIFEST).read_text(encoding="utf-8")).get("config")
