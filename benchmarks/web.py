@@ -13,14 +13,18 @@ Usage::
    beside the baselines: the rows (agent ``human``) land in ``baselines/episodes.jsonl`` like
    any agent's; the script reports their metrics and the paired comparisons of
    ``flaneur report`` (human against each baseline).
-3. Times, with the browser's clock (``performance.now()``), medians of several runs: opening
+3. Resumes the baselines' run (``run_benchmark(..., resume=True)``, as ``flaneur run
+   --resume``) with the human rows in its folder: they must stay as they are and be listed
+   in its summary.
+4. Times, with the browser's clock (``performance.now()``), medians of several runs: opening
    the replay page of an episode with 40 steps (navigation to the page drawn with its first
    views loaded), and a step of that replay whose views the server has cached (key press to
    every view decoded), against the same step rendered cold.
 
-``--screenshots DIR`` saves the runs page, a replay, the live page and human play there.
-``--check`` exits 1 unless every played episode reached its goal (TCP 1.0), a row exists per
-episode, and a cached step is faster than a cold one. Needs ``playwright`` (pip) and a
+``--screenshots DIR`` saves the runs page, a replay, the live page (k of N), human play and
+the annotation of a route drawn on the map there. ``--check`` exits 1 unless every played
+episode reached its goal (TCP 1.0), a row exists per episode, the resume kept them, and a
+cached step is faster than a cold one. Needs ``playwright`` (pip) and a
 Chromium at /usr/bin/chromium (or ``$FLANEUR_CHROMIUM``).
 """
 
@@ -34,6 +38,7 @@ import statistics
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from flaneur.env.schemes import make_scheme
@@ -153,6 +158,50 @@ def play_all(page, url: str, episodes: list, city, shots: Path | None) -> list[f
     return seconds
 
 
+def resume_keeps_human_rows(folder: Path, episodes: int) -> bool:
+    """Resume the baselines' run (as ``flaneur run --resume``) with human rows in its folder:
+    whether they stayed as they were and the summary lists them."""
+    before = [r for r in read_rows(folder / "episodes.jsonl")[0] if r["agent"] == "human"]
+    summary = run_benchmark(
+        RunConfig(agents=("random", "forward"), tasks=(TASK,), limit=episodes),
+        folder,
+        resume=True,
+        progress="none",
+    )
+    after = [r for r in read_rows(folder / "episodes.jsonl")[0] if r["agent"] == "human"]
+    listed = [e["rows"] for e in summary["runs"] if e["agent"] == "human"]
+    return bool(before) and after == before and listed == [len(before)]
+
+
+def draw_and_annotate(page, url: str, city, episode, shots: Path) -> None:  # type: ignore[no-untyped-def]
+    """Draw a route on the annotation page (a click near its start, one near its goal),
+    step to its middle and write an instruction; screenshot."""
+    page.goto(f"{url}/annotate?task={TASK}&mode=draw")
+    page.wait_for_selector("svg.map.drawable")
+    page.select_option("#episode", episode.id)
+    page.wait_for_selector("svg.map.drawable")
+    area = page.evaluate(
+        "q => fetch('/api/draw?' + new URLSearchParams(q)).then(r => r.json())",
+        {"task": TASK, "id": episode.id},
+    )
+    x0, y0, x1, y1 = area["map"]["bounds"]
+    span = max(x1 - x0, y1 - y0)
+    cx, cy = (x0 + x1) / 2 - span / 2, (y0 + y1) / 2 - span / 2
+    box = page.locator("svg.map").bounding_box()
+    graph = city.graph
+    for node in (episode.start_node, episode.reference_path[-1]):
+        x, y = graph.xy[graph.index(node)]
+        page.mouse.click(box["x"] + (x - cx) / span * 420, box["y"] + 420 - (y - cy) / span * 420)
+    page.wait_for_selector("#drawing[data-ready]")
+    middle = page.eval_on_selector("#step", "e => Math.floor(Number(e.max) / 2)")
+    page.fill("#step", str(middle))
+    page.dispatch_event("#step", "input")
+    page.click("#directions summary")
+    page.fill("#instruction", "Walk down to the second crossing, turn right and stop by the café.")
+    page.wait_for_function(VIEWS_READY)
+    page.screenshot(path=shots / "web-annotate.png", full_page=True)
+
+
 def time_replay(browser, url: str, query: str, repeats: int) -> dict:  # type: ignore[no-untyped-def]
     """Open/step timings of one replay page (fresh browser contexts: no browser cache)."""
     opens, cold, cached = [], [], []
@@ -224,6 +273,10 @@ def main(argv: list[str] | None = None) -> int:
         errors: list[str] = []
         page.on("pageerror", lambda err: errors.append(str(err)))
         seconds = play_all(page, url, chosen, city, shots)
+        with ThreadPoolExecutor(1) as thread:  # the runner's own event loop, off Playwright's
+            resumed_ok = thread.submit(
+                resume_keeps_human_rows, root / "baselines", args.episodes
+            ).result()
         long_id = walk_40_steps(url, long_walk(city, episodes[0]))
         query = f"run=human-walker&task={LONG_TASK}&agent=human&id={long_id}"
         timings = time_replay(browser, url, query, args.repeats)
@@ -241,10 +294,13 @@ def main(argv: list[str] | None = None) -> int:
             growing.mkdir()
             lines = (root / "baselines" / "episodes.jsonl").read_text().splitlines(keepends=True)
             (growing / "episodes.jsonl").write_text("".join(lines[: max(1, len(lines) // 2)]))
+            shutil.copy(root / "baselines" / "run.json", growing / "run.json")  # its N
             page.goto(f"{url}/live?run=growing")
             page.wait_for_selector("#rows tr:nth-child(2)")
+            page.wait_for_selector("#count")
             page.screenshot(path=shots / "web-live.png", full_page=False)
             shutil.rmtree(growing)
+            draw_and_annotate(page, url, city, chosen[min(2, len(chosen) - 1)], shots)
         browser.close()
     human = [
         r for r in read_rows(root / "baselines" / "episodes.jsonl")[0] if r["agent"] == "human"
@@ -266,6 +322,7 @@ def main(argv: list[str] | None = None) -> int:
             for c in paired
             if "human" in (c["a"], c["b"])
         ],
+        "resume_keeps_human_rows": resumed_ok,
         "replay": timings,
         "page_errors": errors,
         "served_folder": str(root),
@@ -281,6 +338,7 @@ def main(argv: list[str] | None = None) -> int:
     ok = (
         len(human) == len(chosen)
         and all(tcp)
+        and resumed_ok
         and not errors
         and timings["cached_step_ms"] < timings["cold_step_ms"]
     )

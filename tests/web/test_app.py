@@ -159,3 +159,30 @@ def test_bad_json_bodies_get_one_line_errors(client):
     assert response.status_code == 400 and "JSON object" in response.json()["error"]
     assert client.post("/api/play", json=[1, 2]).status_code == 400
     assert client.post("/api/play/nosuch", json={"slot": 1}).status_code == 404
+
+
+def test_a_bad_tiles_template_is_one_line(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from flaneur.web.app import security_headers, tile_origin
+
+    assert tile_origin("https://tile.example.org:8443/{z}/{x}/{y}.png?k=1") == (
+        "https://tile.example.org:8443"
+    )
+    assert security_headers() == security_headers(None)
+    assert (
+        "img-src 'self' data: https://t.example;"
+        in (security_headers("https://t.example/{z}/{x}/{y}.png")["Content-Security-Policy"])
+    )
+    script = Path(sys.executable).parent / "flaneur"
+    for bad in ("ftp://x/{z}/{x}/{y}", "https://t.example/{z}/{x}.png", "{z}/{x}/{y}"):
+        out = subprocess.run(
+            [str(script), "serve", str(tmp_path), "--tiles", bad],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert out.returncode != 0 and "Traceback" not in out.stderr
+        assert len(out.stderr.strip().splitlines()) == 1 and "--tiles must be" in out.stderr

@@ -36,7 +36,14 @@ def site(served, tmp_path_factory):
         page.on(
             "dialog", lambda dialog: (errors.append(f"dialog {dialog.message}"), dialog.dismiss())
         )
-        yield {"url": url, "page": page, "root": root, "runs": runs, "errors": errors}
+        yield {
+            "url": url,
+            "page": page,
+            "root": root,
+            "runs": runs,
+            "errors": errors,
+            "browser": browser,
+        }
         browser.close()
 
 
@@ -81,12 +88,17 @@ def test_live_page_shows_rows_as_they_are_appended(site):
     folder.mkdir()
     rows = (site["runs"] / "second" / "episodes.jsonl").read_text().splitlines(keepends=True)
     (folder / "episodes.jsonl").write_text("".join(rows[:3]))
+    shutil.copy(site["runs"] / "second" / "run.json", folder / "run.json")  # 10 planned
     page.goto(site["url"] + "/live?run=growing")
     page.wait_for_function("document.querySelectorAll('#rows tr').length === 4")
+    assert page.text_content("#count") == "3 of 10 episodes"
     with (folder / "episodes.jsonl").open("a") as handle:
         handle.write("".join(rows[3:7]))
     page.wait_for_function("document.querySelectorAll('#rows tr').length === 8")
-    assert page.text_content("#progress").startswith("7 episodes · 7 successes")
+    page.wait_for_function("document.getElementById('count').textContent.startsWith('7 of')")
+    assert page.text_content("#count") == "7 of 10 episodes"
+    assert page.get_attribute("#bar", "value") == "7" and page.get_attribute("#bar", "max") == "10"
+    assert "7 rows · 7 successes (100.0%)" in page.text_content("#progress")
     page.screenshot(path=site["root"] / "live.png", full_page=True)
     shutil.copy(site["runs"] / "second" / "summary.json", folder / "summary.json")
     page.wait_for_selector("#finished")
@@ -134,3 +146,141 @@ def test_data_is_never_run_as_markup(site):
     assert page.locator("#run td", has_text="<script>alert(2)</script>").count() >= 1
     assert page.locator("#run img").count() == 0 and page.locator("#run script").count() == 0
     assert site["errors"] == []
+
+
+def map_pixel(bounds, x, y, size=420):
+    """Where common.js's streetMap draws metres (x, y) inside its SVG."""
+    x0, y0, x1, y1 = bounds
+    span = max(x1 - x0, y1 - y0)
+    cx, cy = (x0 + x1) / 2 - span / 2, (y0 + y1) / 2 - span / 2
+    return (x - cx) / span * size, size - (y - cy) / span * size
+
+
+def test_annotate_a_route_drawn_on_the_map(site, toy_task):
+    """Click a start and an end on the map: the route between the snapped viewpoints is the
+    shortest walk, its views show step by step, and the instruction is saved as a task."""
+    from flaneur.tasks.episode import read_episodes
+
+    city, episodes = toy_task
+    graph = city.graph
+    page = site["page"]
+    page.goto(site["url"] + f"/annotate?task={TASK}&mode=draw")
+    page.wait_for_selector("svg.map.drawable")
+    context = page.eval_on_selector("#episode", "e => e.value")
+    area = page.evaluate(
+        "q => fetch('/api/draw?' + new URLSearchParams(q)).then(r => r.json())",
+        {"task": TASK, "id": context},
+    )
+    start, end = episodes[0].start_node, episodes[0].reference_path[-1]
+    box = page.locator("svg.map").bounding_box()
+    for node, off in ((start, 4.0), (end, -3.0)):
+        x, y = graph.xy[graph.index(node)]
+        px, py = map_pixel(area["map"]["bounds"], x + off, y + off)
+        page.mouse.click(box["x"] + px, box["y"] + py)
+    page.wait_for_selector("#drawing[data-ready]")
+    shortest = [
+        str(graph.ids[n])
+        for n in graph.shortest_path(graph.index(start), graph.index(end), weight="length")
+    ]
+    assert page.text_content("#step-label").strip() == f"node 1 of {len(shortest)}"
+    assert f"{start} → {end}" in page.text_content("#draw-status")
+    page.fill("#step", str(len(shortest) - 1))
+    page.dispatch_event("#step", "input")
+    assert page.text_content("#step-label").strip() == f"node {len(shortest)} of {len(shortest)}"
+    page.wait_for_function(
+        "[...document.querySelectorAll('#views img')].every(i => i.complete && i.naturalWidth > 0)"
+    )
+    page.fill("#instruction", "Head east and stop at the museum.")
+    page.fill("#file", "drawn")
+    page.click("#save")
+    page.wait_for_function("document.getElementById('saved').textContent.startsWith('saved')")
+    page.screenshot(path=site["root"] / "annotate.png", full_page=True)
+    (saved,) = read_episodes(site["root"] / "play" / "annotations" / "drawn.jsonl")
+    assert saved.id == f"drawn-{start}-{end}-1" and saved.category == "drawn"
+    assert list(saved.reference_path) == shortest and saved.goal_nodes == (end,)
+    assert saved.instruction == "Head east and stop at the museum."
+    assert site["errors"] == []
+
+
+PAGES = (
+    "/",
+    f"/replay?run=agents&task={TASK}&agent=oracle&id=toy-fork-0",
+    "/live?run=second",
+    f"/play?task={TASK}",
+    f"/annotate?task={TASK}&mode=draw",
+)
+
+
+def test_without_tiles_no_page_references_a_web_address(site):
+    """Offline by default: every request of every page goes to the app itself, and no page,
+    script, style or header names another address."""
+    import re
+    import urllib.request
+
+    from flaneur.web.app import STATIC
+
+    page, url = site["page"], site["url"]
+    requested: list[str] = []
+    page.on("request", lambda request: requested.append(request.url))
+    for path in PAGES:
+        page.goto(url + path)
+        page.wait_for_load_state("networkidle")
+        assert page.locator("svg.map g.tiles image").count() == 0
+    assert requested and all(r.startswith(url + "/") for r in requested)
+    for file in STATIC.iterdir():
+        found = set(re.findall(r"https?://[^\s\"'`)]+", file.read_text()))
+        assert found <= {"http://www.w3.org/2000/svg"}, (file.name, found)  # a namespace name
+    with urllib.request.urlopen(url + "/") as response:
+        assert "http" not in response.headers["Content-Security-Policy"]
+    assert site["errors"] == []
+
+
+def test_a_tile_layer_only_with_the_option(site, served, tmp_path):
+    """`--tiles URL_TEMPLATE`: tiles are requested from that server, under the streets, and
+    the Content-Security-Policy allows that origin for images."""
+    import io
+    import urllib.request
+
+    from PIL import Image
+    from starlette.applications import Starlette
+    from starlette.responses import Response
+    from starlette.routing import Route
+
+    from flaneur.web import create_app
+    from flaneur.web.server import serve_in_thread
+
+    buffer = io.BytesIO()
+    Image.new("RGB", (256, 256), (200, 230, 200)).save(buffer, format="PNG")
+    asked: list[tuple[int, int, int]] = []
+
+    async def tile(request):
+        p = request.path_params
+        asked.append((int(p["z"]), int(p["x"]), int(p["y"])))
+        return Response(buffer.getvalue(), media_type="image/png")
+
+    tile_server = Starlette(routes=[Route("/{z}/{x}/{y}.png", tile)])
+    with serve_in_thread(tile_server) as tiles_url:
+        app = create_app(
+            [served],
+            play_dir=tmp_path,
+            cache_dir=tmp_path / "views",
+            tiles=tiles_url + "/{z}/{x}/{y}.png",
+        )
+        with serve_in_thread(app) as url:
+            with urllib.request.urlopen(url + "/replay") as response:
+                policy = response.headers["Content-Security-Policy"]
+            assert f"img-src 'self' data: {tiles_url};" in policy
+            page = site["browser"].new_page(viewport={"width": 1200, "height": 860})  # CSP on
+            page.goto(url + PAGES[1])
+            page.wait_for_selector("body[data-ready]")
+            page.wait_for_function(
+                "[...document.querySelectorAll('svg.map g.tiles image')].length > 0"
+            )
+            page.wait_for_function(
+                f"performance.getEntriesByType('resource').some(e => e.name.startsWith('{tiles_url}'))"
+            )
+            first = page.locator("svg.map > *").first
+            assert first.get_attribute("class") == "tiles"  # drawn under the streets
+            page.screenshot(path=site["root"] / "tiles.png")
+            page.close()
+    assert asked and len({z for z, _, _ in asked}) == 1 and asked[0][0] >= 10

@@ -38,6 +38,14 @@ def serve_command(
     cache_dir: Path | None = typer.Option(
         None, "--view-cache", help="View cache folder (default $FLANEUR_CACHE_DIR/views)."
     ),
+    tiles: str | None = typer.Option(
+        None,
+        "--tiles",
+        metavar="URL_TEMPLATE",
+        help="Draw raster map tiles under the street maps, e.g. "
+        "https://tile.openstreetmap.org/{z}/{x}/{y}.png (follow the tile server's usage "
+        "policy). Off by default: the app then references no web address.",
+    ),
 ) -> None:
     """Serve the web app: runs and their metrics, episode replay with street views, live
     runs, human play (rows of agent `human` that `flaneur report` compares with agents) and
@@ -53,6 +61,7 @@ def serve_command(
         cache_dir=cache_dir,
         data_dir=data_dir,
         task_files=tasks,
+        tiles=tiles,
     )
     if host not in LOCAL_HOSTS:
         err_console.print(

@@ -26,6 +26,12 @@ budget exhausted) are run again by ``--resume``."""
 
 RowKey = tuple[str, str, str]
 
+OUTSIDE_AGENTS = frozenset({"human"})
+"""Agents whose rows something else than the runner writes into a run folder: ``human``
+(human play in ``flaneur serve``, saved beside an agents' run). A resumed run keeps their
+rows as they are (never run again, never checked against its configuration) and summarises
+them beside its own agents, so ``flaneur report`` keeps comparing them."""
+
 SYNC_EVERY_S = 1.0
 """Longest time a written row waits for its fsync (a flushed row survives a killed process
 at once; the fsync guards against a crash of the machine)."""
@@ -77,7 +83,7 @@ class RunLog:
         ``{(task, agent): config hash}`` of this run; on resume, rows written under another
         configuration, or of a (task, agent) pair this run does not name, are refused with a
         clear message (a summary that left them out would disagree with the reports, which
-        read every row).
+        read every row). Rows of :data:`OUTSIDE_AGENTS` are kept whatever the run names.
     """
 
     def __init__(
@@ -92,7 +98,11 @@ class RunLog:
                 f"{self.path} already holds {len(rows)} episode row(s); pass --resume to "
                 "continue that run, or choose another --out"
             )
-        held = {(str(r.get("task")), str(r.get("agent"))) for r in rows}
+        held = {
+            (str(r.get("task")), str(r.get("agent")))
+            for r in rows
+            if r.get("agent") not in OUTSIDE_AGENTS
+        }
         left_out = sorted(held - set(config_hashes))
         if left_out:
             tasks = sorted({t for t, _ in config_hashes} | {t for t, _ in held})
@@ -112,7 +122,9 @@ class RunLog:
                     "were written with another configuration (model, scheme, seed, views, ...); "
                     "resume with the same options or use another --out"
                 )
-        kept = [r for r in rows if r.get("termination") in FINISHED]
+        kept = [
+            r for r in rows if r.get("termination") in FINISHED or r.get("agent") in OUTSIDE_AGENTS
+        ]
         self.dropped_errors = len(rows) - len(kept)
         if self.path.is_file() and (self.dropped_errors or good != self.path.stat().st_size):
             self._rewrite(kept)

@@ -40,7 +40,13 @@ from flaneur.evaluate.interrupt import InterruptHandler, RunInterrupted
 from flaneur.evaluate.progress import RunProgress
 from flaneur.evaluate.resources import RunResources
 from flaneur.evaluate.runlog import FINISHED, RunLog, row_success
-from flaneur.evaluate.summary import SUMMARY_VERSION, Plan, summarize_run, write_summary
+from flaneur.evaluate.summary import (
+    SUMMARY_VERSION,
+    Plan,
+    summarize_run,
+    write_manifest,
+    write_summary,
+)
 from flaneur.models.usage import BudgetExceeded
 from flaneur.tasks.episode import Episode
 from flaneur.tasks.spec import TaskSpec
@@ -333,6 +339,7 @@ def run_benchmark(
         for episode in episodes
         if not log.done((task, agent, episode.id))
     ]
+    write_manifest(folder, config, plans, len(jobs))
     stop = RunStop()
     started = time.time()
     try:

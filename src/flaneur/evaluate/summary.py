@@ -2,7 +2,9 @@
 
 The summary covers every row the folder holds (a resumed run must name every agent and task
 set the folder already holds, see :class:`~flaneur.evaluate.runlog.RunLog`), so the summary
-and the reports built from the rows always describe the same episodes. ``partial`` is true
+and the reports built from the rows always describe the same episodes. Rows of agents the
+runner does not run (:data:`~flaneur.evaluate.runlog.OUTSIDE_AGENTS`: human play) get an
+entry each per task over the episodes they hold (:func:`outside_entries`). ``partial`` is true
 while some scheduled episode has no row (a run stopped by Ctrl-C, a kill or a token budget);
 ``--resume`` completes it (and runs errored rows again).
 """
@@ -10,6 +12,7 @@ while some scheduled episode has no row (a run stopped by Ctrl-C, a kill or a to
 from __future__ import annotations
 
 import json
+import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict
@@ -58,37 +61,16 @@ def summarize_run(
     interrupted
         Whether Ctrl-C stopped it.
     """
-    from flaneur.metrics import summarize
-
     runs = []
     missing_total = 0
     for task, city, episodes, scheme in plans:
         for agent in config.agents:
             mine = [r for r in rows if r["task"] == task and r["agent"] == agent]
             expected = {e.id for e in episodes} | {str(r["episode_id"]) for r in mine}
-            scored = [r["metrics"] for r in mine if r.get("metrics")]
-            usage: Counter[str] = Counter()
-            for r in mine:
-                usage.update(
-                    {k: v for k, v in (r.get("usage") or {}).items() if isinstance(v, int | float)}
-                )
-            missing = len(expected) - len(mine)
-            missing_total += missing
-            runs.append(
-                {
-                    "task": task,
-                    "agent": agent,
-                    "scheme": scheme,
-                    "city": city.name,
-                    "episodes": len(expected),
-                    "rows": len(mine),
-                    "missing": missing,
-                    "by_termination": dict(Counter(r["termination"] for r in mine)),
-                    "usage": dict(usage),
-                    "privileged": any(r.get("privileged") for r in mine),
-                    "summary": summarize(scored) if scored else None,
-                }
-            )
+            entry = run_entry(task, agent, scheme, city.name, mine, len(expected))
+            missing_total += entry["missing"]
+            runs.append(entry)
+    runs += outside_entries(rows, plans, named=config.agents)
     return {
         "summary_version": SUMMARY_VERSION,
         "config": asdict(config),
@@ -110,6 +92,77 @@ def summarize_run(
     }
 
 
+def run_entry(
+    task: str, agent: str, scheme: str, city: str, mine: list[dict[str, Any]], episodes: int
+) -> dict[str, Any]:
+    """The summary entry of one agent on one task set from its rows (``episodes``: how many
+    it should have)."""
+    from flaneur.metrics import summarize
+
+    scored = [r["metrics"] for r in mine if r.get("metrics")]
+    usage: Counter[str] = Counter()
+    for r in mine:
+        usage.update(
+            {k: v for k, v in (r.get("usage") or {}).items() if isinstance(v, int | float)}
+        )
+    return {
+        "task": task,
+        "agent": agent,
+        "scheme": scheme,
+        "city": city,
+        "episodes": episodes,
+        "rows": len(mine),
+        "missing": episodes - len(mine),
+        "by_termination": dict(Counter(r["termination"] for r in mine)),
+        "usage": dict(usage),
+        "privileged": any(r.get("privileged") for r in mine),
+        "summary": summarize(scored) if scored else None,
+    }
+
+
+def outside_entries(
+    rows: list[dict[str, Any]], plans: Sequence[Plan], *, named: Sequence[str] = ()
+) -> list[dict[str, Any]]:
+    """Entries of the rows of :data:`~flaneur.evaluate.runlog.OUTSIDE_AGENTS` (human play
+    saved beside an agents' run) other than the ``named`` agents, per task and agent, over
+    the episodes they played; each is marked ``outside``."""
+    from flaneur.evaluate.runlog import OUTSIDE_AGENTS
+
+    cities = {task: city.name for task, city, _, _ in plans}
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for row in rows:
+        if row.get("agent") in OUTSIDE_AGENTS and row.get("agent") not in named:
+            groups.setdefault((str(row["task"]), str(row["agent"])), []).append(row)
+    out = []
+    for (task, agent), mine in groups.items():
+        scheme = str(mine[0].get("scheme") or "")
+        city = cities.get(task) or str(mine[0].get("city") or "")
+        played = len({str(r["episode_id"]) for r in mine})
+        out.append({**run_entry(task, agent, scheme, city, mine, played), "outside": True})
+    return out
+
+
+MANIFEST = "run.json"
+"""File a run writes into its folder when it starts: what it plans (read by the live page)."""
+
+
+def write_manifest(folder: Path, config: Any, plans: Sequence[Plan], to_run: int) -> None:
+    """Write ``run.json``: the configuration and the episodes planned per task and agent
+    (``total`` counts those a resume finds done too), before any episode runs; the live page
+    of ``flaneur serve`` shows its progress as *k of total*."""
+    planned = {task: {a: len(episodes) for a in config.agents} for task, _, episodes, _ in plans}
+    manifest = {
+        "config": asdict(config),
+        "planned": planned,
+        "total": sum(n for agents in planned.values() for n in agents.values()),
+        "to_run": to_run,
+        "started": time.time(),
+    }
+    tmp = folder / f"{MANIFEST}.tmp"
+    tmp.write_text(json.dumps(manifest, indent=2, default=str), encoding="utf-8")
+    tmp.replace(folder / MANIFEST)
+
+
 def write_summary(folder: Path, summary: dict[str, Any]) -> None:
     """Write ``summary.json`` whole (a temporary file renamed over the old one)."""
     path = folder / "summary.json"
@@ -118,4 +171,12 @@ def write_summary(folder: Path, summary: dict[str, Any]) -> None:
     tmp.replace(path)
 
 
-__all__ = ["SUMMARY_VERSION", "summarize_run", "write_summary"]
+__all__ = [
+    "MANIFEST",
+    "SUMMARY_VERSION",
+    "outside_entries",
+    "run_entry",
+    "summarize_run",
+    "write_manifest",
+    "write_summary",
+]

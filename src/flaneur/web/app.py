@@ -16,11 +16,18 @@ from starlette.staticfiles import StaticFiles
 
 from flaneur.errors import FlaneurError
 from flaneur.evaluate.runlog import read_rows, row_success
-from flaneur.web.annotate import AnnotationStore
-from flaneur.web.catalog import RunCatalog, running_metrics, safe_name
+from flaneur.web.annotate import AnnotationStore, drawn_episode
+from flaneur.web.catalog import RunCatalog, safe_name
 from flaneur.web.play import PlayFolders, PlaySession
 from flaneur.web.replay import replay_data
-from flaneur.web.runs import is_live, read_summary, run_overview, run_tables
+from flaneur.web.runs import (
+    is_live,
+    read_summary,
+    run_config,
+    run_overview,
+    run_progress,
+    run_tables,
+)
 from flaneur.web.world import TaskStore, ViewService, street_map, view_directions
 
 STATIC = Path(__file__).parent / "static"
@@ -41,6 +48,37 @@ SECURITY_HEADERS = {
 }
 
 
+def tile_origin(template: str) -> str:
+    """The origin (``scheme://host[:port]``) of a tile URL template, checked.
+
+    Raises
+    ------
+    FlaneurError
+        Unless the template is an http(s) URL holding ``{z}``, ``{x}`` and ``{y}``.
+    """
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(template)
+    missing = [k for k in ("{z}", "{x}", "{y}") if k not in template]
+    if parts.scheme not in ("http", "https") or not parts.netloc or missing:
+        raise FlaneurError(
+            "--tiles must be an http(s) URL template with {z}, {x} and {y}, such as "
+            f"https://tile.openstreetmap.org/{{z}}/{{x}}/{{y}}.png, not {template[:80]!r}"
+        )
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def security_headers(tiles: str | None = None) -> dict[str, str]:
+    """:data:`SECURITY_HEADERS`, with the tile server's origin allowed for images when the
+    app draws a tile layer (``flaneur serve --tiles``)."""
+    if not tiles:
+        return dict(SECURITY_HEADERS)
+    policy = SECURITY_HEADERS["Content-Security-Policy"].replace(
+        "img-src 'self' data:", f"img-src 'self' data: {tile_origin(tiles)}"
+    )
+    return {**SECURITY_HEADERS, "Content-Security-Policy": policy}
+
+
 def _error(message: str, status: int = 404) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status)
 
@@ -53,6 +91,7 @@ def create_app(
     data_dir: Path | str | None = None,
     task_files: list[Path] | None = None,
     poll_s: float = 0.5,
+    tiles: str | None = None,
 ) -> Starlette:
     """The web app.
 
@@ -71,7 +110,11 @@ def create_app(
         Task files offered for play and annotation besides the registered task sets.
     poll_s
         How often the live stream looks for new rows, in seconds.
+    tiles
+        URL template of a raster tile layer drawn under the street maps (``{z}/{x}/{y}``;
+        default none: the app is offline and references no web address).
     """
+    headers = security_headers(tiles)
     catalog = RunCatalog([Path(p) for p in runs_dirs])
     root = Path(play_dir) if play_dir is not None else catalog.roots[0]
     root.mkdir(parents=True, exist_ok=True)
@@ -83,9 +126,12 @@ def create_app(
 
     def page(name: str):
         async def handler(request: Request) -> Response:
-            return FileResponse(STATIC / name, headers=SECURITY_HEADERS)
+            return FileResponse(STATIC / name, headers=headers)
 
         return handler
+
+    async def api_settings(request: Request) -> Response:
+        return JSONResponse({"tiles": tiles or None})
 
     async def api_runs(request: Request) -> Response:
         return JSONResponse([run_overview(e) for e in catalog.runs().values()])
@@ -106,10 +152,14 @@ def create_app(
 
     async def api_episode(request: Request) -> Response:
         row, summary = _row(request)
+        entry = catalog.get(request.path_params["key"])
 
         def build() -> dict[str, Any]:
             _, city, episode = tasks.episode(str(row["task"]), str(row["episode_id"]), summary)
-            return replay_data(row, city, episode)
+            return {
+                **replay_data(row, city, episode),
+                "views": run_config(entry.folder, summary).get("views"),
+            }
 
         return JSONResponse(await asyncio.to_thread(build))
 
@@ -121,12 +171,21 @@ def create_app(
             return _error("heading and fov must be numbers", 400)
         if not 10.0 <= fov <= 120.0:
             return _error("fov must lie between 10 and 120 degrees", 400)
-        summary = None
+        summary, spec = None, ""
         if q.get("run"):
-            summary = read_summary(catalog.get(q["run"]).folder) or {}
+            folder = catalog.get(q["run"]).folder
+            summary = read_summary(folder) or {}
+            spec = str(run_config(folder, summary).get("views") or "")
         _, city, _ = await asyncio.to_thread(tasks.load, q.get("task", ""), summary)
-        data = await asyncio.to_thread(views.png, city, q.get("node", ""), heading, fov)
-        return Response(data, media_type="image/png", headers={"Cache-Control": "max-age=3600"})
+        node = q.get("node", "")
+        data, source = None, "synthetic"
+        if spec:
+            data = await asyncio.to_thread(views.real_png, spec, city, node, heading, fov)
+            source = spec.partition(":")[0] if data is not None else "synthetic"
+        if data is None:
+            data = await asyncio.to_thread(views.png, city, node, heading, fov)
+        headers = {"Cache-Control": "max-age=3600", "X-Flaneur-View": source}
+        return Response(data, media_type="image/png", headers=headers)
 
     async def api_events(request: Request) -> StreamingResponse:
         entry = catalog.get(request.path_params["key"])
@@ -142,7 +201,8 @@ def create_app(
                     brief["success"] = row_success(row)
                     yield f"event: row\ndata: {json.dumps(brief, default=str)}\n\n"
                 if len(rows) != sent or sent == 0:
-                    yield f"event: progress\ndata: {json.dumps(running_metrics(rows))}\n\n"
+                    progress = await asyncio.to_thread(run_progress, entry.folder, rows)
+                    yield f"event: progress\ndata: {json.dumps(progress)}\n\n"
                 sent = len(rows)
                 if not is_live(entry.folder) and (entry.folder / "summary.json").is_file():
                     yield "event: done\ndata: {}\n\n"
@@ -241,11 +301,26 @@ def create_app(
         _, city, episode = await asyncio.to_thread(tasks.episode, task, episode_id)
         return JSONResponse(notes.route(city, episode))
 
+    async def api_draw(request: Request) -> Response:
+        q = request.query_params
+        _, city, context = await asyncio.to_thread(
+            tasks.episode, q.get("task", ""), q.get("id", "")
+        )
+        points = None
+        if q.get("from") or q.get("to"):
+            points = (_point(q.get("from", "")), _point(q.get("to", "")))
+        return JSONResponse(await asyncio.to_thread(notes.draw, city, context, points))
+
     async def api_annotate(request: Request) -> Response:
         body = await _json(request)
         task = str(body.get("task", ""))
-        episode_id = str(body.get("episode_id", ""))
-        _, _, episode = await asyncio.to_thread(tasks.episode, task, episode_id)
+        if body.get("from") or body.get("to"):  # a drawn route: recomputed from its ends
+            _, city, _ = await asyncio.to_thread(tasks.load, task)
+            start, end = str(body.get("from", "")), str(body.get("to", ""))
+            episode, _ = await asyncio.to_thread(drawn_episode, city, start, end)
+        else:
+            episode_id = str(body.get("episode_id", ""))
+            _, _, episode = await asyncio.to_thread(tasks.episode, task, episode_id)
         saved = notes.save(
             episode,
             str(body.get("instruction", "")),
@@ -265,6 +340,7 @@ def create_app(
     routes = [Route(path, page(name)) for path, name in PAGES.items()]
     routes.append(Route("/favicon.ico", favicon))
     routes += [
+        Route("/api/settings", api_settings),
         Route("/api/runs", api_runs),
         Route("/api/runs/{key}", api_run),
         Route("/api/runs/{key}/episode", api_episode),
@@ -275,13 +351,14 @@ def create_app(
         Route("/api/play", api_play_start, methods=["POST"]),
         Route("/api/play/{sid}", api_play, methods=["GET", "POST"]),
         Route("/api/route", api_route),
+        Route("/api/draw", api_draw),
         Route("/api/annotate", api_annotate, methods=["POST"]),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     app = Starlette(
         routes=routes,
         exception_handlers={FlaneurError: on_error},
-        middleware=[Middleware(SecurityHeaders)],
+        middleware=[Middleware(SecurityHeaders, headers=headers)],
     )
 
     app.state.catalog, app.state.sessions, app.state.play_root = catalog, sessions, root
@@ -289,10 +366,11 @@ def create_app(
 
 
 class SecurityHeaders:
-    """ASGI middleware adding :data:`SECURITY_HEADERS` to every response."""
+    """ASGI middleware adding ``headers`` (:func:`security_headers`) to every response."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Any, headers: dict[str, str] | None = None) -> None:
         self.app = app
+        self.headers = headers or SECURITY_HEADERS
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -304,13 +382,22 @@ class SecurityHeaders:
                 present = {k.lower() for k, _ in message.get("headers", [])}
                 extra = [
                     (k.lower().encode(), v.encode())
-                    for k, v in SECURITY_HEADERS.items()
+                    for k, v in self.headers.items()
                     if k.lower().encode() not in present
                 ]
                 message["headers"] = [*message.get("headers", []), *extra]
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
+
+
+def _point(text: str) -> tuple[float, float]:
+    """``"x,y"`` (metres) as two floats; :class:`FlaneurError` otherwise."""
+    try:
+        x, y = (float(v) for v in text.split(","))
+    except ValueError:
+        raise FlaneurError(f"a drawn point must be x,y in metres, not {text[:40]!r}") from None
+    return x, y
 
 
 async def _json(request: Request) -> dict[str, Any]:

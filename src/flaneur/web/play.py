@@ -254,17 +254,17 @@ def append_row(folder: Path, row: dict[str, Any]) -> list[dict[str, Any]]:
 def write_summary(
     folder: Path, rows: list[dict[str, Any]], plan: tuple[str, City, list[Episode], str]
 ) -> None:
-    """Rewrite ``summary.json`` of a human run folder with the runner's summariser."""
+    """Rewrite ``summary.json`` of a folder after a human row, with the runner's summariser.
+
+    A player's own folder is summarised as a run of agent ``human``. In an agents' run the
+    summary is kept and its ``human`` entries are replaced by those the runner itself writes
+    when the run is resumed (:func:`flaneur.evaluate.summary.outside_entries`), so a later
+    ``flaneur run --resume`` of that folder keeps them as they are.
+    """
     from flaneur.evaluate.runner import RunConfig
-    from flaneur.evaluate.summary import summarize_run
+    from flaneur.evaluate.summary import outside_entries, summarize_run
     from flaneur.evaluate.summary import write_summary as write_whole
 
-    task = plan[0]
-    config = RunConfig(agents=(HUMAN,), tasks=(task,))
-    mine = [r for r in rows if r.get("task") == task and r.get("agent") == HUMAN]
-    summary = summarize_run(
-        config, mine, [plan], wall_s=0.0, ran=len(mine), resumed=True, dropped_errors=0
-    )
     path = folder / "summary.json"
     old: dict[str, Any] = {}
     if path.is_file():
@@ -272,9 +272,18 @@ def write_summary(
             old = json.loads(path.read_text(encoding="utf-8"))
         except json.JSONDecodeError:
             old = {}
-    others = [r for r in old.get("runs") or [] if (r.get("task"), r.get("agent")) != (task, HUMAN)]
-    if old.get("runs"):  # an agents' run: keep its summary, add or replace the human entry
-        summary = {**old, "runs": others + summary["runs"]}
+    runs = [r for r in old.get("runs") or [] if isinstance(r, dict)]
+    if any(r.get("agent") != HUMAN for r in runs):  # an agents' run: keep what it wrote
+        mine = [r for r in runs if r.get("agent") != HUMAN]
+        summary = {**old, "runs": mine + outside_entries(rows, [plan])}
+    else:
+        task = plan[0]
+        config = RunConfig(agents=(HUMAN,), tasks=(task,))
+        played = [r for r in rows if r.get("task") == task and r.get("agent") == HUMAN]
+        summary = summarize_run(
+            config, played, [plan], wall_s=0.0, ran=len(played), resumed=True, dropped_errors=0
+        )
+        summary["runs"] += [r for r in runs if r.get("task") != task]
     summary["episodes"] = len(rows)
     summary["players"] = sorted({str(r.get("player")) for r in rows if r.get("player")})
     write_whole(folder, summary)

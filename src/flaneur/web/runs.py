@@ -26,6 +26,57 @@ def read_summary(folder: Path) -> dict[str, Any] | None:
         return None
 
 
+def run_config(folder: Path, summary: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The run's configuration: from its ``summary.json`` (``summary`` when already read),
+    else ``run.json`` (a run in progress), else ``{}``."""
+    from flaneur.evaluate.summary import MANIFEST
+
+    config = (summary if summary is not None else read_summary(folder) or {}).get("config")
+    if not isinstance(config, dict):
+        try:
+            config = json.loads((folder / MANIFEST).read_text(encoding="utf-8")).get("config")
+        except (OSError, ValueError, AttributeError):
+            config = None
+    return config if isinstance(config, dict) else {}
+
+
+def run_progress(folder: Path, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """:func:`~flaneur.web.catalog.running_metrics` of the rows, with ``done`` of ``total``.
+
+    ``total`` is the number of episodes the run plans over all its agents: from ``run.json``
+    (written by ``flaneur run`` before its first episode), else from ``summary.json``, else
+    None. ``done`` counts the distinct episodes of those agents and task sets the log holds
+    (human rows saved beside the agents are not part of the run's plan).
+    """
+    from flaneur.evaluate.runlog import OUTSIDE_AGENTS, row_key
+    from flaneur.evaluate.summary import MANIFEST
+
+    pairs: set[tuple[str, str]] | None = None
+    total: int | None = None
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+        planned = manifest["planned"]
+        pairs = {(str(t), str(a)) for t, agents in planned.items() for a in agents}
+        total = int(manifest["total"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        entries = [
+            e
+            for e in (read_summary(folder) or {}).get("runs") or []
+            if isinstance(e, dict) and e.get("agent") not in OUTSIDE_AGENTS
+        ]
+        if entries:
+            pairs = {(str(e.get("task")), str(e.get("agent"))) for e in entries}
+            total = sum(int(e.get("episodes") or 0) for e in entries)
+    keys = {
+        row_key(r)
+        for r in rows
+        if r.get("agent") not in OUTSIDE_AGENTS
+        and (pairs is None or (str(r.get("task")), str(r.get("agent"))) in pairs)
+    }
+    done = min(len(keys), total) if total is not None else len(keys)
+    return {**running_metrics(rows), "done": done, "total": total}
+
+
 def is_live(folder: Path) -> bool:
     """Whether the run looks in progress: a log and no summary, or a log newer than it."""
     log, summary = folder / "episodes.jsonl", folder / "summary.json"
@@ -141,7 +192,7 @@ def run_tables(entry: RunEntry) -> dict[str, Any]:
         "paired_note": PAIRED_NOTE,
         "paired": [{"task": c["task"], "cells": paired_cells(c)} for c in paired],
         "episodes": episodes,
-        "progress": running_metrics(rows),
+        "progress": run_progress(entry.folder, rows),
         "seed": summary.get("seed"),
         "model": summary.get("model"),
         "warnings": warnings,

@@ -4,6 +4,13 @@ Task sets are reached by registered id, by the ``--tasks`` files given to ``flan
 or as a served run names them (its ``summary.json`` records its task files); never by a path
 sent from the browser. Views are rendered by the offline synthetic provider and kept in a
 :class:`~flaneur.views.ViewCache` folder, so a step seen once comes back from the cache.
+
+A run made with real imagery (``--views panorama:DIR``, ``google``, ``mapillary``) is
+replayed with it where the app can have it without the network (:meth:`ViewService.real`):
+panorama cuts from the run's panorama folder, Google and Mapillary views only from the view
+cache (their providers get a client that refuses every request and a placeholder key, so
+replay never fetches and never reads a key); a view not to be had so falls back to the
+synthetic one.
 """
 
 from __future__ import annotations
@@ -22,6 +29,16 @@ from flaneur.world.city import City
 
 VIEW_SIZE = (480, 320)
 """Width and height of the views the app shows, in pixels."""
+REAL_IMAGERY = ("panorama", "google", "mapillary")
+"""``--views`` providers whose imagery replay shows (from the cache or local files only)."""
+OFFLINE_KEY = "replay-is-offline"
+"""Placeholder key of the cache-only providers (never sent: their client refuses requests)."""
+
+
+def _refuse(request: Any) -> Any:
+    import httpx
+
+    raise httpx.ConnectError("flaneur serve never fetches imagery", request=request)
 
 
 class TaskStore:
@@ -97,8 +114,9 @@ def street_map(city: City, node_ids: list[str], *, margin_m: float = 120.0) -> d
     Returns
     -------
     dict
-        ``bounds`` ``[x0, y0, x1, y1]``, ``segments`` ``[[x1, y1, x2, y2], ...]`` and
-        ``nodes`` ``{id: [x, y]}`` of the given nodes.
+        ``bounds`` ``[x0, y0, x1, y1]``, ``segments`` ``[[x1, y1, x2, y2], ...]``,
+        ``nodes`` ``{id: [x, y]}`` of the given nodes and ``corners`` (latitude and
+        longitude of the bounds' south-west and north-east corners).
     """
     graph = city.graph
     known = [graph.index(n) for n in node_ids if n in graph]
@@ -113,10 +131,13 @@ def street_map(city: City, node_ids: list[str], *, margin_m: float = 120.0) -> d
     keep = (src < dst) & (inside[src] | inside[dst])
     segments = np.column_stack([xy[src[keep]], xy[dst[keep]]]).round(1).tolist()
     nodes = {str(graph.ids[n]): xy[n].round(1).tolist() for n in located}
+    lat, lng = graph.projection.inverse([lo[0], hi[0]], [lo[1], hi[1]])
     return {
         "bounds": [*lo.round(1).tolist(), *hi.round(1).tolist()],
         "segments": segments,
         "nodes": nodes,
+        # lat/lng of the bounds' corners (south-west, north-east), to place map tiles
+        "corners": [[float(lat[0]), float(lng[0])], [float(lat[1]), float(lng[1])]],
     }
 
 
@@ -148,8 +169,62 @@ class ViewService:
                 )
             return self._providers[city.name]
 
+    def real(self, spec: str, city: City) -> Any:
+        """The offline provider of a run's ``--views`` value (see the module docstring), or
+        None for the synthetic renderer, other providers and a panorama folder now gone."""
+        kind, _, arg = spec.partition(":")
+        if kind not in REAL_IMAGERY:
+            return None
+        with self._lock:
+            key = f"{spec}@{city.name}"
+            if key not in self._providers:
+                self._providers[key] = self._make_real(kind, arg, city)
+            return self._providers[key]
+
+    def _make_real(self, kind: str, arg: str, city: City) -> Any:
+        import httpx
+
+        from flaneur.views import GoogleStreetView, Mapillary, PanoramaFolder, ViewError
+
+        if kind == "panorama":
+            try:
+                return PanoramaFolder(Path(arg), city.graph, cache=self.cache)
+            except ViewError:
+                return None
+        client = httpx.Client(transport=httpx.MockTransport(_refuse))
+        if kind == "google":
+            return GoogleStreetView(city.graph, key=OFFLINE_KEY, cache=self.cache, client=client)
+        return Mapillary(city.graph, token=OFFLINE_KEY, cache=self.cache, client=client)
+
+    def real_png(
+        self, spec: str, city: City, node_id: str, heading: float, fov: float
+    ) -> bytes | None:
+        """The run's own imagery at ``node_id`` facing ``heading`` as PNG bytes, or None.
+
+        Cached views are looked up as agents' image sensors ask for them (their size, fov 60
+        or 45 degrees) and as the app asks (its size); panorama cuts are made at once."""
+        from flaneur.views import DEFAULT_SIZE
+        from flaneur.views.base import ViewError
+
+        provider = self.real(spec, city)
+        if provider is None or node_id not in city.graph:
+            return None
+        tries = [(fov, VIEW_SIZE)]
+        if spec.partition(":")[0] != "panorama":
+            tries = [(fov, DEFAULT_SIZE), (60.0, DEFAULT_SIZE), (45.0, DEFAULT_SIZE), *tries]
+        for f, size in dict.fromkeys(tries):
+            try:
+                view = provider.view(node_id, heading, fov=f, size=size)
+            except (ViewError, FlaneurError, OSError, ValueError):
+                continue
+            image = view.image if view.image.size == VIEW_SIZE else view.image.resize(VIEW_SIZE)
+            buffer = io.BytesIO()
+            image.save(buffer, format="PNG", compress_level=1)
+            return buffer.getvalue()
+        return None
+
     def png(self, city: City, node_id: str, heading: float, fov: float = 60.0) -> bytes:
-        """The view at ``node_id`` facing ``heading`` as PNG bytes."""
+        """The synthetic view at ``node_id`` facing ``heading`` as PNG bytes."""
         if node_id not in city.graph:
             raise FlaneurError(f"no node {node_id!r} in {city.name}")
         key = (city.name, node_id, round(heading) % 360, round(fov))

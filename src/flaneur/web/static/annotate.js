@@ -2,21 +2,19 @@
 nav("/annotate");
 const main = document.getElementById("main");
 
-async function showRoute(task, id) {
-  const box = document.getElementById("route");
-  let route;
-  try { route = await getJSON("/api/route?" + new URLSearchParams({task, id})); } catch (err) { showError(box, err); return; }
+// The route viewer: map, step slider, the view along the route, the instruction box, save.
+function showSteps(box, route, task, extra, note) {
   const map = streetMap(route.map, [{nodes: route.steps.map((s) => s.node), colour: "#2b6cb0", width: 5, dots: route.goals}]);
   const slider = el("input", {type: "range", min: 0, max: route.steps.length - 1, value: 0, id: "step"});
-  const views = el("div", {class: "views"});
-  const label = el("span", {});
+  const views = el("div", {class: "views", id: "views"});
+  const label = el("span", {id: "step-label"});
   const text = el("textarea", {id: "instruction", placeholder: "Write the directions a person needs to walk this route…"});
   const name = el("input", {id: "file", value: "annotations"});
   const who = el("input", {id: "annotator", placeholder: "your name", value: localStorage.getItem("flaneur-player") || ""});
   const saved = el("p", {id: "saved", class: "muted"});
   const save = el("button", {id: "save", text: "save", on: {click: async () => {
     try {
-      const r = await postJSON("/api/annotate", {task, episode_id: id, instruction: text.value, file: name.value, annotator: who.value});
+      const r = await postJSON("/api/annotate", {task, ...extra, instruction: text.value, file: name.value, annotator: who.value});
       saved.textContent = `saved ${r.episode_id} in ${r.path} (${r.episodes} episodes) · run it with: flaneur run --tasks ${r.path} --agent oracle --out DIR`;
     } catch (err) { saved.textContent = String(err.message); }
   }}});
@@ -27,11 +25,52 @@ async function showRoute(task, id) {
     viewStrip(views, {task}, s.node, [{label: "ahead", heading: s.heading}]);
   };
   slider.addEventListener("input", () => show(Number(slider.value)));
-  box.replaceChildren(el("p", {class: "muted", text: `original instruction: ${route.original}`}),
+  box.replaceChildren(note,
     el("div", {class: "cols"}, map.svg, el("div", {}, el("div", {class: "panel"}, slider, label), views)),
     el("h3", {text: "your instruction"}), text, el("div", {class: "panel"}, el("label", {text: "file "}), name, ".jsonl ",
       el("label", {text: " annotator "}), who, " ", save), saved);
   show(0);
+  return map;
+}
+
+async function showRoute(task, id) {
+  const box = document.getElementById("route");
+  let route;
+  try { route = await getJSON("/api/route?" + new URLSearchParams({task, id})); } catch (err) { showError(box, err); return; }
+  showSteps(box, route, task, {episode_id: id}, el("p", {class: "muted", text: `original instruction: ${route.original}`}));
+}
+
+// Drawing: click a start and an end on the streets around the chosen episode; the server
+// snaps both to viewpoints and joins them by the shortest walk (the Directions service).
+async function showDraw(task, id) {
+  const box = document.getElementById("route");
+  let area;
+  try { area = await getJSON("/api/draw?" + new URLSearchParams({task, id})); } catch (err) { showError(box, err); return; }
+  const status = el("p", {id: "draw-status", class: "muted", text: "click the start of your route on the map"});
+  const drawing = el("div", {id: "drawing"});
+  let first = null;
+  const attach = (map) => {
+    map.svg.classList.add("drawable");
+    map.svg.addEventListener("click", async (ev) => {
+      const at = map.metres(ev).map((v) => v.toFixed(1)).join(",");
+      if (first === null) { first = at; status.textContent = "now click the end of your route"; return; }
+      const points = {from: first, to: at};
+      first = null;
+      try {
+        const route = await getJSON("/api/draw?" + new URLSearchParams({task, id, ...points}));
+        const hint = el("details", {id: "directions"}, el("summary", {text: `${route.steps.length} viewpoints · ${route.distance_m} m · computed directions (hint)`}),
+          el("ol", {}, ...route.directions.map((d) => el("li", {text: d}))));
+        status.textContent = `route ${route.start} → ${route.end} · click the map twice to draw another`;
+        const next = showSteps(drawing, route, task, {from: route.start, to: route.end}, hint);
+        attach(next);
+        drawing.dataset.ready = "1";
+      } catch (err) { status.textContent = String(err.message); }
+    });
+  };
+  const map = streetMap(area.map, [{nodes: [], colour: "#2b6cb0"}]);
+  attach(map);
+  drawing.replaceChildren(map.svg);
+  box.replaceChildren(status, drawing);
 }
 
 async function start() {
@@ -39,15 +78,23 @@ async function start() {
   const task = el("select", {id: "task"});
   for (const t of tasks) task.append(el("option", {value: t.id, text: t.id}));
   const episode = el("select", {id: "episode"});
+  const mode = el("select", {id: "mode"}, el("option", {value: "route", text: "its route"}),
+    el("option", {value: "draw", text: "a route I draw on the map around it"}));
+  const wanted = new URLSearchParams(location.search);
+  if (wanted.get("task")) task.value = wanted.get("task");
+  if (wanted.get("mode") === "draw") mode.value = "draw";
+  const show = () => (mode.value === "draw" ? showDraw : showRoute)(task.value, episode.value);
   const fill = async () => {
     const list = await getJSON("/api/episodes?" + new URLSearchParams({task: task.value}));
     episode.replaceChildren(...list.map((e) => el("option", {value: e.id, text: `${e.id} · ${e.instruction}`})));
-    showRoute(task.value, episode.value);
+    show();
   };
   task.addEventListener("change", fill);
-  episode.addEventListener("change", () => showRoute(task.value, episode.value));
+  episode.addEventListener("change", show);
+  mode.addEventListener("change", show);
   main.replaceChildren(el("h1", {text: "Annotate a route"}),
-    el("div", {class: "panel"}, el("label", {text: "task set "}), task, el("label", {text: " route "}), episode),
+    el("div", {class: "panel"}, el("label", {text: "task set "}), task, el("label", {text: " episode "}), episode,
+      el("label", {text: " annotate "}), mode),
     el("div", {id: "route"}));
   fill();
 }

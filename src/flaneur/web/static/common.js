@@ -1,7 +1,10 @@
 // Shared helpers. Data from runs is only ever put into the page with textContent or
 // setAttribute on fixed attribute names, never parsed as markup.
 "use strict";
-const SVGNS = "http://www.w3.org/2000/svg";
+const SVGNS = "http://www.w3.org/2000/svg";  // the SVG namespace name, never fetched
+// The app's settings: a tile layer only when `flaneur serve --tiles` gave one.
+const SETTINGS = fetch("/api/settings").then((r) => r.json()).catch(() => ({}));
+const MAX_TILES = 64;
 
 function el(tag, props, ...children) {
   const node = document.createElement(tag);
@@ -92,6 +95,8 @@ function streetMap(map, layers, size = 420) {
     svg.append(node);
     return node;
   };
+  const ground = add("g", {class: "tiles"});
+  SETTINGS.then((settings) => { if (settings.tiles) addTiles(ground, map, settings.tiles, px, [cx, cy, span], size); });
   for (const s of map.segments) {
     const [a, b] = [px([s[0], s[1]]), px([s[2], s[3]])];
     add("line", {x1: a[0], y1: a[1], x2: b[0], y2: b[1], stroke: "#c8c8c8", "stroke-width": 2});
@@ -109,12 +114,55 @@ function streetMap(map, layers, size = 420) {
   };
   for (const layer of layers) for (const n of layer.dots || []) dot(n, layer.colour, 6);
   const marker = add("polygon", {points: "0,-10 6,6 0,2 -6,6", fill: "#1a202c", visibility: "hidden"});
-  return {svg, marker(node, heading) {
+  return {svg, bounds: map.bounds,
+    // metres of the city projection under a mouse event (inverse of px)
+    metres(ev) {
+      const box = svg.getBoundingClientRect();
+      const [x, y] = [(ev.clientX - box.left) * size / box.width, (ev.clientY - box.top) * size / box.height];
+      return [cx + (x / size) * span, cy + ((size - y) / size) * span];
+    },
+    marker(node, heading) {
     if (!map.nodes[node]) { marker.setAttribute("visibility", "hidden"); return; }
     const [x, y] = px(map.nodes[node]);
     marker.setAttribute("transform", `translate(${x},${y}) rotate(${heading})`);
     marker.setAttribute("visibility", "visible");
   }};
+}
+
+// Raster tiles (Web Mercator {z}/{x}/{y}) under the streets of a map. Latitude and longitude
+// are mapped linearly onto the map's metres between its corners (the local projection is
+// near-linear over the few kilometres a map shows).
+function addTiles(group, map, template, px, [cx, cy, span], size) {
+  if (!map.corners) return;
+  const [[la0, ln0], [la1, ln1]] = map.corners;
+  const [x0, y0, x1, y1] = map.bounds;
+  if (la1 === la0 || ln1 === ln0) return;
+  const toXY = (lat, lng) => [x0 + ((lng - ln0) / (ln1 - ln0)) * (x1 - x0), y0 + ((lat - la0) / (la1 - la0)) * (y1 - y0)];
+  const latOf = (y) => la0 + ((y - y0) / (y1 - y0)) * (la1 - la0);
+  const lngOf = (x) => ln0 + ((x - x0) / (x1 - x0)) * (ln1 - ln0);
+  const [south, north, west, east] = [latOf(cy), latOf(cy + span), lngOf(cx), lngOf(cx + span)];
+  const metresPerPixel = span / size;
+  const rad = Math.PI / 180;
+  const z = Math.max(1, Math.min(19, Math.round(Math.log2((156543.03 * Math.cos(((south + north) / 2) * rad)) / metresPerPixel))));
+  const n = 2 ** z;
+  const tileX = (lng) => Math.floor(((lng + 180) / 360) * n);
+  const tileY = (lat) => Math.floor(((1 - Math.log(Math.tan(lat * rad) + 1 / Math.cos(lat * rad)) / Math.PI) / 2) * n);
+  const lngAt = (x) => (x / n) * 360 - 180;
+  const latAt = (y) => Math.atan(Math.sinh(Math.PI - (2 * Math.PI * y) / n)) / rad;
+  const tiles = [];
+  for (let x = tileX(west); x <= tileX(east); x++) for (let y = tileY(north); y <= tileY(south); y++) tiles.push([x, y]);
+  for (const [x, y] of tiles.slice(0, MAX_TILES)) {
+    const [ax, ay] = px(toXY(latAt(y), lngAt(x)));
+    const [bx, by] = px(toXY(latAt(y + 1), lngAt(x + 1)));
+    const href = template.replace("{z}", z).replace("{x}", x).replace("{y}", y);
+    const image = document.createElementNS(SVGNS, "image");
+    for (const [k, v] of Object.entries({href, x: ax, y: ay, width: bx - ax, height: by - ay, opacity: 0.55, preserveAspectRatio: "none"})) image.setAttribute(k, v);
+    group.append(image);
+  }
+  const credit = document.createElementNS(SVGNS, "text");
+  for (const [k, v] of Object.entries({x: 4, y: size - 4, "font-size": 9, fill: "#4a5568"})) credit.setAttribute(k, v);
+  credit.textContent = `tiles: ${new URL(template.replace(/[{}]/g, "")).host}`;
+  group.append(credit);
 }
 
 function viewURL(params) {
@@ -125,7 +173,7 @@ function viewURL(params) {
 function viewStrip(container, base, node, directions) {
   container.replaceChildren();
   for (const d of directions) {
-    const img = el("img", {alt: `view ${d.label}`, src: viewURL({...base, node, heading: d.heading.toFixed(0)})});
+    const img = el("img", {alt: `view ${d.label}`, src: viewURL({...base, node, heading: String(d.heading)})});
     const caption = d.label.endsWith("°") ? d.label : `${d.label} · ${d.heading.toFixed(0)}°`;
     container.append(el("figure", {class: d.chosen ? "chosen" : ""}, img, el("figcaption", {text: caption})));
   }

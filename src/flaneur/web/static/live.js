@@ -19,7 +19,11 @@ async function watch(key) {
   source.addEventListener("progress", (ev) => {
     const p = JSON.parse(ev.data);
     const means = Object.entries(p.means).filter(([k]) => ["tc", "tcp", "sr", "spl", "ndtw"].includes(k)).map(([k, v]) => `${k} ${v.toFixed(3)}`).join(" · ");
-    progress.textContent = `${p.rows} episodes · ${p.successes} successes (${p.success_rate === null ? "-" : (100 * p.success_rate).toFixed(1) + "%"}) · ${means}`;
+    const rate = p.success_rate === null ? "-" : (100 * p.success_rate).toFixed(1) + "%";
+    const of = p.total === null ? `${p.done} episodes` : `${p.done} of ${p.total} episodes`;
+    const bar = el("progress", {id: "bar", max: p.total || 1, value: p.total ? p.done : 0});
+    progress.replaceChildren(el("span", {id: "count", text: of}), " ", bar,
+      el("span", {text: ` · ${p.rows} rows · ${p.successes} successes (${rate}) · ${means}`}));
   });
   source.addEventListener("done", () => { progress.append(el("b", {id: "finished", text: " · run finished"})); source.close(); });
 }

@@ -32,6 +32,9 @@ async function start() {
   main.replaceChildren(
     el("h2", {text: `${data.episode_id} · ${data.agent}${data.player ? " (" + data.player + ")" : ""} · ${data.task}`}),
     el("p", {class: ok ? "ok" : "bad", text: `${data.termination} · ${data.steps.length - 1} actions · ${data.scheme} scheme`}),
+    el("p", {class: "muted", id: "imagery", text: data.views && !data.views.startsWith("synthetic")
+      ? `views: the run's ${data.views.split(":")[0]} imagery where the app has it offline (panorama files, the view cache), synthetic elsewhere`
+      : "views: synthetic (re-rendered)"}),
     el("div", {class: "instruction", id: "instruction", text: data.instruction}),
     el("div", {class: "cols"},
       el("div", {}, map.svg, el("p", {class: "muted", text: "blue: reference · orange: agent · red: goals"}),
