@@ -67,13 +67,19 @@ MODES = {
 }
 LABEL = "trash bin"
 CATEGORY = "waste_basket"
+QUICK_ROUTES = 8
+CALIBRATION_LABEL = "fire hydrant"
+CALIBRATION_CATEGORY = "fire_hydrant"
+CALIBRATION_SEED = 1
+CALIBRATION_PROPOSALS = (0.45, 0.55)
+CALIBRATION_MIN_FOVS = (30.0, 20.0, 15.0)
 
 
-def recall_by_id(city, walked: SurveyResult) -> float:
+def recall_by_id(city, walked: SurveyResult, category: str = CATEGORY) -> float:
     """Simulator-only diagnostic: the share of baskets within 20 m of the routes that some
     reported object's sightings really are (by the simulator's object ids), so that a false
     box whose span happens to cover a basket does not count."""
-    rows = city.furniture.of_kind(CATEGORY)
+    rows = city.furniture.of_kind(category)
     route_xy = city.graph.xy[walked.route]
     near = [
         str(city.furniture.ids[r])
@@ -81,18 +87,40 @@ def recall_by_id(city, walked: SurveyResult) -> float:
         if min(math.dist(city.furniture.xy[r], p) for p in route_xy) <= 20.0
     ]
     seen = {
-        s.object_id for o in walked.memory.objects if o.category == CATEGORY for s in o.sightings
+        s.object_id for o in walked.memory.objects if o.category == category for s in o.sightings
     }
     return sum(1 for i in near if i in seen) / len(near) if near else 0.0
+
+
+def routes_past(city, category: str, quick: bool) -> list[list[int]]:
+    """One short walk through the viewpoint nearest to each object of ``category``."""
+    rows = city.furniture.of_kind(category)
+    if quick:
+        rows = rows[:QUICK_ROUTES]
+    return [route_past(city, city.furniture.xy[row]) for row in rows]
+
+
+def walk_all(provider, city, routes, detector, label, category, settings) -> dict:
+    """Walk every route with one memory; V-IRL's figures plus views and seconds."""
+    memory = VisualMemory()
+    views = 0
+    started = time.perf_counter()
+    for route in routes:
+        part = survey_route(provider, city, route, detector, [label], settings, memory=memory)
+        views += part.views
+    seconds = time.perf_counter() - started
+    walked = SurveyResult(memory, [n for r in routes for n in r], settings=settings)
+    figures = evaluate_survey(walked, city, category)
+    figures["by_object_id"] = recall_by_id(city, walked, category)
+    figures["views"] = views
+    figures["seconds"] = seconds
+    return figures
 
 
 def run(quick: bool, seed: int) -> dict:
     city = load_city("helsinki")
     provider = SyntheticViews(city, scene_cache=True).prepare()
-    baskets = city.furniture.of_kind(CATEGORY)
-    if quick:
-        baskets = baskets[:8]
-    routes = [route_past(city, city.furniture.xy[row]) for row in baskets]
+    routes = routes_past(city, CATEGORY, quick)
     noise = SceneNoise()
     out: dict = {
         "city": city.name,
@@ -106,26 +134,57 @@ def run(quick: bool, seed: int) -> dict:
     }
     for mode, settings in MODES.items():
         detector = SceneDetector(noise, seed=seed)
-        memory = VisualMemory()
-        views = 0
-        started = time.perf_counter()
-        for route in routes:
-            part = survey_route(provider, city, route, detector, [LABEL], settings, memory=memory)
-            views += part.views
-        seconds = time.perf_counter() - started
-        walked = SurveyResult(memory, [n for r in routes for n in r], settings=settings)
-        figures = evaluate_survey(walked, city, CATEGORY)
+        figures = walk_all(provider, city, routes, detector, LABEL, CATEGORY, settings)
         out[f"accuracy_{mode}"] = round(figures["accuracy"], 4)
         out[f"recall_{mode}"] = round(figures["recall"], 4)
         out[f"reported_{mode}"] = figures["reported"]
         out[f"true_positives_{mode}"] = figures["true_positives"]
         out[f"found_{mode}"] = figures["found"]
-        out[f"recall_{mode}_by_object_id"] = round(recall_by_id(city, walked), 4)
-        out[f"views_{mode}"] = views
-        out[f"seconds_{mode}"] = round(seconds, 2)
+        out[f"recall_{mode}_by_object_id"] = round(figures["by_object_id"], 4)
+        out[f"views_{mode}"] = figures["views"]
+        out[f"seconds_{mode}"] = round(figures["seconds"], 2)
         out[f"settings_{mode}"] = dataclasses.asdict(settings)
         out["ground_truth_objects"] = figures["ground_truth_objects"]
     return out
+
+
+def calibrate(seed: int) -> dict:
+    """The grid of active-detection settings on the calibration routes (fire hydrants,
+    detector seed ``seed``): accuracy, recall and F1 of each, and the passive baseline."""
+    city = load_city("helsinki")
+    provider = SyntheticViews(city, scene_cache=True).prepare()
+    routes = routes_past(city, CALIBRATION_CATEGORY, False)
+    noise = SceneNoise()
+    grid = {"passive": MODES["passive"]}
+    for proposal in CALIBRATION_PROPOSALS:
+        for min_fov in CALIBRATION_MIN_FOVS:
+            grid[f"active p{proposal:.2f} fov{min_fov:g}"] = SurveySettings(
+                active=True, threshold=proposal, active_threshold=0.64, min_fov=min_fov
+            )
+    rows = {}
+    for name, settings in grid.items():
+        detector = SceneDetector(noise, seed=seed)
+        f = walk_all(
+            provider, city, routes, detector, CALIBRATION_LABEL, CALIBRATION_CATEGORY, settings
+        )
+        a, r = f["accuracy"], f["recall"]
+        rows[name] = {
+            "accuracy": round(a, 4),
+            "recall": round(r, 4),
+            "f1": round(2 * a * r / (a + r), 4) if a + r else 0.0,
+            "recall_by_object_id": round(f["by_object_id"], 4),
+            "reported": f["reported"],
+            "views": f["views"],
+        }
+        print(name, rows[name], file=sys.stderr, flush=True)
+    return {
+        "category": CALIBRATION_CATEGORY,
+        "label": CALIBRATION_LABEL,
+        "seed": seed,
+        "routes": len(routes),
+        "ground_truth_objects": f["ground_truth_objects"],
+        "grid": rows,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -138,7 +197,17 @@ def main(argv: list[str] | None = None) -> int:
         help="exit 1 unless active detection raises accuracy and recall",
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the detector simulator")
+    parser.add_argument(
+        "--calibrate",
+        action="store_true",
+        help=f"run the settings grid on the calibration routes instead (fire hydrants, "
+        f"detector seed {CALIBRATION_SEED} unless --seed is given)",
+    )
     args = parser.parse_args(argv)
+    if args.calibrate:
+        seed = args.seed if "--seed" in (argv or sys.argv) else CALIBRATION_SEED
+        print(json.dumps(calibrate(seed)))
+        return 0
     result = run(args.quick, args.seed)
     if args.json:
         print(json.dumps(result))
