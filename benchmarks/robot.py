@@ -35,6 +35,7 @@ import argparse
 import dataclasses
 import json
 import math
+import statistics
 import sys
 import time
 
@@ -73,6 +74,9 @@ LABEL = "trash bin"
 CATEGORY = "waste_basket"
 QUICK_ROUTES = 8
 QUICK_MODES = ("passive", "active")
+SEEDS = (0, 1, 2, 3, 4)
+QUICK_SEEDS = (0, 1, 2)
+VIEW_MEMORY = 512
 CALIBRATION_LABEL = "fire hydrant"
 CALIBRATION_CATEGORY = "fire_hydrant"
 CALIBRATION_SEED = 1
@@ -105,53 +109,74 @@ def routes_past(city, category: str, quick: bool) -> list[list[int]]:
     return [route_past(city, city.furniture.xy[row]) for row in rows]
 
 
-def walk_all(provider, city, routes, detector, label, category, settings) -> dict:
-    """Walk every route with one memory; V-IRL's figures plus views and seconds."""
-    memory = VisualMemory()
-    views = 0
-    started = time.perf_counter()
+def walk_grid(
+    provider, city, routes, label: str, category: str, modes: dict, seeds: list[int]
+) -> dict:
+    """Walk every route once per (mode, seed), each with its own memory; V-IRL's figures.
+
+    Routes are the outer loop, so the views of a viewpoint are rendered once and reused
+    from the provider's memory by every mode and seed; one detector per seed serves all
+    modes (its cache keeps scores; thresholds apply on the way out).
+    """
+    memories = {(m, seed): VisualMemory() for m in modes for seed in seeds}
+    views = dict.fromkeys(memories, 0)
+    detectors = {seed: SceneDetector(SceneNoise(), seed=seed) for seed in seeds}
     for route in routes:
-        part = survey_route(provider, city, route, detector, [label], settings, memory=memory)
-        views += part.views
-    seconds = time.perf_counter() - started
-    walked = SurveyResult(memory, [n for r in routes for n in r], settings=settings)
-    figures = evaluate_survey(walked, city, category)
-    figures["by_object_id"] = recall_by_id(city, walked, category)
-    figures["views"] = views
-    figures["seconds"] = seconds
-    return figures
+        for seed in seeds:
+            for mode, settings in modes.items():
+                part = survey_route(
+                    provider,
+                    city,
+                    route,
+                    detectors[seed],
+                    [label],
+                    settings,
+                    memory=memories[(mode, seed)],
+                )
+                views[(mode, seed)] += part.views
+    walked_nodes = [n for r in routes for n in r]
+    out = {}
+    for key, memory in memories.items():
+        walked = SurveyResult(memory, walked_nodes, settings=modes[key[0]])
+        figures = evaluate_survey(walked, city, category)
+        figures["by_object_id"] = recall_by_id(city, walked, category)
+        figures["views"] = views[key]
+        out[key] = figures
+    return out
 
 
-def run(quick: bool, seed: int) -> dict:
+def run(quick: bool, seeds: list[int]) -> dict:
+    started = time.perf_counter()
     city = load_city("helsinki")
-    provider = SyntheticViews(city, scene_cache=True).prepare()
+    provider = SyntheticViews(city, scene_cache=True, memory_items=VIEW_MEMORY).prepare()
     routes = routes_past(city, CATEGORY, quick)
-    noise = SceneNoise()
+    modes = {m: st for m, st in MODES.items() if not quick or m in QUICK_MODES}
     out: dict = {
         "city": city.name,
         "routes": len(routes),
         "viewpoints": sum(len(r) for r in routes),
         "detector": "scene-simulator",
-        "noise": dataclasses.asdict(noise),
-        "seed": seed,
+        "noise": dataclasses.asdict(SceneNoise()),
+        "seeds": seeds,
         "label": LABEL,
         "paper_table6": PAPER_TABLE6,
     }
-    for mode, settings in MODES.items():
-        if quick and mode not in QUICK_MODES:
-            continue
-        detector = SceneDetector(noise, seed=seed)
-        figures = walk_all(provider, city, routes, detector, LABEL, CATEGORY, settings)
-        out[f"accuracy_{mode}"] = round(figures["accuracy"], 4)
-        out[f"recall_{mode}"] = round(figures["recall"], 4)
-        out[f"reported_{mode}"] = figures["reported"]
-        out[f"true_positives_{mode}"] = figures["true_positives"]
-        out[f"found_{mode}"] = figures["found"]
-        out[f"recall_{mode}_by_object_id"] = round(figures["by_object_id"], 4)
-        out[f"views_{mode}"] = figures["views"]
-        out[f"seconds_{mode}"] = round(figures["seconds"], 2)
+    grid = walk_grid(provider, city, routes, LABEL, CATEGORY, modes, seeds)
+    for mode, settings in modes.items():
+        rows = [grid[(mode, seed)] for seed in seeds]
+        for key, name in (
+            ("accuracy", "accuracy_{}"),
+            ("recall", "recall_{}"),
+            ("by_object_id", "recall_{}_by_object_id"),
+        ):
+            values = [r[key] for r in rows]
+            out[name.format(mode)] = round(statistics.fmean(values), 4)
+            out[name.format(mode) + "_per_seed"] = [round(v, 4) for v in values]
+        for key in ("reported", "true_positives", "found", "views"):
+            out[f"{key}_{mode}_per_seed"] = [r[key] for r in rows]
         out[f"settings_{mode}"] = dataclasses.asdict(settings)
-        out["ground_truth_objects"] = figures["ground_truth_objects"]
+        out["ground_truth_objects"] = rows[0]["ground_truth_objects"]
+    out["seconds"] = round(time.perf_counter() - started, 1)
     return out
 
 
@@ -159,21 +184,20 @@ def calibrate(seed: int) -> dict:
     """The grid of active-detection settings on the calibration routes (fire hydrants,
     detector seed ``seed``): accuracy, recall and F1 of each, and the passive baseline."""
     city = load_city("helsinki")
-    provider = SyntheticViews(city, scene_cache=True).prepare()
+    provider = SyntheticViews(city, scene_cache=True, memory_items=VIEW_MEMORY).prepare()
     routes = routes_past(city, CALIBRATION_CATEGORY, False)
-    noise = SceneNoise()
     grid = {"passive": MODES["passive"]}
     for proposal in CALIBRATION_PROPOSALS:
         for min_fov in CALIBRATION_MIN_FOVS:
             grid[f"active p{proposal:.2f} fov{min_fov:g}"] = SurveySettings(
                 active=True, threshold=proposal, active_threshold=0.64, min_fov=min_fov
             )
+    walked = walk_grid(
+        provider, city, routes, CALIBRATION_LABEL, CALIBRATION_CATEGORY, grid, [seed]
+    )
     rows = {}
-    for name, settings in grid.items():
-        detector = SceneDetector(noise, seed=seed)
-        f = walk_all(
-            provider, city, routes, detector, CALIBRATION_LABEL, CALIBRATION_CATEGORY, settings
-        )
+    for name in grid:
+        f = walked[(name, seed)]
         a, r = f["accuracy"], f["recall"]
         rows[name] = {
             "accuracy": round(a, 4),
@@ -183,7 +207,6 @@ def calibrate(seed: int) -> dict:
             "reported": f["reported"],
             "views": f["views"],
         }
-        print(name, rows[name], file=sys.stderr, flush=True)
     base = rows["passive"]
     raising = [
         name
@@ -212,21 +235,29 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--check",
         action="store_true",
-        help="exit 1 unless active detection raises accuracy and recall",
+        help="exit 1 unless active detection raises mean accuracy and recall over the seeds",
     )
-    parser.add_argument("--seed", type=int, default=0, help="seed of the detector simulator")
+    parser.add_argument(
+        "--seeds",
+        default=None,
+        help=f"comma-separated detector seeds (default {SEEDS}; --quick {QUICK_SEEDS}; "
+        f"--calibrate {CALIBRATION_SEED})",
+    )
     parser.add_argument(
         "--calibrate",
         action="store_true",
         help=f"run the settings grid on the calibration routes instead (fire hydrants, "
-        f"detector seed {CALIBRATION_SEED} unless --seed is given)",
+        f"detector seed {CALIBRATION_SEED} unless --seeds is given)",
     )
     args = parser.parse_args(argv)
+    try:
+        seeds = [int(x) for x in args.seeds.split(",")] if args.seeds else None
+    except ValueError:
+        parser.error(f"--seeds must be comma-separated integers, not {args.seeds!r}")
     if args.calibrate:
-        seed = args.seed if "--seed" in (argv or sys.argv) else CALIBRATION_SEED
-        print(json.dumps(calibrate(seed)))
+        print(json.dumps(calibrate(seeds[0] if seeds else CALIBRATION_SEED)))
         return 0
-    result = run(args.quick, args.seed)
+    result = run(args.quick, seeds or list(QUICK_SEEDS if args.quick else SEEDS))
     if args.json:
         print(json.dumps(result))
     else:
@@ -235,8 +266,8 @@ def main(argv: list[str] | None = None) -> int:
         for mode in (m for m in MODES if f"accuracy_{m}" in result):
             print(
                 f"{mode:12s} accuracy {result[f'accuracy_{mode}']:.2f}  recall "
-                f"{result[f'recall_{mode}']:.2f}  reported {result[f'reported_{mode}']}  "
-                f"views {result[f'views_{mode}']}"
+                f"{result[f'recall_{mode}']:.2f}  reported {result[f'reported_{mode}_per_seed']}  "
+                f"views {result[f'views_{mode}_per_seed']}"
             )
         print("paper Table 6:", PAPER_TABLE6)
     if args.check:
