@@ -134,3 +134,52 @@ def test_planner_bad_input_is_one_line(tmp_path):
     assert "unicorn" in line and "labels" in line
     line = one_line_error(tmp_path, f"polygon = {SMALL}\nlabels = ['cafe']\n")
     assert "street furniture" in line
+
+
+def robot_error(tmp_path, text: str) -> str:
+    cfg = tmp_path / "rx399.toml"
+    cfg.write_text(
+        'name = "RX"\ncity = "helsinki"\nstart = "60.16750,24.94700"\n'
+        'end = "60.16760,24.94750"\nbackground = "a robot"\nintention = "count"\n'
+        "view_size = 64\n" + text
+    )
+    proc = subprocess.run(
+        [str(FLANEUR), "virl", "robot", str(cfg), "-o", str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert not (tmp_path / "out" / "result.json").exists()
+    return lines[0]
+
+
+def test_robot_bad_input_is_one_line(tmp_path):
+    line = robot_error(tmp_path, "labels = ['flux capacitor']\n")
+    assert "flux capacitor" in line and "labels" in line
+    line = robot_error(tmp_path, "detector = 'yolo-world'\n")
+    assert "weights" in line and "rx399.toml" in line
+    line = robot_error(tmp_path, "detector = 'yolo-world'\nweights = 'nowhere.pt'\n")
+    assert "nowhere.pt" in line and "not found" in line
+    line = robot_error(tmp_path, "detector = 'detectron'\n")
+    assert "detectron" in line and "yolo-world" in line
+    (tmp_path / "model.pt").write_bytes(b"not really weights")
+    line = robot_error(tmp_path, "detector = 'yolo-world'\nweights = 'model.pt'\n")
+    assert "pip install ultralytics" in line
+    (tmp_path / "memory.json").write_text('{"format": "flaneur-visual-memory", "version": 1,')
+    line = robot_error(tmp_path, "memory = 'memory.json'\n")
+    assert "memory.json" in line and "invalid JSON" in line
+
+
+def test_robot_saves_its_memory_and_continues_from_it(helsinki, tmp_path):
+    base = {**BASE, "start": "60.16750,24.94700", "end": "60.16760,24.94900", "view_size": 320}
+    first = run_agent("robot", helsinki, persona_from_dict(base), tmp_path / "a")
+    saved = tmp_path / "a" / "memory.json"
+    assert sum(first["counts"].values()) == len(json.loads(saved.read_text())["objects"])
+    again = run_agent(
+        "robot", helsinki, persona_from_dict({**base, "memory": str(saved)}), tmp_path / "b"
+    )
+    # the same walk seen again: every sighting matches an object already in memory
+    assert again["counts"] == first["counts"]

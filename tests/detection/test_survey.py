@@ -74,3 +74,20 @@ def test_walk_counts_each_bin_once_with_a_perfect_detector():
     assert result.counts() == {"waste_basket": 2}
     figures = evaluate_survey(result, city, "waste_basket")
     assert figures["accuracy"] == 1.0 and figures["recall"] == 1.0
+
+
+def test_one_reported_object_finds_at_most_one_bin():
+    # bins at (2, 10) and (-2, 10): one wide box from s0 spans both (bearings +-11.3 deg)
+    city = street_city([("waste_basket", 2.0, 10.0), ("waste_basket", -2.0, 10.0)])
+    origin = city.graph.xy[city.graph.index("s0")]
+    route = [city.graph.index("s0")]
+    memory = VisualMemory()
+    memory.add(_sighting("s0", -15.0, 15.0), origin)
+    figures = evaluate_survey(SurveyResult(memory, route), city, "waste_basket")
+    assert figures["true_positives"] == 1 and figures["ground_truth_objects"] == 2
+    assert figures["found"] == 1 and figures["recall"] == 0.5
+    # a second object over the left bin only: the matching gives each object its own bin
+    other = city.graph.xy[city.graph.index("s10")]  # (-2, 10) is due west of (0, 10)
+    memory.add(_sighting("s10", 265.0, 275.0), other)
+    figures = evaluate_survey(SurveyResult(memory, route), city, "waste_basket")
+    assert figures["found"] == 2 and figures["recall"] == 1.0

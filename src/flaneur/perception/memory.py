@@ -9,6 +9,10 @@ their position estimates lie within ``radius_m`` (V-IRL: 30 m) and either
   within ``ray_tolerance_m`` (a few metres) of both range estimates — or, for nearly
   parallel rays, when the two range estimates themselves lie that close.
 
+On real imagery a sighting carries the crop of its box, and two sightings whose crops share
+enough geometrically consistent ORB feature matches (:mod:`flaneur.perception.features`;
+V-IRL: LightGlue, more than 100 matches) are the same object as well, within ``radius_m``.
+
 The range of a sighting is estimated from its box height when the label is street furniture
 of known height (``distance = focal × height / pixels``), else ``default_range_m``.
 The memory keeps, per object, its category, every sighting and a position estimate (the
@@ -20,7 +24,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +33,7 @@ import numpy as np
 from flaneur.errors import DataError
 from flaneur.geo import angle_diff
 from flaneur.perception.detection.active import Sighting
+from flaneur.perception.features import FeatureMatcher
 from flaneur.world.furniture import FURNITURE_KINDS
 from flaneur.world.taxonomy import normalize_category
 
@@ -39,6 +44,11 @@ MEMORY_VERSION = 1
 def _unit(heading: float) -> np.ndarray:
     h = math.radians(heading)
     return np.array([math.sin(h), math.cos(h)])
+
+
+def _record(s: Sighting) -> dict[str, Any]:
+    """A sighting as JSON-ready fields (the crop, pixels of real imagery, stays out)."""
+    return {f.name: getattr(s, f.name) for f in fields(s) if f.name != "crop"}
 
 
 @dataclass
@@ -68,7 +78,7 @@ class Remembered:
             "category": self.category,
             "position": list(self.position),
             "sightings": [
-                {**asdict(s), "origin": list(o), "point": list(p)}
+                {**_record(s), "origin": list(o), "point": list(p)}
                 for s, o, p in zip(self.sightings, self.origins, self.points, strict=True)
             ],
         }
@@ -87,6 +97,9 @@ class VisualMemory:
         How close a ray crossing must be to both range estimates (4 m).
     default_range_m
         Range of a sighting whose label has no known size.
+    feature_matching
+        Compare the crops of sightings on real imagery with ``matcher`` (default ORB,
+        :class:`~flaneur.perception.features.FeatureMatcher`).
     """
 
     def __init__(
@@ -96,11 +109,14 @@ class VisualMemory:
         same_view_deg: float = 10.0,
         ray_tolerance_m: float = 4.0,
         default_range_m: float = 10.0,
+        feature_matching: bool = True,
+        matcher: FeatureMatcher | None = None,
     ) -> None:
         self.radius_m = radius_m
         self.same_view_deg = same_view_deg
         self.ray_tolerance_m = ray_tolerance_m
         self.default_range_m = default_range_m
+        self.matcher = (matcher or FeatureMatcher()) if feature_matching else None
         self.objects: list[Remembered] = []
 
     def __len__(self) -> int:
@@ -132,6 +148,11 @@ class VisualMemory:
                 continue
             if self._rays_agree(o, old.heading, p, origin, s.heading, point):
                 return True
+        if self.matcher is not None and s.crop is not None:
+            return any(
+                old.crop is not None and self.matcher.same(old.crop, s.crop)
+                for old in obj.sightings
+            )
         return False
 
     def _rays_agree(self, o1, h1, p1, o2, h2, p2) -> bool:
@@ -198,6 +219,7 @@ class VisualMemory:
                 "same_view_deg": self.same_view_deg,
                 "ray_tolerance_m": self.ray_tolerance_m,
                 "default_range_m": self.default_range_m,
+                "feature_matching": self.matcher is not None,
             },
             "objects": [obj.to_dict() for obj in self.objects],
         }

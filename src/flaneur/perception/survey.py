@@ -11,7 +11,8 @@ Evaluation (V-IRL's rule): a reported object is a true positive if a ground-trut
 its category lies within ``radius_m`` (20 m) of a viewpoint it was seen from and inside the
 heading span of that sighting's box (± ``span_margin_deg``). *Accuracy* is the share of
 reported objects that are true positives; *recall* the share of ground-truth objects within
-``radius_m`` of the route that some reported object matched.
+``radius_m`` of the route that reported objects found, each reported object finding at most
+one (as in V-IRL's evaluation; one wide box over three bins is one bin found, not three).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from scipy.optimize import linear_sum_assignment
 
 from flaneur.geo import angle_diff
 from flaneur.perception.detection.active import (
@@ -148,10 +150,9 @@ def evaluate_survey(
     else:
         covered = set()
     objects = [o for o in result.memory.objects if o.category == category]
-    matched: set[int] = set()
-    tp = 0
-    for obj in objects:
-        hit = False
+    # reaches[i, j]: some sighting of object i has ground-truth object j in range and span
+    reaches = np.zeros((len(objects), len(gt_rows)), dtype=bool)
+    for i, obj in enumerate(objects):
         for s, origin in zip(obj.sightings, obj.origins, strict=True):
             delta = gt_xy - np.asarray(origin)
             dist = np.hypot(delta[:, 0], delta[:, 1])
@@ -160,12 +161,15 @@ def evaluate_survey(
             width = float(angle_diff(right, left)) % 360.0
             offset = np.asarray(angle_diff(bearing, left)) % 360.0
             inside = (offset <= width + span_margin_deg) | (offset >= 360.0 - span_margin_deg)
-            rows = np.flatnonzero((dist <= radius_m) & inside)
-            if rows.size:
-                hit = True
-                matched.update(rows.tolist())
-        tp += hit
-    found = len(matched & covered)
+            reaches[i] |= (dist <= radius_m) & inside
+    tp = int(reaches.any(axis=1).sum())
+    # each reported object finds at most one ground-truth object (V-IRL credits the first
+    # it matches): the most objects found that way is a maximum bipartite matching
+    found = 0
+    if reaches.any():
+        cols = sorted(covered)
+        rows, picked = linear_sum_assignment(-reaches[:, cols].astype(float))
+        found = int(reaches[:, cols][rows, picked].sum())
     n_gt = len(covered)
     return {
         "reported": len(objects),

@@ -16,7 +16,10 @@
     as an offline SVG (``heatmap.svg``, also in ``map.html``) and as a map layer of coloured
     cells (plain Leaflet vectors: no plug-in script, so the page stays offline).
 
-Detection uses the scene detector simulator on synthetic views (offline, seeded by ``seed``).
+Detection uses the scene detector simulator on synthetic views (offline, seeded by
+``seed``) unless ``detector`` names a real one (``yolo-world``, ``yolo``, ``owlvit``) with its
+``weights`` file. Both agents save their visual memory as ``memory.json``; ``memory`` names
+such a file to continue from (its objects are matched and counted again).
 """
 
 from __future__ import annotations
@@ -65,15 +68,64 @@ def _settings(persona: Persona, views: int) -> SurveySettings:
     )
 
 
+def _option_path(persona: Persona, key: str) -> Path | None:
+    raw = persona.options.get(key)
+    if raw is None or str(raw).strip() == "":
+        return None
+    path = Path(str(raw)).expanduser()
+    if not path.is_absolute() and persona.source is not None:
+        path = persona.source.parent / path
+    return path
+
+
+def _detector(persona: Persona) -> Any:
+    """The persona's detector: the scene simulator (default) or a real model from weights."""
+    from flaneur.perception.detection import DETECTORS, SceneDetector, SceneNoise, make_detector
+
+    name = str(persona.options.get("detector", "scene"))
+    if name not in DETECTORS or name == "ocr":
+        choices = ", ".join(d for d in DETECTORS if d != "ocr")
+        raise DataError(f"field 'detector': {name!r} is not one of {choices}", path=persona.source)
+    if name == "scene":
+        return SceneDetector(SceneNoise(), seed=int(persona.options.get("seed", 0)))
+    weights = _option_path(persona, "weights")
+    if weights is None:
+        raise DataError(
+            f"field 'weights' is required with detector {name!r}: the model file's path",
+            path=persona.source,
+        )
+    if not weights.exists():
+        raise DataError(f"field 'weights': {weights} not found", path=persona.source)
+    return make_detector(name, weights=str(weights))
+
+
+def _memory(city: City, persona: Persona) -> VisualMemory:
+    """A fresh visual memory, or the one in the persona's ``memory`` file (to continue)."""
+    path = _option_path(persona, "memory")
+    if path is None:
+        return VisualMemory()
+    memory = VisualMemory.load(path)
+    known = set(city.graph.ids.tolist())
+    for obj in memory.objects:
+        for s in obj.sightings:
+            if s.node not in known:
+                raise DataError(
+                    f"visual memory was made in another city (viewpoint {s.node!r} is not in "
+                    f"{city.name})",
+                    path=path,
+                )
+    return memory
+
+
 def _perceive(city: City, persona: Persona, route: list[int], views: int):
-    from flaneur.perception.detection import SceneDetector, SceneNoise
     from flaneur.views.synthetic import SyntheticViews
 
     labels = _labels(persona, ["trash bin"])
     settings = _settings(persona, views)
+    detector = _detector(persona)
+    memory = _memory(city, persona)
     provider = SyntheticViews(city, scene_cache=True).prepare()
-    detector = SceneDetector(SceneNoise(), seed=int(persona.options.get("seed", 0)))
-    walked = survey_route(provider, city, route, detector, labels, settings, memory=VisualMemory())
+    walked = survey_route(provider, city, route, detector, labels, settings, memory=memory)
     return provider, labels, walked
 
 
@@ -131,6 +183,7 @@ def run_robot(city: City, persona: Persona, thinker: Any, out: Path):
     route = directions(city, start, end)
     nodes = list(route.nodes)
     provider, labels, walked = _perceive(city, persona, nodes, 3)
+    walked.memory.save(Path(out) / "memory.json")
     crops = write_crops(provider, city, walked, Path(out))
     objects = object_rows(city, walked)
     for row, crop in zip(objects, crops, strict=True):
@@ -294,6 +347,7 @@ def run_planner(city: City, persona: Persona, thinker: Any, out: Path):
             path=persona.source,
         )
     _, labels, walked = _perceive(city, persona, list(sample.nodes), 6)
+    walked.memory.save(Path(out) / "memory.json")
     objects = object_rows(city, walked)
     inside = [o for o in objects if shapely.contains_xy(polygon, o["lng"], o["lat"])]
     furn = city.furniture

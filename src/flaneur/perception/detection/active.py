@@ -1,25 +1,35 @@
 """Active detection (V-IRL's visual checker): re-aim at each box, zoom in, detect again.
 
-A box found at the first threshold (V-IRL: 0.55) is checked by turning the camera to the
-box centre and narrowing the field of view to ``fov × 4 × box long side / image side``, at
-least ``min_fov`` (V-IRL: 30°) and never wider than the first view; the detector runs on the
-zoomed view at a higher threshold (V-IRL: 0.63–0.66). The box is kept if a box of the same
-label in the zoomed view covers the image centre. Far objects are bigger in the zoomed view,
-so they score higher; a false box has nothing under it when looked at closely.
+A box found at the first (proposal) threshold is checked by turning the camera to the box
+centre and narrowing the field of view to ``fov × 4 × box long side / image side``, at least
+``min_fov`` (V-IRL: 30°) and never wider than the first view; the detector runs on the
+zoomed view at a higher threshold (V-IRL: 0.63–0.66). The candidate is confirmed by a box of
+the same label in the zoomed view that lies where the candidate was: the candidate's box is
+carried into the zoomed view through both cameras' geometry (:func:`project_box`; sides cut
+by the first image's border are left open, since the object may go on past them), and at
+least half of the confirming box must fall inside it. Far objects are bigger in the zoomed
+view, so they score higher; a false box has nothing under it when looked at closely.
+V-IRL accepts any box of the label in the zoomed view; asking for it where the candidate
+was keeps a false box from being confirmed by an unrelated object elsewhere in the frame.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+import numpy as np
 
 from flaneur.perception.detection.base import Detection, Detector
+from flaneur.perception.features import crop as crop_pixels
 from flaneur.views.base import View, ViewProvider
 
 PASSIVE_THRESHOLD = 0.55
 ACTIVE_THRESHOLD = 0.64
 MIN_FOV = 30.0
+MIN_INSIDE = 0.5
+"""Share of a confirming box that must lie inside the candidate's projected box."""
 
 
 @dataclass(frozen=True)
@@ -46,6 +56,9 @@ class Sighting:
         Focal length of that view in pixels.
     object_id
         The simulator's object id (analysis only), else None.
+    crop
+        The box's pixels (RGB array) on real imagery, for feature matching in the visual
+        memory; None on synthetic views (not saved with the memory).
     """
 
     node: str
@@ -60,10 +73,12 @@ class Sighting:
     size_px: float
     focal_px: float
     object_id: str | None = None
+    crop: np.ndarray | None = field(default=None, repr=False, compare=False)
 
 
 def sighting(view: View, det: Detection) -> Sighting:
-    """The :class:`Sighting` of ``det`` found in ``view``."""
+    """The :class:`Sighting` of ``det`` found in ``view`` (with its crop on real imagery:
+    a view that does not list the objects a renderer drew)."""
     x0, y0, x1, y1 = det.box
     return Sighting(
         node=view.node,
@@ -78,6 +93,7 @@ def sighting(view: View, det: Detection) -> Sighting:
         size_px=y1 - y0,
         focal_px=view.focal_px,
         object_id=det.object_id,
+        crop=None if "objects" in view.metadata else crop_pixels(view.image, det.box),
     )
 
 
@@ -114,26 +130,100 @@ def active_detect(
     """
     first = detector.detect_batch(views, labels, threshold=threshold)
     zoomed: list[View] = []
-    asked: list[Detection] = []
+    asked: list[tuple[View, Detection]] = []
     for view, dets in zip(views, first, strict=True):
         for det in dets:
             heading, pitch, fov = zoom_request(view, det, min_fov=min_fov)
             zoomed.append(provider.view(view.node, heading, pitch=pitch, fov=fov, size=view.size))
-            asked.append(det)
+            asked.append((view, det))
     if stats is not None:
         stats["zoom_views"] = stats.get("zoom_views", 0) + len(zoomed)
     second = detector.detect_batch(zoomed, labels, threshold=active_threshold)
     out = []
-    for zview, det, dets in zip(zoomed, asked, second, strict=True):
-        cx, cy = zview.size[0] / 2.0, zview.size[1] / 2.0
-        hits = [
-            d
-            for d in dets
-            if d.label == det.label and d.box[0] <= cx <= d.box[2] and d.box[1] <= cy <= d.box[3]
-        ]
-        if hits:
-            out.append(sighting(zview, max(hits, key=lambda d: d.score)))
+    for (view, det), zview, dets in zip(asked, zoomed, second, strict=True):
+        hit = confirming_box(view, det, zview, dets)
+        if hit is not None:
+            out.append(sighting(zview, hit))
     return out
+
+
+def _rotation(heading: float, pitch: float) -> np.ndarray:
+    """Rows: the camera's right, up and forward axes in the world (x east, y north, z up)."""
+    h, p = math.radians(heading), math.radians(pitch)
+    sh, ch, sp, cp = math.sin(h), math.cos(h), math.sin(p), math.cos(p)
+    return np.array([(ch, -sh, 0.0), (-sh * sp, -ch * sp, cp), (sh * cp, ch * cp, sp)])
+
+
+def project_box(
+    src: View, box: tuple[float, float, float, float], dst: View
+) -> tuple[float, float, float, float]:
+    """Where ``box`` (pixels of ``src``) falls in ``dst``, a view from the same viewpoint.
+
+    The box's corners become rays through ``src``'s pinhole camera and are projected into
+    ``dst``'s; a side of ``box`` on ``src``'s border is cut by the frame, so it is left open
+    (extended to infinity) in the result. Corners behind ``dst``'s camera give an open box.
+    """
+    (sw, sh), (dw, dh) = src.size, dst.size
+    x0, y0, x1, y1 = box
+    corners = np.array([(x0, y0), (x1, y0), (x1, y1), (x0, y1)], dtype=float)
+    f_src, f_dst = src.focal_px, dst.focal_px
+    cam = np.stack(
+        [
+            (corners[:, 0] - sw / 2.0) / f_src,
+            -(corners[:, 1] - sh / 2.0) / f_src,
+            np.ones(len(corners)),
+        ],
+        axis=1,
+    )
+    world = cam @ _rotation(src.heading, src.pitch)
+    local = world @ _rotation(dst.heading, dst.pitch).T
+    if (local[:, 2] <= 1e-6).any():
+        return (-math.inf, -math.inf, math.inf, math.inf)
+    u = dw / 2.0 + f_dst * local[:, 0] / local[:, 2]
+    v = dh / 2.0 - f_dst * local[:, 1] / local[:, 2]
+    edge = 1.0
+    return (
+        -math.inf if x0 <= edge else float(u.min()),
+        -math.inf if y0 <= edge else float(v.min()),
+        math.inf if x1 >= sw - edge else float(u.max()),
+        math.inf if y1 >= sh - edge else float(v.max()),
+    )
+
+
+def inside_share(box: tuple[float, ...], region: tuple[float, ...]) -> float:
+    """The share of ``box``'s area that lies inside ``region`` (0 for an empty box)."""
+    x0, y0, x1, y1 = box
+    area = max(x1 - x0, 0.0) * max(y1 - y0, 0.0)
+    if area <= 0:
+        return 0.0
+    w = min(x1, region[2]) - max(x0, region[0])
+    h = min(y1, region[3]) - max(y0, region[1])
+    return max(w, 0.0) * max(h, 0.0) / area
+
+
+def confirming_box(
+    view: View,
+    candidate: Detection,
+    zoomed: View,
+    found: Sequence[Detection],
+    *,
+    min_inside: float = MIN_INSIDE,
+) -> Detection | None:
+    """The box of ``found`` (detections in ``zoomed``) that confirms ``candidate``, or None.
+
+    It must carry the candidate's label and lie at least ``min_inside`` inside the
+    candidate's box projected into the zoomed view; the best-placed one wins, then the
+    best-scoring.
+    """
+    region = project_box(view, candidate.box, zoomed)
+    best, key = None, (min_inside, -1.0)
+    for d in found:
+        if d.label != candidate.label:
+            continue
+        share = inside_share(d.box, region)
+        if (share, d.score) >= key:
+            best, key = d, (share, d.score)
+    return best
 
 
 def passive_detect(
