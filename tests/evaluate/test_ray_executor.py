@@ -69,6 +69,7 @@ def test_ray_rows_and_summary_equal_the_local_executor(tmp_path):
     assert content(remote_rows) == content(local_rows)
     stats = remote["executor"]
     assert len(stats.pop("worker_cpu_s")) == 2 and stats.pop("startup_s") > 0
+    assert len(stats.pop("worker_startup_cpu_s")) == 2
     assert stats == {
         "kind": "ray",
         "address": "local",

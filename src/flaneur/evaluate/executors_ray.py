@@ -125,6 +125,7 @@ class RayExecutor:
         self.usage: dict[str, float] = {}
         self.model_slots: dict[str, int] | None = None
         self.worker_cpu_s: list[float] | None = None
+        self.worker_startup_cpu_s: list[float] | None = None
         self.startup_s: float | None = None
         self._bound: dict[str, Any] | None = None
         self._started_ray = False
@@ -143,6 +144,7 @@ class RayExecutor:
             "worker_deaths": self.worker_deaths,
             "model_slots": self.model_slots,
             "worker_cpu_s": self.worker_cpu_s,
+            "worker_startup_cpu_s": self.worker_startup_cpu_s,
             "startup_s": self.startup_s,
         }
 
@@ -220,6 +222,8 @@ class RayExecutor:
         t0 = time.perf_counter()
         workers = started([actor.remote(*args, i, per_worker) for i in range(n_workers)])
         self.startup_s = round(time.perf_counter() - t0, 3)
+        startup_cpu = ray.get([w.cpu_s.remote() for w in workers])
+        self.worker_startup_cpu_s = [round(c, 3) for c in startup_cpu]
         queue = list(reversed([(job, 1) for job in jobs]))  # pop() takes the next job
         in_flight: dict[Any, tuple[list[tuple[Any, int]], int, Any]] = {}  # ref -> (jobs, i, actor)
         load = [0] * len(workers)

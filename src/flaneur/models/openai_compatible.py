@@ -296,17 +296,14 @@ class OpenAICompatible(BaseChatModel):
 
     def _pools(self) -> _Pools:
         """Enough pools of :data:`CONNECTIONS_PER_POOL` connections for ``max_in_flight``
-        requests (64 when the server is asked for its slots), sharing one TLS context."""
+        requests (64 when the server is asked for its slots), sharing one TLS context
+        (even for ``http://``, each ``httpx.AsyncClient`` would load its own)."""
         total = self.max_in_flight or 64
         count = -(-total // CONNECTIONS_PER_POOL)
         verify: Any = True
         trust_env = not _is_loopback(self.base_url)
-        if (
-            count > 1
-            and self.base_url.startswith("https:")
-            and hasattr(httpx, "create_ssl_context")
-        ):
-            verify = httpx.create_ssl_context(trust_env=trust_env)  # loaded once, not per pool
+        if count > 1 and hasattr(httpx, "create_ssl_context"):  # every client makes one
+            verify = httpx.create_ssl_context(trust_env=trust_env)  # (~50 ms): share it
         clients = []
         sizes = [min(CONNECTIONS_PER_POOL, total - k * CONNECTIONS_PER_POOL) for k in range(count)]
         for size in sizes:
