@@ -2,23 +2,36 @@
 
 Usage::
 
-    python benchmarks/scale.py --json [--quick] [--episodes 40] [--sweep-episodes 10000]
+    python benchmarks/scale.py --json                  # the issue's sizes (long: see below)
+    python benchmarks/scale.py --json --quick --check  # CI
+    python benchmarks/scale.py --json --quick --sweep-full --skip explorer,grid
+    python benchmarks/scale.py --json --quick --explorer-full --skip sweep,grid
+
+The machine may be shared (here: 2 cores, several jobs), so every timed part reports wall
+times and CPU times: CPU times say what an idle machine would show.
 
 * ``ray_speedup_2_workers`` (and ``_1_worker``): the explorer with OCR (``--views synthetic
-  --landmarks ocr``) on the first ``--episodes`` episodes of ``helsinki-needs-v1``, cold OCR
-  cache, each variant in a fresh process: local executor wall time over Ray's with 1 and 2
-  workers (``--concurrency 1`` per worker). The machine may be shared, so the CPU-time
-  figure ``ray_speedup_2_workers_cpu`` is given too: the local run's CPU time over the
-  busiest Ray worker's (the speed-up when each worker has a core of its own);
-  ``ray_cpu_overhead`` is the Ray workers' CPU time over the local run's.
-  ``ray_rows_identical``: the rows of the three runs, without their timing fields, are equal.
-* ``sweep_wall_over_ideal``: ``--sweep-episodes`` episodes of a harness agent that makes
-  ``CALLS`` model calls per episode against flaneur's fake OpenAI-compatible server
-  (``flaneur fake-llm``, its own process, 100 ms per reply), run through Ray with 2 workers
-  and one global limit of 64 calls in flight: wall time over ``calls x 0.1 s / 64``;
-  ``sweep_peak_in_flight`` (must not exceed 64), ``sweep_driver_rss_mb``, the workers'
-  start-up time and ``sweep_cpu_ms_per_call`` (the workers' CPU time per model call: at
-  640 calls a second, the CPU a cluster needs for the ideal wall time).
+  --landmarks ocr``) on the first ``--episodes`` episodes of ``helsinki-needs-v1`` (40;
+  ``--quick`` 4), cold OCR cache, each variant in a fresh process: local executor wall
+  time over Ray's with 1 and 2 workers (``--concurrency 1`` per worker).
+  ``ray_speedup_2_workers_cpu``: the local run's CPU time over the least wall the 2-worker
+  run could take on 2 idle cores (``explorer_ray2_idle_floor_s``: the larger of its
+  busiest worker's CPU time plus the workers' start-up, and half the CPU time of all its
+  processes: driver, Ray's own, workers); ``ray_cpu_overhead``: that total over the local
+  run's. ``ray_rows_identical``: the rows of the three runs, without their timing fields,
+  are equal.
+* ``sweep_wall_over_ideal``: ``--sweep-episodes`` episodes (10,000; ``--quick`` 600) split
+  between ``--sweep-agents`` harness agents (16) that make ``CALLS`` model calls per
+  episode against flaneur's fake OpenAI-compatible server (``flaneur fake-llm``, its own
+  process, 100 ms per reply), run through Ray with 2 workers and one global limit of 64
+  calls in flight: wall time (from the workers' start) over ``calls x 0.1 s / 64``.
+  ``sweep_cpu_ms_per_call``: the CPU time of every process of the run (driver, Ray's
+  processes, workers, the fake server) after start-up, per call;
+  ``sweep_cpu_wall_over_ideal``: the wall that CPU time allows on this machine's cores
+  over the ideal (1.0: the cores keep up with 640 calls a second), with the workers' and
+  the server's shares. ``sweep_peak_in_flight`` (the workers' count) and
+  ``sweep_server_peak_in_flight`` (what the server saw) must not exceed 64;
+  ``sweep_driver_rss_mb``, Ray's and the workers' start-up times.
 * ``grid_1m_*``: a synthetic ``--grid`` x ``--grid`` street grid (1,000 x 1,000 nodes,
   two-way streets) saved as a city pack: ``grid_1m_pack_load_s`` (median of 3 loads),
   ``grid_1m_pack_load_cpu_s`` (its CPU time), ``grid_1m_rss_mb`` (the loading process's
@@ -26,8 +39,9 @@ Usage::
   points, index built), ``grid_1m_nearest_index_s`` (building it) and ``grid_1m_hops_s``
   (hop distances from one goal to every node).
 
-The harness agent of the sweep is a measurement harness, not one of flaneur's agents.
-``--quick`` (CI): 4 explorer episodes, 600 sweep episodes, the grid at full size.
+The harness agents of the sweep are a measurement harness, not flaneur agents.
+``--quick`` (CI): 4 explorer episodes, 600 sweep episodes, the grid at full size;
+``--explorer-full`` and ``--sweep-full`` run that part at the issue's size anyway.
 ``--check`` gates correctness (identical rows, the sweep within its limit, the grid
 within 1 GB), never wall times. ``--landmarks map`` runs the explorer without views (map
 perception); ``--skip`` leaves parts out.
@@ -62,21 +76,19 @@ def _rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def _cpu_s(pid: int, *, reaped: bool = False) -> float:
-    """CPU seconds (user + system) process ``pid`` has used so far (Linux ``/proc``), with
-    ``reaped`` also those of its children that ended and were waited for."""
+def _cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) process ``pid`` has used so far (Linux ``/proc``)."""
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:
         return 0.0
-    ticks = sum(int(f) for f in fields[11 : 15 if reaped else 13])
-    return ticks / os.sysconf("SC_CLK_TCK")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def tree_cpu_s(root: int | None = None) -> float:
-    """CPU seconds used so far by process ``root`` (this one) and its descendants, live or
-    ended (once waited for): the driver, and with a local Ray instance its GCS, raylet,
-    workers (killed workers count through the raylet that reaped them) and helpers."""
+def tree_cpu_s(root: int | None = None, *, exclude: tuple[int, ...] = ()) -> float:
+    """CPU seconds used so far by process ``root`` (this one) and its live descendants but
+    ``exclude``: the driver, and with a local Ray instance its GCS, raylet, helpers and
+    workers (Ray's killed workers leave no trace: count those from their own figures)."""
     root = os.getpid() if root is None else root
     parent: dict[int, int] = {}
     for entry in Path("/proc").iterdir():
@@ -90,7 +102,7 @@ def tree_cpu_s(root: int | None = None) -> float:
         more = {pid for pid, ppid in parent.items() if ppid in tree} - tree
         tree |= more
         grew = bool(more)
-    return sum(_cpu_s(pid, reaped=True) for pid in tree)
+    return sum(_cpu_s(pid) for pid in tree - set(exclude))
 
 
 # ---------------------------------------------------------------- explorer with OCR
@@ -119,9 +131,11 @@ def explorer_child(variant: str, episodes: int, out: str, landmarks: str = "ocr"
     driver0 = time.process_time()
     summary = run_benchmark(config, out, progress="none", executor=executor)
     wall = time.perf_counter() - t0
-    cpu = tree_cpu_s() - cpu0  # Ray still up: its processes are counted
-    driver = time.process_time() - driver0
+    pids = tuple(executor.worker_pids) if executor is not None else ()
+    cpu = tree_cpu_s(exclude=pids) - cpu0  # Ray still up: its own processes are counted
     stats = summary.get("executor") or {}
+    cpu += sum(stats.get("worker_cpu_s") or [])
+    driver = time.process_time() - driver0
     print(
         json.dumps(
             {
@@ -275,7 +289,10 @@ def sweep_figures(episodes: int, agents: int = AGENTS, workers: int = 2) -> dict
                 loaded={"toy": (toy_city(), chosen)},
             )
             wall = time.perf_counter() - t0
-            cpu = tree_cpu_s() - cpu0  # the fake server is a child of this process too
+            # the fake server is a child of this process too; the workers count by their
+            # own CPU figures (read just before they were stopped)
+            cpu = tree_cpu_s(exclude=tuple(executor.worker_pids)) - cpu0
+            cpu += sum(summary["executor"]["worker_cpu_s"])
         finally:
             import_ray().shutdown()
         server_cpu = _cpu_s(server_pid) - server0

@@ -126,6 +126,7 @@ class RayExecutor:
         self.model_slots: dict[str, int] | None = None
         self.worker_cpu_s: list[float] | None = None
         self.worker_startup_cpu_s: list[float] | None = None
+        self.worker_pids: list[int] = []  # every worker started (on its own node)
         self.startup_s: float | None = None
         self._bound: dict[str, Any] | None = None
         self._started_ray = False
@@ -210,7 +211,7 @@ class RayExecutor:
             """Wait until the workers are up; a worker that cannot start (an error in its
             set-up, not a crash) ends the run with that error instead of being retried."""
             try:
-                ray.get([h.pid.remote() for h in handles])
+                self.worker_pids += ray.get([h.pid.remote() for h in handles])
             except ray.exceptions.RayActorError as err:
                 cause = (getattr(err, "error_msg", None) or str(err)).strip()[-300:]
                 raise FlaneurError(f"a Ray worker could not start: {cause}") from None
