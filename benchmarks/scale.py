@@ -202,8 +202,8 @@ def explorer_figures(episodes: int, landmarks: str = "ocr") -> dict:
 
 # ---------------------------------------------------------------- simulated sweep
 @contextlib.contextmanager
-def fake_server():
-    """``flaneur fake-llm`` in its own process, ``LATENCY`` s per reply: yields its base
+def fake_server(latency: float = LATENCY):
+    """``flaneur fake-llm`` in its own process, ``latency`` s per reply: yields its base
     URL and process id."""
     cmd = [
         sys.executable,
@@ -215,7 +215,7 @@ def fake_server():
         "--policy",
         "constant:FORWARD",
         "--latency",
-        str(LATENCY),
+        str(latency),
         "--json",
     ]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
@@ -250,7 +250,9 @@ def harness_factory(name: str):
     return agent
 
 
-def sweep_figures(episodes: int, agents: int = AGENTS, workers: int = 2) -> dict:
+def sweep_figures(
+    episodes: int, agents: int = AGENTS, workers: int = 2, latency: float = LATENCY
+) -> dict:
     """The simulated sweep through Ray (see the module docstring)."""
     import httpx
 
@@ -264,7 +266,7 @@ def sweep_figures(episodes: int, agents: int = AGENTS, workers: int = 2) -> dict
         replace(base[i % len(base)], id=f"{base[i % len(base)].id}-{i}") for i in range(per_agent)
     ]
     names = tuple(f"caller-{k:02d}" for k in range(agents))
-    with fake_server() as (url, server_pid), tempfile.TemporaryDirectory() as tmp:
+    with fake_server(latency) as (url, server_pid), tempfile.TemporaryDirectory() as tmp:
         server0 = _cpu_s(server_pid)
         cpu0, t0 = tree_cpu_s(), time.perf_counter()
         init_local_ray(os.cpu_count() or 2, log_to_driver=False)
@@ -298,12 +300,13 @@ def sweep_figures(episodes: int, agents: int = AGENTS, workers: int = 2) -> dict
         server_cpu = _cpu_s(server_pid) - server0
         seen = httpx.get(url.removesuffix("/v1") + "/_fake/stats", timeout=10).json()
     calls = summary["usage"]["run"]["calls"]
-    ideal = calls * LATENCY / LIMIT
+    ideal = calls * latency / LIMIT
     cores = os.cpu_count() or 2
     stats = summary["executor"]
     worker_cpu = sum(stats["worker_cpu_s"]) - sum(stats["worker_startup_cpu_s"])
     run_cpu = cpu - ray_start_cpu - sum(stats["worker_startup_cpu_s"])  # after start-up
     return {
+        "sweep_latency_s": latency,
         "sweep_agents": agents,
         "sweep_episodes": summary["episodes"],
         "sweep_calls": calls,
@@ -441,6 +444,13 @@ def main() -> None:
         "--sweep-agents", type=int, default=AGENTS, help="Agents the sweep's episodes go to."
     )
     ap.add_argument("--sweep-workers", type=int, default=2, help="Ray workers of the sweep.")
+    ap.add_argument(
+        "--sweep-latency",
+        type=float,
+        default=LATENCY,
+        help="Seconds per fake reply (0.1; longer ones need fewer calls a second, to tell "
+        "the executor's own delays from a busy machine's).",
+    )
     ap.add_argument("--grid", type=int, default=1000, help="Grid side (nodes = side^2).")
     ap.add_argument(
         "--check",
@@ -480,7 +490,7 @@ def main() -> None:
     if "grid" not in skip:
         out.update(grid_figures(args.grid))
     if "sweep" not in skip:
-        out.update(sweep_figures(sweep, args.sweep_agents, args.sweep_workers))
+        out.update(sweep_figures(sweep, args.sweep_agents, args.sweep_workers, args.sweep_latency))
     if "explorer" not in skip:
         out.update(explorer_figures(episodes, landmarks))
     print(json.dumps(out, indent=None if args.json else 2))
