@@ -487,10 +487,10 @@ def main() -> None:
     sweep = args.sweep_episodes or (10_000 if args.sweep_full or not small else 600)
     skip = set(filter(None, args.skip.split(",")))
     out: dict = {}
+    if "sweep" not in skip:  # first: its driver memory is this process's peak so far
+        out.update(sweep_figures(sweep, args.sweep_agents, args.sweep_workers, args.sweep_latency))
     if "grid" not in skip:
         out.update(grid_figures(args.grid))
-    if "sweep" not in skip:
-        out.update(sweep_figures(sweep, args.sweep_agents, args.sweep_workers, args.sweep_latency))
     if "explorer" not in skip:
         out.update(explorer_figures(episodes, landmarks))
     print(json.dumps(out, indent=None if args.json else 2))
