@@ -178,6 +178,22 @@ async def test_in_flight_bound_is_shared(fake, make):
     assert 0.55 <= wall < 2.4  # 24 * 0.1 / 4 = 0.6 s at best; serial would be 2.4 s
 
 
+async def test_connections_are_split_over_small_pools_that_all_serve(fake, make):
+    from flaneur.models.openai_compatible import CONNECTIONS_PER_POOL
+
+    fake.configure("echo", latency=0.1)
+    model = make(max_in_flight=CONNECTIONS_PER_POOL * 2 + 3)  # pools of 8, 8 and 3
+    replies = await asyncio.gather(*(model.complete([user(f"q{i}")]) for i in range(57)))
+    assert [r.text for r in replies] == [f"q{i}" for i in range(57)]
+    assert fake.peak_in_flight == 19  # every pool took part, none beyond its size
+    pools = model._state.pools
+    sizes = [c._transport._pool._max_connections for c in pools.clients]
+    assert sizes == pools.free == [8, 8, 3]  # all free again
+    opened = [len(c._transport._pool.connections) for c in pools.clients]
+    assert opened == [8, 8, 3]  # kept alive for reuse, not one per request
+    await model.aclose()
+
+
 async def test_list_models_and_bare_base_url(fake, make):
     model = make(base_url=fake.base_url.removesuffix("/v1"))
     assert model.base_url == fake.base_url

@@ -12,8 +12,11 @@ interrupts behave as with :class:`~flaneur.evaluate.executors.LocalExecutor`.
 * Jobs are sent as ``(task, agent, scheme, episode id, config hash)``: workers read the
   city packs themselves (from ``--data-dir`` and ``FLANEUR_CACHE_DIR`` on their node), or,
   for task sets the caller pre-loaded, from the object store (put there once).
-* Each worker has at most ``per_worker`` episodes in flight (the run's ``--concurrency``),
+* Each worker runs at most ``per_worker`` episodes at a time (the run's ``--concurrency``),
   so a worker that finishes early takes the next episode (CPU-bound agents: use 1).
+  Episodes go to workers in batches (:func:`batch_size`, one actor call each) and come
+  back as batches of scored rows; with ``per_worker`` above 1 a worker holds one batch
+  more than it runs, so it never idles waiting for the driver.
 * A worker that dies (killed, out of memory, node lost) loses no finished row: its
   unfinished episodes go to a fresh worker and are counted in ``retried``; an episode
   that kills :data:`MAX_ATTEMPTS` workers gets an ``agent_error`` row instead.
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
@@ -40,15 +44,45 @@ MAX_ATTEMPTS = 3
 RAY_MISSING = "--executor ray needs Ray: pip install 'flaneur[ray]'"
 LOCAL_OBJECT_STORE_BYTES = 128 * 1024**2
 """Object store of a Ray instance started by flaneur itself (rows and task sets are small)."""
+AUTH_MODE_VARIABLE = "RAY_AUTH_MODE"
+"""Ray's setting of its token authentication (``token`` or ``disabled``)."""
 
 
-def import_ray() -> Any:
-    """The ``ray`` module, or a one-line :class:`FlaneurError` naming the extra to install."""
+def import_ray(*, local: bool = False) -> Any:
+    """The ``ray`` module, or a one-line :class:`FlaneurError` naming the extra to install.
+
+    ``local=True`` (a local instance will be started): Ray 2.5x+ turns token authentication
+    on for a new local instance and, unless the mode was chosen, prints a notice saying so on
+    every start. flaneur chooses it before Ray reads its configuration (at import): the mode
+    is set to ``token``, what Ray uses anyway (it keeps the token in ``~/.ray/auth_token``),
+    unless ``RAY_AUTH_MODE`` is already set, so a user's own choice stands. Joining a
+    cluster leaves the variable alone (the cluster's mode decides; see docs/scale.md).
+    """
+    if local and "ray" not in sys.modules:
+        os.environ.setdefault(AUTH_MODE_VARIABLE, "token")
     try:
         import ray
     except ImportError:
         raise FlaneurError(RAY_MISSING) from None
     return ray
+
+
+def init_local_ray(
+    num_cpus: int,
+    *,
+    object_store_memory: int = LOCAL_OBJECT_STORE_BYTES,
+    log_to_driver: bool = True,
+) -> None:
+    """Start a local Ray instance in this process (no dashboard, a small object store, the
+    authentication mode chosen: see :func:`import_ray`)."""
+    ray = import_ray(local=True)
+    ray.init(
+        num_cpus=num_cpus,
+        include_dashboard=False,
+        log_to_driver=log_to_driver,
+        object_store_memory=object_store_memory,
+        configure_logging=False,
+    )
 
 
 class RayExecutor:
@@ -78,7 +112,7 @@ class RayExecutor:
         model_in_flight: int | None = None,
         local_cpus: int | None = None,
     ) -> None:
-        self.ray = import_ray()
+        self.ray = import_ray(local=address is None)
         if workers is not None and workers < 1:
             raise FlaneurError(f"--workers must be at least 1, not {workers}")
         self.address = address
@@ -91,6 +125,8 @@ class RayExecutor:
         self.usage: dict[str, float] = {}
         self.model_slots: dict[str, int] | None = None
         self.worker_cpu_s: list[float] | None = None
+        self.worker_startup_cpu_s: list[float] | None = None
+        self.worker_pids: list[int] = []  # every worker started (on its own node)
         self.startup_s: float | None = None
         self._bound: dict[str, Any] | None = None
         self._started_ray = False
@@ -109,6 +145,7 @@ class RayExecutor:
             "worker_deaths": self.worker_deaths,
             "model_slots": self.model_slots,
             "worker_cpu_s": self.worker_cpu_s,
+            "worker_startup_cpu_s": self.worker_startup_cpu_s,
             "startup_s": self.startup_s,
         }
 
@@ -119,14 +156,7 @@ class RayExecutor:
         if self.address:
             ray.init(address=self.address, include_dashboard=False, log_to_driver=True)
         else:
-            cpus = self.local_cpus or self.workers or os.cpu_count() or 1
-            ray.init(
-                num_cpus=cpus,
-                include_dashboard=False,
-                log_to_driver=True,
-                object_store_memory=LOCAL_OBJECT_STORE_BYTES,
-                configure_logging=False,
-            )
+            init_local_ray(self.local_cpus or self.workers or os.cpu_count() or 1)
             self._started_ray = True
         if self.workers is None:
             self.workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
@@ -169,42 +199,46 @@ class RayExecutor:
         if config.llm:
             limit = self.model_in_flight or model_limit(config)
             slots = ray.remote(ModelSlots).options(num_cpus=0).remote(limit, n_workers)
-        actor = ray.remote(EpisodeWorker).options(
-            num_cpus=1, max_concurrency=max(1, self.per_worker or config.concurrency)
-        )
         per_worker = max(1, self.per_worker or config.concurrency)
+        batch = batch_size(per_worker)
+        capacity = per_worker + (batch if per_worker > 1 else 0)  # one batch waits ready
+        actor = ray.remote(EpisodeWorker).options(
+            num_cpus=1, max_concurrency=-(-capacity // batch) + 2
+        )
         args = (config, loaded_ref, bound["agent_factory"], slots)
 
         def started(handles: list[Any]) -> list[Any]:
             """Wait until the workers are up; a worker that cannot start (an error in its
             set-up, not a crash) ends the run with that error instead of being retried."""
             try:
-                ray.get([h.pid.remote() for h in handles])
+                self.worker_pids += ray.get([h.pid.remote() for h in handles])
             except ray.exceptions.RayActorError as err:
                 cause = (getattr(err, "error_msg", None) or str(err)).strip()[-300:]
                 raise FlaneurError(f"a Ray worker could not start: {cause}") from None
             return handles
 
         def new_worker(i: int) -> Any:  # a replacement takes over worker i's model share
-            return started([actor.remote(*args, i)])[0]
+            return started([actor.remote(*args, i, per_worker)])[0]
 
         t0 = time.perf_counter()
-        workers = started([actor.remote(*args, i) for i in range(n_workers)])
+        workers = started([actor.remote(*args, i, per_worker) for i in range(n_workers)])
         self.startup_s = round(time.perf_counter() - t0, 3)
+        startup_cpu = ray.get([w.cpu_s.remote() for w in workers])
+        self.worker_startup_cpu_s = [round(c, 3) for c in startup_cpu]
         queue = list(reversed([(job, 1) for job in jobs]))  # pop() takes the next job
-        in_flight: dict[Any, tuple[Any, int, int, Any]] = {}  # ref -> (job, attempt, i, actor)
+        in_flight: dict[Any, tuple[list[tuple[Any, int]], int, Any]] = {}  # ref -> (jobs, i, actor)
         load = [0] * len(workers)
 
         def submit() -> None:
             while queue and not stop:
-                free = [i for i, n in enumerate(load) if n < per_worker]
-                if not free:
+                i = min(range(len(load)), key=load.__getitem__)
+                room = min(batch, capacity - load[i])
+                if room < min(batch, len(queue)):  # wait until a whole batch fits
                     return
-                i = min(free, key=lambda k: load[k])
-                job, attempt = queue.pop()
-                key = (job.task, job.agent, job.scheme, job.episode.id, job.config_hash)
-                in_flight[workers[i].run.remote(key)] = (job, attempt, i, workers[i])
-                load[i] += 1
+                sent = [queue.pop() for _ in range(min(room, len(queue)))]
+                keys = [(j.task, j.agent, j.scheme, j.episode.id, j.config_hash) for j, _ in sent]
+                in_flight[workers[i].run.remote(keys)] = (sent, i, workers[i])
+                load[i] += len(sent)
 
         submit()
         cancelled = False
@@ -213,33 +247,37 @@ class RayExecutor:
                 for ref in in_flight:
                     ray.cancel(ref, force=False)
                 cancelled = True
-            done, _ = ray.wait(list(in_flight), num_returns=1, timeout=0.25)
+            done, rest = ray.wait(list(in_flight), num_returns=1, timeout=0.25)
+            if done and rest:  # and whatever else is ready by now
+                done += ray.wait(rest, num_returns=len(rest), timeout=0)[0]
             for ref in done:
-                job, attempt, i, handle = in_flight.pop(ref)
-                load[i] -= 1
+                sent, i, handle = in_flight.pop(ref)
+                load[i] -= len(sent)
                 try:
-                    result = ray.get(ref)
+                    results = ray.get(ref)
                 except ray.exceptions.TaskCancelledError:
                     continue
                 except ray.exceptions.RayActorError:
-                    if workers[i] is handle:  # replace it once (its other episodes fail too)
+                    if workers[i] is handle:  # replace it once (its other batches fail too)
                         self.worker_deaths += 1
                         workers[i] = new_worker(i)
                     if cancelled:
                         continue
-                    if attempt >= MAX_ATTEMPTS:
-                        deliver(_lost_row(job, attempt))
-                    else:
-                        self.retried += 1
-                        queue.append((job, attempt + 1))
+                    for job, attempt in sent:
+                        if attempt >= MAX_ATTEMPTS:
+                            deliver(_lost_row(job, attempt))
+                        else:
+                            self.retried += 1
+                            queue.append((job, attempt + 1))
                     continue
                 except ray.exceptions.RayTaskError as err:
                     raise err.as_instanceof_cause() from None
-                if "stop" in result:
-                    stop.request(result["stop"])
-                else:
-                    self._count(result["row"], config.token_budget, stop)
-                    deliver(result["row"])
+                for result in results:
+                    if "stop" in result:
+                        stop.request(result["stop"])
+                    else:
+                        self._count(result["row"], config.token_budget, stop)
+                        deliver(result["row"])
             submit()
         with contextlib.suppress(ray.exceptions.RayError):  # what each worker's process used
             self.worker_cpu_s = [round(c, 3) for c in ray.get([w.cpu_s.remote() for w in workers])]
@@ -269,6 +307,13 @@ class RayExecutor:
         if "cost_usd" in usage:
             usage["cost_usd"] = round(usage["cost_usd"], 6)
         return usage
+
+
+def batch_size(per_worker: int) -> int:
+    """Episodes sent to a worker in one actor call: a quarter of what it runs at a time
+    (1 for CPU-bound runs of one episode per worker, so that no episode waits on a busy
+    worker while another is idle)."""
+    return max(1, per_worker // 4)
 
 
 def _slot_stats(actor: dict[str, int], gates: list[dict[str, int] | None]) -> dict[str, int]:
@@ -304,4 +349,11 @@ def _lost_row(job: Any, attempts: int) -> Row:
     }
 
 
-__all__ = ["MAX_ATTEMPTS", "RAY_MISSING", "RayExecutor", "import_ray"]
+__all__ = [
+    "MAX_ATTEMPTS",
+    "RAY_MISSING",
+    "RayExecutor",
+    "batch_size",
+    "import_ray",
+    "init_local_ray",
+]
