@@ -227,3 +227,13 @@ def _add_vln_commands() -> None:
 
 
 _add_vln_commands()
+
+
+def _add_detection_command() -> None:
+    """``flaneur bench detection`` lives in :mod:`flaneur.cli.bench_detection`."""
+    from flaneur.cli.bench_detection import bench_detection_app
+
+    bench_app.registered_commands.extend(bench_detection_app.registered_commands)
+
+
+_add_detection_command()
