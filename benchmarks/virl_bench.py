@@ -7,8 +7,13 @@ offline embedder answerer on VQA, circular and plain. Prints one JSON object wit
 
 VLN (``flaneur.bench.vln_*``, set ``helsinki-virl-vln-v1``): the tourist's Success with the
 oracle landmark recogniser on every route and with the OCR recogniser on the first 10
-routes (3 with ``--quick``; ``benchmarks/virl_vln.py`` runs them all). Not measured yet:
-detection (``detection_ar_ocr``, ``detection_ar_scene``; the detector is not on main).
+routes (3 with ``--quick``; ``benchmarks/virl_vln.py`` runs them all).
+
+Detection (``flaneur.bench.detection*``): V-IRL's 20 types, viewpoints on a 20 m grid in each
+region (a seeded sample of ``--det-per-region`` per region, 3 by default, 1 with
+``--quick``), 13 views each (fov 60/90/120 all around, pitch 10); AR and the accuracy of
+matched boxes of the OCR storefront detector and of the scene detector simulator, on the
+same viewpoints (the first ``--det-viewpoints``; 4 with ``--quick``).
 
 Usage::
 
@@ -26,6 +31,7 @@ import time
 from pathlib import Path
 
 from flaneur.bench.answerers import EmbedderAnswerer, ModelAnswerer
+from flaneur.bench.detection_run import build_detection, run_detection
 from flaneur.bench.parse import AnswerParser, ModelMatcher
 from flaneur.bench.recognisers import OfflineRecogniser
 from flaneur.bench.runner import build_sets, run_recognition, run_vqa
@@ -54,9 +60,48 @@ def measure_vln(ocr_routes: int) -> dict:
     }
 
 
-def measure(out: Path, per_region: int, seed: int, ocr_routes: int = 10) -> dict:
+def measure_detection(out: Path, per_region: int, viewpoints: int | None, seed: int) -> dict:
+    """Place detection with the OCR storefront detector and the scene simulator."""
+    built = build_detection("helsinki", out, types="20", per_region=per_region, seed=seed)
+    figures: dict = {
+        "detection_grid_viewpoints": built["detection_grid_viewpoints"],
+        "detection_set_viewpoints": built["detection_viewpoints"],
+        "detection_set_places": built["detection_places"],
+    }
+    for name in ("ocr", "scene"):
+        t0 = time.perf_counter()
+        res = run_detection(
+            built["detection_set"],
+            name,
+            limit=viewpoints,
+            resume=False,
+            show_progress=False,
+            seed=seed,
+        )
+        figures[f"detection_ar_{name}"] = res["ar"]
+        figures[f"detection_ar_localisation_{name}"] = res["ar_localisation"]
+        figures[f"detection_box_accuracy_{name}"] = res["box_accuracy"]
+        figures[f"detection_boxes_{name}"] = res["boxes"]
+        figures[f"detection_matched_boxes_{name}"] = res["matched_boxes"]
+        figures[f"detection_seconds_{name}"] = round(time.perf_counter() - t0, 1)
+        figures["detection_viewpoints"] = res["viewpoints"]
+        figures["detection_views"] = res["views"]
+        figures["detection_places"] = res["places"]
+        figures["detection_types_with_places"] = res["types_with_places"]
+    return figures
+
+
+def measure(
+    out: Path,
+    per_region: int,
+    seed: int,
+    ocr_routes: int = 10,
+    det_per_region: int = 3,
+    det_viewpoints: int | None = None,
+) -> dict:
     """Build the sets in ``out`` and run every offline evaluator; return the figures."""
     t0 = time.perf_counter()
+    detection = measure_detection(out, det_per_region, det_viewpoints, seed)
     sizes = build_sets("helsinki", out, per_region=per_region, seed=seed)
     ocr = OCR()
     rec = run_recognition(
@@ -102,6 +147,7 @@ def measure(out: Path, per_region: int, seed: int, ocr_routes: int = 10) -> dict
         "seed": seed,
         "per_region": per_region,
         **vln,
+        **detection,
         "regions": sizes["regions"],
         "recognition_places": sizes["recognition_places"],
         "vqa_places": sizes["vqa_places"],
@@ -134,6 +180,14 @@ def check(result: dict) -> list[str]:
         problems.append("the scripted model's text replies never reached the matcher")
     if result["vln_routes"] < 5 or result["vln_oracle_success"] < 0.85:
         problems.append("VLN: too few routes or oracle Success below 0.85")
+    if result["detection_places"] < 1:
+        problems.append("detection: no ground-truth place near the scored viewpoints")
+    for name in ("ocr", "scene"):
+        for key in (f"detection_ar_{name}", f"detection_ar_localisation_{name}"):
+            if not 0.0 <= result[key] <= 1.0:
+                problems.append(f"{key}={result[key]} outside [0, 1]")
+    if result["detection_ar_scene"] <= 0.0:
+        problems.append("detection: the scene simulator recalled no storefront at all")
     if result["vqa_acc_plain"] < 0.5:
         problems.append("the scripted model (mostly right) scored below 0.5 single-pass")
     return problems
@@ -153,6 +207,18 @@ def main(argv: list[str] | None = None) -> int:
         default=10,
         help="VLN routes scored with the OCR recogniser (default 10)",
     )
+    ap.add_argument(
+        "--det-per-region",
+        type=int,
+        default=3,
+        help="detection viewpoints sampled per region (default 3)",
+    )
+    ap.add_argument(
+        "--det-viewpoints",
+        type=int,
+        default=None,
+        help="score only the first N detection viewpoints (default all)",
+    )
     ap.add_argument("--out", type=Path, help="keep the sets and results here")
     args = ap.parse_args(argv)
     per_region = 2 if args.quick else args.per_region
@@ -162,6 +228,8 @@ def main(argv: list[str] | None = None) -> int:
             per_region,
             args.seed,
             ocr_routes=3 if args.quick else args.vln_ocr_routes,
+            det_per_region=1 if args.quick else args.det_per_region,
+            det_viewpoints=4 if args.quick else args.det_viewpoints,
         )
     problems = check(result) if args.check else []
     if args.json:
