@@ -228,8 +228,9 @@ def test_cli_builds_runs_and_resumes_on_a_pack(tmp_path: Path) -> None:
     resumed = json.loads(again.output.strip().splitlines()[-1])
     assert "detection_places" not in resumed and resumed["ar"] == summary["ar"]
     table = CliRunner().invoke(app, args[:-1])
-    assert table.exit_code == 0 and "V-IRL Table 3" in table.output
-    assert "city, the imagery and the detectors differ" in table.output
+    text = " ".join(table.output.split())
+    assert table.exit_code == 0 and "V-IRL Table 3" in text
+    assert "city, the imagery and the detectors differ" in text
 
 
 @pytest.mark.skipif(not FLANEUR.is_file(), reason="console script not installed")
@@ -247,3 +248,30 @@ def test_console_script_errors_are_one_line(tmp_path: Path, args, expected) -> N
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error:") and expected in lines[0], lines
+
+
+def test_report_rows_per_city_type_and_region(tmp_path: Path) -> None:
+    from flaneur.bench.tables import collect, rows
+
+    pack = toy_city().save(tmp_path / "toy")
+    out = tmp_path / "bench"
+    args = ["bench", "detection", str(out), "--city", str(pack), "--cell-m", "10000"]
+    done = CliRunner().invoke(app, [*args, "--detector", "scene", "--json"])
+    ran = json.loads(done.output.strip().splitlines()[-1])
+    (entry,) = collect(out)
+    assert (entry["city"], entry["benchmark"], entry["runner"]) == ("toy", "detection", "scene")
+    assert entry["summary"]["ar"] == ran["ar"]  # summarised again from the results file
+    found = list(rows([out]))
+    assert ("toy", "detection", "scene", "overall", "", "ar", ran["ar"]) in found
+    assert any(r[3] == "type" and r[4] == "cafe" for r in found)
+    assert any(r[3] == "region" for r in found)
+    csv_path = tmp_path / "all.csv"
+    wide = {"COLUMNS": "240"}
+    table = CliRunner().invoke(app, ["bench", "report", str(out), "--csv", str(csv_path)], env=wide)
+    assert table.exit_code == 0, table.output
+    text = " ".join(table.output.split())
+    assert "AR20" in text and "city and the imagery differ" in text
+    assert csv_path.read_text().splitlines()[0] == "city,benchmark,runner,table,name,metric,value"
+    as_json = CliRunner().invoke(app, ["bench", "report", str(out), "--json"])
+    cities = json.loads(as_json.output)["cities"]
+    assert cities["toy"]["detection"]["scene"]["ar"] == ran["ar"]

@@ -126,6 +126,11 @@ def make_bench_detector(
     (V-IRL's types onto flaneur's taxonomy) so it reports the storefronts it drew.
     """
     if name == "ocr":
+        if "ocr" not in kwargs:
+            from flaneur.paths import cache_dir
+            from flaneur.perception.ocr import OCR
+
+            kwargs["ocr"] = OCR(cache_dir=cache_dir("ocr"))  # reruns read PP-OCR from disk
         return StorefrontDetector(**kwargs)
     if name == "scene":
         places = city.places
