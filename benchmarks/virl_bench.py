@@ -10,7 +10,7 @@ oracle landmark recogniser on every route and with the OCR recogniser on the fir
 routes (3 with ``--quick``; ``benchmarks/virl_vln.py`` runs them all).
 
 Detection (``flaneur.bench.detection*``): V-IRL's 20 types, viewpoints on a 20 m grid in each
-region (a seeded sample of ``--det-per-region`` per region, 3 by default, 1 with
+region (a seeded sample of ``--det-per-region`` per region, 2 by default, 1 with
 ``--quick``), 13 views each (fov 60/90/120 all around, pitch 10); AR and the accuracy of
 matched boxes of the OCR storefront detector and of the scene detector simulator, on the
 same viewpoints (the first ``--det-viewpoints``; 3 with ``--quick``).
@@ -114,7 +114,7 @@ def measure(
     per_region: int,
     seed: int,
     ocr_routes: int = 10,
-    det_per_region: int = 3,
+    det_per_region: int = 2,
     det_viewpoints: int | None = None,
     city: str = "helsinki",
 ) -> dict:
@@ -261,8 +261,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--det-per-region",
         type=int,
-        default=3,
-        help="detection viewpoints sampled per region (default 3)",
+        default=2,
+        help="detection viewpoints sampled per region (default 2)",
     )
     ap.add_argument(
         "--det-viewpoints",

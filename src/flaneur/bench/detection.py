@@ -3,10 +3,11 @@
 :func:`build_detection_set` lays a grid of points every ``spacing_m`` (20 m) over each region
 (in the city's metric projection), snaps each point to its nearest street viewpoint (within
 ``spacing_m``), and keeps the viewpoints with at least one ground-truth place within
-``radius_m`` (25 m): V-IRL takes views only there. Ground truth = the places inside the region
-having a type of the list and lying within ``radius_m`` of a kept viewpoint. Every viewpoint
-is looked at with fov 60, 90 and 120 all around (360 / fov headings each, from north), pitch
-10: 6 + 4 + 3 = 13 views.
+``radius_m`` (25 m): V-IRL takes views only there. Ground truth = the named places inside the
+region having a type of the list and lying within ``radius_m`` of a kept viewpoint (V-IRL's
+places come from Google with names and at least 30 reviews; an unnamed OSM place has no sign
+to find). Every viewpoint is looked at with fov 60, 90 and 120 all around (360 / fov headings
+each, from north), pitch 10: 6 + 4 + 3 = 13 views.
 
 :func:`evaluate_detection` runs a :class:`~flaneur.perception.detection.Detector` prompted
 with the type names on every view, turns each box into the heading span of its edges
@@ -134,7 +135,7 @@ def build_detection_set(
             rows, dists = places.within(graph.xy[node], radius_m)
             near = []
             for r, d in zip(rows.tolist(), np.asarray(dists).tolist(), strict=True):
-                if in_region[r] != region.name or not typed[r]:
+                if in_region[r] != region.name or not typed[r] or not places.names[r]:
                     continue
                 b = float(bearing(graph.lat[node], graph.lng[node], places.lat[r], places.lng[r]))
                 pid = str(places.ids[r])
