@@ -23,13 +23,13 @@ from flaneur.bench.vqa import summarize_vqa
 __all__ = ["PAPER", "PAPER_NOTE", "collect", "rows"]
 
 PAPER: dict[tuple[str, str], str] = {
-    ("recognition", "macc"): "CLIP B/32 18.2 .. CLIP L/14@336 41.3 (Table 4, 96 types)",
-    ("vqa", "macc_circular"): "LLaVA-1.5-7B 60.1 .. InternVL-1.5 77.6 (Table 4)",
-    ("vqa", "macc_plain"): "InternVL 82.1, GPT-4V 83.1, Qwen-VL-max 84.9 (Table 7)",
-    ("detection", "ar"): "AR20: GroundingDINO 5.8 .. CLIP on GLIP 23.7 (Table 3)",
-    ("vln", "success"): "oracle .88, CLIP L/14@336 .22 (Table 8, full set)",
+    ("recognition", "macc"): "CLIP B/32 0.182 .. CLIP L/14@336 0.413 (Table 4, 96 types)",
+    ("vqa", "macc_circular"): "LLaVA-1.5-7B 0.601 .. InternVL-1.5 0.776 (Table 4)",
+    ("vqa", "macc_plain"): "InternVL 0.821, GPT-4V 0.831, Qwen-VL-max 0.849 (Table 7)",
+    ("detection", "ar"): "AR20: GroundingDINO 0.058 .. CLIP on GLIP 0.237 (Table 3)",
+    ("vln", "success"): "oracle 0.88, CLIP L/14@336 0.22 (Table 8, full set)",
 }
-"""The paper's numbers (percent, or a fraction for VLN) for each headline metric."""
+"""The paper's numbers, as fractions like flaneur's, for each headline metric."""
 
 PAPER_NOTE = (
     "The paper measured 14 districts in 12 cities with Google Street View photos and real "
