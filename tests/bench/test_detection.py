@@ -227,6 +227,8 @@ def test_cli_builds_runs_and_resumes_on_a_pack(tmp_path: Path) -> None:
     again = CliRunner().invoke(app, args)  # the set exists: no rebuild, all resumed
     resumed = json.loads(again.output.strip().splitlines()[-1])
     assert "detection_places" not in resumed and resumed["ar"] == summary["ar"]
+    other = CliRunner().invoke(app, [*args, "--types", "cafe,bank"])
+    assert other.exit_code != 0 and "built with other types" in str(other.exception)
     table = CliRunner().invoke(app, args[:-1])
     text = " ".join(table.output.split())
     assert table.exit_code == 0 and "V-IRL Table 3" in text

@@ -81,6 +81,22 @@ def _table(summary: dict[str, Any]) -> None:
     console.print(PAPER_NOTE)
 
 
+def _check_same_build(path: Path, types: str, per_region: int | None, seed: int) -> None:
+    """Refuse to score an existing set built with other options (one line: use --rebuild)."""
+    from flaneur.bench.detection import DETECTION_VERSION
+    from flaneur.bench.sets import read_set
+    from flaneur.bench.types import load_type_list
+
+    header, _ = read_set(path, "virl-detection", DETECTION_VERSION)
+    wanted = {"types": list(load_type_list(types)), "per_region": per_region, "seed": seed}
+    differ = [k for k, v in wanted.items() if header.get(k) != v]
+    if differ:
+        raise FlaneurError(
+            f"{path}: built with other {', '.join(differ)} "
+            f"({', '.join(f'{k}={header.get(k)!r}' for k in differ)}); pass --rebuild"
+        )
+
+
 @bench_detection_app.command("detection")
 def detection_command(
     folder: Path = typer.Argument(
@@ -126,6 +142,8 @@ def detection_command(
     folder = folder or Path("bench") / f"{Path(city).name}-virl"
     path = folder / SET_NAME
     built: dict[str, Any] = {}
+    if path.is_file() and not rebuild:
+        _check_same_build(path, types, per_region, seed)
     if rebuild or not path.is_file():
         built = build_detection(
             city,
