@@ -27,6 +27,7 @@ import shapely
 
 from flaneur.bench.detection_metrics import match_box, score_detection
 from flaneur.bench.regions import Region, region_of_points
+from flaneur.bench.sets import score_items
 from flaneur.bench.types import place_virl_types, type_label
 from flaneur.geo import bearing
 from flaneur.views.base import View
@@ -195,12 +196,9 @@ def evaluate_detection(
     """
     labels = [type_label(t) for t in types]
     type_of = dict(zip(labels, types, strict=True))
-    results = []
-    for item in items:
+
+    def score(item: dict[str, Any]) -> dict[str, Any]:
         node = item["node"]
-        if done and node in done:
-            results.append(done[node])
-            continue
         views = [view_of(node, h, item["pitch"], fov) for h, fov in item["views"]]
         candidates = [tuple(c) for c in item["places"]]
         boxes = []
@@ -220,16 +218,15 @@ def evaluate_detection(
                         "correct": pid is not None and label in truth[pid]["types"],
                     }
                 )
-        result = {
+        return {
             "node": node,
             "region": item["region"],
             "views": len(views),
             "near": [c[0] for c in candidates],
             "boxes": boxes,
         }
-        results.append(result)
-        if on_result is not None:
-            on_result(result)
+
+    results = score_items(items, "node", score, done, on_result)
     return summarize_detection(results, truth, types)
 
 
