@@ -274,6 +274,8 @@ def test_report_rows_per_city_type_and_region(tmp_path: Path) -> None:
     text = " ".join(table.output.split())
     assert "AR20" in text and "city and the imagery differ" in text
     assert csv_path.read_text().splitlines()[0] == "city,benchmark,runner,table,name,metric,value"
+    detailed = CliRunner().invoke(app, ["bench", "report", str(out), "--detail"], env=wide)
+    assert "region" in detailed.output and "cafe" in detailed.output
     as_json = CliRunner().invoke(app, ["bench", "report", str(out), "--json"])
     cities = json.loads(as_json.output)["cities"]
     assert cities["toy"]["detection"]["scene"]["ar"] == ran["ar"]

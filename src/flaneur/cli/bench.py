@@ -229,6 +229,9 @@ def report_command(
         "--csv",
         help="Write every row (city, benchmark, runner, table, name, metric, value) here.",
     ),
+    detail: bool = typer.Option(
+        False, "--detail", help="Also print the per-type and per-region rows of each city."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Per-city results of every benchmark run in the folders, beside the paper's numbers."""
@@ -257,6 +260,13 @@ def report_command(
         shown = "-" if value is None else f"{value:.3f}" if isinstance(value, float) else value
         table.add_row(city, bench, runner, metric, str(shown), PAPER.get((bench, metric), ""))
     Console().print(table)
+    if detail:
+        rest = Table("city", "benchmark", "runner", "table", "name", "metric", "value")
+        for city, bench, runner, kind, name, metric, value in found:
+            if kind != "overall":
+                shown = f"{value:.3f}" if isinstance(value, float) else str(value)
+                rest.add_row(city, bench, runner, kind, name, metric, shown)
+        Console().print(rest)
     Console().print(PAPER_NOTE)
 
 
