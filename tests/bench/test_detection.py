@@ -279,3 +279,18 @@ def test_report_rows_per_city_type_and_region(tmp_path: Path) -> None:
     as_json = CliRunner().invoke(app, ["bench", "report", str(out), "--json"])
     cities = json.loads(as_json.output)["cities"]
     assert cities["toy"]["detection"]["scene"]["ar"] == ran["ar"]
+
+
+def test_report_reads_a_vln_result_and_names_a_broken_one(tmp_path: Path) -> None:
+    from flaneur.bench.sets import BenchSetError
+    from flaneur.bench.tables import rows
+
+    vln = {"city": "toy", "routes": 2, "results": {"oracle": {"metrics": {"success": 0.5}}}}
+    (tmp_path / "vln.json").write_text(json.dumps(vln))
+    assert list(rows([tmp_path])) == [
+        ("toy", "vln", "oracle", "overall", "", "success", 0.5),
+        ("toy", "vln", "oracle", "overall", "", "routes", 2),
+    ]
+    (tmp_path / "vln.json").write_text('{"city": "toy"}')
+    with pytest.raises(BenchSetError, match=r"vln\.json: not a `flaneur bench vln -o` result"):
+        list(rows([tmp_path]))
