@@ -25,7 +25,12 @@ from flaneur.bench.regions import Region, RegionError, grid_regions, load_region
 from flaneur.bench.runner import open_run, progress
 from flaneur.bench.sets import write_set
 from flaneur.bench.types import VIRL_TO_FLANEUR, load_type_list, type_label
-from flaneur.perception.detection import Detector, SceneDetector, StorefrontDetector
+from flaneur.perception.detection import (
+    DetectionError,
+    Detector,
+    SceneDetector,
+    StorefrontDetector,
+)
 from flaneur.views.base import View
 from flaneur.world.builtin import load_city
 from flaneur.world.city import City
@@ -140,7 +145,7 @@ def make_bench_detector(
             label_categories={type_label(t): VIRL_TO_FLANEUR[t] for t in types},
             **kwargs,
         )
-    raise RegionError(f"unknown detector {name!r}; choose one of {', '.join(DETECTORS)}")
+    raise DetectionError(f"unknown detector {name!r}; choose one of {', '.join(DETECTORS)}")
 
 
 def run_detection(
