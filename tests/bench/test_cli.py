@@ -77,6 +77,9 @@ def test_build_and_vqa_with_scripted_model(tmp_path: Path) -> None:
         (["bench", "recognition", "/no/such/folder"], "no benchmark set"),
         (["bench", "recognition", ".", "--recogniser", "clip"], "--clip-weights"),
         (["bench", "vqa", ".", "--answerer", "model"], "--model"),
+        (["bench", "vln", "-r", "clip"], "--clip-weights"),
+        (["bench", "vln", "-r", "vlm"], "--vlm"),
+        (["bench", "report", "/no/such/folder"], "no benchmark set"),
     ],
 )
 def test_console_script_one_line_errors(args: list[str], expected: str, tmp_path: Path) -> None:

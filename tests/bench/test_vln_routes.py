@@ -221,3 +221,62 @@ def test_ocr_recogniser_looks_where_told(city):
     views.asked.clear()
     assert rec.seen(0, 0.0, ["Kiasma"]) == {"Kiasma": "right"}
     assert views.asked == [0, 90]  # stops looking once every landmark is found
+
+
+def test_vln_types_are_the_one_type_map():
+    from flaneur.bench.types import TYPES_20, VIRL_TO_FLANEUR
+    from flaneur.bench.vln_routes import VLN_TYPES
+
+    assert list(VLN_TYPES) == list(TYPES_20)
+    assert all(VLN_TYPES[t] == VIRL_TO_FLANEUR[t] for t in TYPES_20)
+    assert VLN_TYPES["spa"] == ("massage", "sauna", "public_bath")
+
+
+def test_clip_recogniser_uses_clip_landmarks_with_its_threshold(city):
+    from flaneur.bench.vln_recognisers import clip_recogniser
+    from flaneur.perception.landmarks.clip import CLIPLandmarks, RandomProjectionBackend
+
+    backend = RandomProjectionBackend(dim=32, seed=1)
+    sees_all = clip_recogniser(city, backend, reference=4, tau=-1e9)
+    assert isinstance(sees_all.scorer, CLIPLandmarks) and sees_all.name == "clip"
+    assert sees_all.seen(4, 0.0, ["Gamma"]) == {"Gamma": "front"}  # the first view, ahead
+    assert sees_all.seen(4, 0.0, ["Gamma"], "left") == {"Gamma": "left"}
+    blind = clip_recogniser(city, backend, reference=4, tau=1e9)
+    assert blind.seen(4, 0.0, ["Gamma"]) == {} and blind.calls == 4  # looked all around
+    episodes = route_episodes(city, collect_routes(city, [everything(city)]))
+    first = evaluate(city, episodes, clip_recogniser(city, backend, reference=4))
+    again = evaluate(city, episodes, clip_recogniser(city, backend, reference=4))
+    assert first["recogniser"] == "clip" and first["runs"] == again["runs"]
+
+
+def test_vlm_recogniser_through_the_fake_server(city):
+    from flaneur.bench.vln_recognisers import make_vln_recogniser
+    from flaneur.models import make_model
+    from flaneur.testing.fake_openai import FakeOpenAIServer
+
+    def answer(req):
+        return "A" if "Gamma" in req.last_user_text else "None of the above"
+
+    with FakeOpenAIServer(answer) as server:
+        model = make_model("fake-model", base_url=server.base_url)
+        rec = make_vln_recogniser("vlm", city, model=model)
+        assert rec.seen(4, 90.0, ["Gamma"]) == {"Gamma": "front"}
+        assert rec.seen(4, 90.0, ["Delta"]) == {}
+        assert server.chat_count == 1 + 4
+        prompt = server.requests[0].last_user_text
+        assert "A. Gamma" in prompt and "B. None of the above" in prompt
+        episodes = route_episodes(city, collect_routes(city, [everything(city)]))
+        result = evaluate(city, episodes, rec)
+        assert result["recogniser"] == "vlm" and 0.0 <= result["metrics"]["success"] <= 1.0
+
+
+def test_clip_and_vlm_need_their_weights_or_model(city):
+    from flaneur.bench.vln_recognisers import make_vln_recogniser
+    from flaneur.errors import FlaneurError
+
+    with pytest.raises(FlaneurError, match="--clip-weights"):
+        make_vln_recogniser("clip", city)
+    with pytest.raises(FlaneurError, match="--vlm"):
+        make_vln_recogniser("vlm", city)
+    with pytest.raises(FlaneurError, match="expected oracle, ocr, clip, vlm"):
+        make_vln_recogniser("sonar", city)

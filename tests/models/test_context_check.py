@@ -125,3 +125,17 @@ def test_vllm_style_server_context_and_count_are_read():
         assert model.context_length == 120
         assert server.counts["/props"] == 1 and server.counts["/apply-template"] == 1  # 404s
         assert server.counts["/v1/chat/completions"] == 0
+
+
+def test_fake_server_templates_an_image_as_one_media_marker():
+    """An image part counts as a marker, not as its base64 data URL (as llama.cpp does), so a
+    view sent to a VLM fits the fake server's context."""
+    from PIL import Image
+
+    from flaneur.models import make_model, run_sync, user
+    from flaneur.testing.fake_openai import FakeOpenAIServer
+
+    with FakeOpenAIServer(["B"], n_ctx=64) as server:
+        model = make_model("fake-model", base_url=server.base_url)
+        reply = run_sync(model.complete([user("Which one? A or B", Image.new("RGB", (800, 460)))]))
+        assert reply.text == "B" and server.chat_count == 1

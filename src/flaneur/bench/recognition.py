@@ -17,6 +17,7 @@ from PIL import Image
 
 from flaneur.bench.metrics import mean_accuracy, topk_hits
 from flaneur.bench.regions import Region, region_of_points
+from flaneur.bench.sets import score_items
 from flaneur.bench.types import place_virl_types, type_label
 from flaneur.geo import bearing
 from flaneur.views.base import View
@@ -148,19 +149,15 @@ def evaluate_recognition(
         (``{type: [accuracy, weight]}``), ``per_region`` and ``results`` (per place).
     """
     labels = [type_label(t) for t in types]
-    results = []
-    for item in items:
-        pid = item["place_id"]
-        if done and pid in done:
-            results.append(done[pid])
-            continue
+
+    def score(item: dict[str, Any]) -> dict[str, Any]:
         image = image_of(item)
         pil = image.image if isinstance(image, View) else image
         scores = np.asarray(recogniser.scores(pil, labels), dtype=np.float64)
         hits = topk_hits(scores, list(types), item["types"])
         best = [types[i] for i in np.argsort(-scores, kind="stable")[:5]]
-        result = {
-            "place_id": pid,
+        return {
+            "place_id": item["place_id"],
             "region": item.get("region"),
             "types": item["types"],
             "top1": hits[1],
@@ -168,9 +165,8 @@ def evaluate_recognition(
             "top5": hits[5],
             "predicted": best,
         }
-        results.append(result)
-        if on_result is not None:
-            on_result(result)
+
+    results = score_items(items, "place_id", score, done, on_result)
     return summarize_recognition(results)
 
 

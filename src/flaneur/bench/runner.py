@@ -11,6 +11,7 @@ import json
 import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -29,7 +30,16 @@ from flaneur.bench.vqa import VQA_VERSION, build_vqa_set, evaluate_vqa
 from flaneur.world.builtin import load_city
 from flaneur.world.city import City
 
-__all__ = ["build_sets", "progress", "run_recognition", "run_vqa", "view_loader"]
+__all__ = [
+    "BenchRun",
+    "build_sets",
+    "open_run",
+    "progress",
+    "resume_results",
+    "run_recognition",
+    "run_vqa",
+    "view_loader",
+]
 
 T = TypeVar("T")
 
@@ -132,7 +142,8 @@ def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_") or "run"
 
 
-def _resume(path: Path) -> dict[str, dict[str, Any]]:
+def resume_results(path: Path, key: str = "place_id") -> dict[str, dict[str, Any]]:
+    """Per-item results already in a results file, by ``key`` (a cut last line is dropped)."""
     done: dict[str, dict[str, Any]] = {}
     if not path.is_file():
         return done
@@ -141,8 +152,8 @@ def _resume(path: Path) -> dict[str, dict[str, Any]]:
             row = json.loads(line)
         except json.JSONDecodeError:
             continue  # a line cut by an interrupted run is scored again
-        if isinstance(row, dict) and "place_id" in row:
-            done[row["place_id"]] = row
+        if isinstance(row, dict) and key in row:
+            done[str(row[key])] = row
     return done
 
 
@@ -154,8 +165,47 @@ def _appender(path: Path) -> Callable[[dict[str, Any]], None]:
     return append
 
 
-def _limited(items: list[dict[str, Any]], limit: int | None) -> list[dict[str, Any]]:
-    return items[:limit] if limit else items
+@dataclass(frozen=True)
+class BenchRun:
+    """What every runner needs: the set, the items to score, the results file and resume.
+
+    Attributes
+    ----------
+    header, items
+        The set's header and its items (the first ``limit`` when limited).
+    results
+        The per-item results file (``<set>.<suffix>.results.jsonl``).
+    done
+        Results already there, by item key (empty without resume; the file is then removed).
+    on_result
+        Appends a new per-item result to ``results``.
+    """
+
+    header: dict[str, Any]
+    items: list[dict[str, Any]]
+    results: Path
+    done: dict[str, dict[str, Any]]
+    on_result: Callable[[dict[str, Any]], None]
+
+
+def open_run(
+    set_path: str | Path,
+    benchmark: str,
+    version: int,
+    suffix: str,
+    *,
+    key: str = "place_id",
+    limit: int | None = None,
+    resume: bool = True,
+) -> BenchRun:
+    """Read a set and prepare its results file for a resumable run (see :class:`BenchRun`)."""
+    header, items = read_set(set_path, benchmark, version)
+    items = items[:limit] if limit else items
+    results = Path(set_path).with_suffix(f".{_safe(suffix)}.results.jsonl")
+    done = resume_results(results, key) if resume else {}
+    if not resume:
+        results.unlink(missing_ok=True)
+    return BenchRun(header, items, results, done, _appender(results))
 
 
 def run_recognition(
@@ -168,22 +218,24 @@ def run_recognition(
     image_of: Callable[[dict[str, Any]], Image.Image] | None = None,
 ) -> dict[str, Any]:
     """Evaluate a recogniser on a recognition set (results appended next to the set)."""
-    header, items = read_set(set_path, "virl-recognition", RECOGNITION_VERSION)
-    items = _limited(items, limit)
-    results = Path(set_path).with_suffix(f".{_safe(recogniser.name)}.results.jsonl")
-    done = _resume(results) if resume else {}
-    if not resume:
-        results.unlink(missing_ok=True)
-    image_of = image_of or view_loader(load_city(header["city"]))
+    run = open_run(
+        set_path,
+        "virl-recognition",
+        RECOGNITION_VERSION,
+        recogniser.name,
+        limit=limit,
+        resume=resume,
+    )
+    image_of = image_of or view_loader(load_city(run.header["city"]))
     summary = evaluate_recognition(
-        progress(items, f"recognition ({recogniser.name})", show_progress),
-        header["types"],
+        progress(run.items, f"recognition ({recogniser.name})", show_progress),
+        run.header["types"],
         recogniser,
         image_of,
-        done=done,
-        on_result=_appender(results),
+        done=run.done,
+        on_result=run.on_result,
     )
-    return {**summary, "recogniser": recogniser.name, "results_file": str(results)}
+    return {**summary, "recogniser": recogniser.name, "results_file": str(run.results)}
 
 
 def run_vqa(
@@ -199,23 +251,20 @@ def run_vqa(
     image_of: Callable[[dict[str, Any]], Image.Image] | None = None,
 ) -> dict[str, Any]:
     """Evaluate an answerer on a VQA set (circular by default; results appended)."""
-    header, items = read_set(set_path, "virl-vqa", VQA_VERSION)
-    items = _limited(items, limit)
     mode = "circular" if circular else "plain"
-    results = Path(set_path).with_suffix(f".{_safe(name)}.{mode}.results.jsonl")
-    done = _resume(results) if resume else {}
-    if not resume:
-        results.unlink(missing_ok=True)
-    image_of = image_of or view_loader(load_city(header["city"]))
+    run = open_run(
+        set_path, "virl-vqa", VQA_VERSION, f"{_safe(name)}.{mode}", limit=limit, resume=resume
+    )
+    image_of = image_of or view_loader(load_city(run.header["city"]))
     summary = evaluate_vqa(
-        progress(items, f"vqa ({name})", show_progress),
+        progress(run.items, f"vqa ({name})", show_progress),
         lambda item, prompt: answer(image_of(item), prompt),
         parser,
         circular=circular,
-        done=done,
-        on_result=_appender(results),
+        done=run.done,
+        on_result=run.on_result,
     )
-    return {**summary, "answerer": name, "results_file": str(results)}
+    return {**summary, "answerer": name, "results_file": str(run.results)}
 
 
 def summary_rows(summary: dict[str, Any]) -> Iterable[tuple[str, str]]:

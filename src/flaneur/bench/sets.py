@@ -8,13 +8,13 @@ the file and line of anything malformed.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from flaneur.errors import FlaneurError
 
-__all__ = ["BenchSetError", "read_set", "write_set"]
+__all__ = ["BenchSetError", "read_set", "score_items", "write_set"]
 
 
 class BenchSetError(FlaneurError):
@@ -63,3 +63,43 @@ def read_set(
             f"{header.get('benchmark')!r} version {header.get('version')!r}"
         )
     return header, rows[1:]
+
+
+def score_items(
+    items: Iterable[dict[str, Any]],
+    key: str,
+    score: Callable[[dict[str, Any]], dict[str, Any]],
+    done: dict[str, dict[str, Any]] | None = None,
+    on_result: Callable[[dict[str, Any]], None] | None = None,
+) -> list[dict[str, Any]]:
+    """The evaluators' loop: ``score`` each item unless its result is in ``done`` (resume).
+
+    Parameters
+    ----------
+    items
+        Set items; ``item[key]`` identifies one (``place_id``, ``node``).
+    key
+        The identifying field.
+    score
+        Item -> its per-item result.
+    done
+        Results already computed, by key; they are kept and not scored again.
+    on_result
+        Called with each new result (to append it to a results file).
+
+    Returns
+    -------
+    list of dict
+        One result per item, in item order.
+    """
+    results = []
+    for item in items:
+        ident = str(item[key])
+        if done and ident in done:
+            results.append(done[ident])
+            continue
+        result = score(item)
+        results.append(result)
+        if on_result is not None:
+            on_result(result)
+    return results

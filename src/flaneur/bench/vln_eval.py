@@ -127,26 +127,36 @@ class OracleRecogniser:
         return out
 
 
-class OCRRecogniser:
-    """PP-OCR over four synthetic views around the viewpoint, fuzzy-matched to names."""
+class ViewRecogniser:
+    """A landmark scorer over synthetic views around the viewpoint (OCR, CLIP, VLM rows).
 
-    name = "ocr"
+    Parameters
+    ----------
+    city
+        The city.
+    scorer
+        A :class:`~flaneur.perception.landmarks.base.LandmarkScorer` (``visible(view, names)``).
+    views
+        The view provider (default: :class:`~flaneur.views.synthetic.SyntheticViews`).
+    name
+        The recogniser's name in results (default: the scorer's).
+    """
 
-    def __init__(self, city: City, views: Any = None, scorer: Any = None) -> None:
-        from flaneur.paths import cache_dir
-        from flaneur.perception.landmarks.ocr import OCRLandmarks
-        from flaneur.perception.ocr import OCR
+    name = "view"
+
+    def __init__(self, city: City, scorer: Any, views: Any = None, name: str = "") -> None:
         from flaneur.views.synthetic import SyntheticViews
 
         self.city = city
         self.views = views or SyntheticViews(city, scene_cache=True)
-        self.scorer = scorer or OCRLandmarks(OCR(cache_dir=cache_dir("ocr")))
+        self.scorer = scorer
+        self.name = name or str(getattr(scorer, "name", "") or self.name)
         self.calls = 0
 
     def seen(
         self, node: int, facing: float, landmarks: Sequence[str], side: str = ""
     ) -> dict[str, str]:
-        """``{landmark: relative direction}`` of the landmarks read in the views: one view
+        """``{landmark: relative direction}`` of the landmarks seen in the views: one view
         towards ``side`` (relative to ``facing``) when given, else four around."""
         names = [x for x in landmarks if x]
         out: dict[str, str] = {}
@@ -165,6 +175,20 @@ class OCRRecogniser:
             if len(out) == len(set(names)):
                 break  # every landmark asked about is found: no need to look further
         return out
+
+
+class OCRRecogniser(ViewRecogniser):
+    """PP-OCR over four synthetic views around the viewpoint, fuzzy-matched to names."""
+
+    name = "ocr"
+
+    def __init__(self, city: City, views: Any = None, scorer: Any = None) -> None:
+        from flaneur.paths import cache_dir
+        from flaneur.perception.landmarks.ocr import OCRLandmarks
+        from flaneur.perception.ocr import OCR
+
+        scorer = scorer or OCRLandmarks(OCR(cache_dir=cache_dir("ocr")))
+        super().__init__(city, scorer, views, name="ocr")
 
 
 @dataclass

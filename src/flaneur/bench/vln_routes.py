@@ -37,6 +37,7 @@ import numpy as np
 import shapely
 
 from flaneur.agents.virl.local import LANDMARK_RADIUS_M, Local, landmark_at
+from flaneur.bench.types import TYPES_20, VIRL_TO_FLANEUR
 from flaneur.errors import FlaneurError
 from flaneur.services.directions import Route, directions
 from flaneur.services.errors import RegionError, UnreachableError
@@ -54,31 +55,8 @@ STEP_LIMIT = 40
 """Actions per route in V-IRL's benchmark (its tourist alone: 30)."""
 COLLECTOR_VERSION = 1
 
-VLN_TYPES = MappingProxyType(
-    {
-        "bank": ("bank",),
-        "restaurant": ("restaurant",),
-        "supermarket": ("supermarket",),
-        "bakery": ("bakery",),
-        "cafe": ("cafe",),
-        "pharmacy": ("pharmacy",),
-        "hospital": ("hospital",),
-        "spa": ("massage", "sauna", "public_bath"),
-        "convenience_store": ("convenience_store",),
-        "school": ("school",),
-        "library": ("library",),
-        "park": ("park",),
-        "lodging": ("lodging",),
-        "laundry": ("laundry", "dry_cleaner"),
-        "movie_theater": ("cinema",),
-        "book_store": ("book_store",),
-        "clothing_store": ("clothing_store",),
-        "jewelry_store": ("jewelry_store",),
-        "gym": ("gym",),
-        "bar": ("bar",),
-    }
-)
-"""V-IRL's 20 benchmark place types (``place_types_20.txt``) → flaneur categories."""
+VLN_TYPES = MappingProxyType({t: VIRL_TO_FLANEUR[t] for t in TYPES_20})
+"""V-IRL's 20 place types → flaneur categories (the one map: :mod:`flaneur.bench.types`)."""
 
 
 @dataclass(frozen=True)

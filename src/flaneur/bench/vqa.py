@@ -21,6 +21,7 @@ import numpy as np
 
 from flaneur.bench.metrics import LETTERS, circular_correct, mean_accuracy, rotate_options
 from flaneur.bench.parse import AnswerParser
+from flaneur.bench.sets import score_items
 from flaneur.bench.types import VIRL_TO_FLANEUR
 
 __all__ = [
@@ -180,23 +181,13 @@ def evaluate_vqa(
         (first pass), ``none_replies``, ``matcher_used``, ``asked``, ``per_type``,
         ``results``.
     """
-    results = []
-    for item in items:
-        pid = item["place_id"]
-        if done and pid in done:
-            results.append(done[pid])
-            continue
+
+    def score(item: dict[str, Any]) -> dict[str, Any]:
         truth = LETTERS.index(item["answer"])
         letters: list[str] = []
         raws: list[str] = []
 
-        def ask(
-            options: list[str],
-            idx: int,
-            item: dict[str, Any] = item,
-            raws: list[str] = raws,
-            letters: list[str] = letters,
-        ) -> bool:
+        def ask(options: list[str], idx: int) -> bool:
             prompt = format_question(item["question"], options)
             raw = answer(item, prompt)
             got = parser.parse(raw, item["question"], options)
@@ -209,8 +200,8 @@ def evaluate_vqa(
         else:
             opts, idx = rotate_options(item["options"], truth, 0)
             ok = ask(opts, idx)
-        result = {
-            "place_id": pid,
+        return {
+            "place_id": item["place_id"],
             "types": item["types"],
             "region": item.get("region"),
             "correct": ok,
@@ -218,9 +209,8 @@ def evaluate_vqa(
             "answers": letters,
             "replies": raws,
         }
-        results.append(result)
-        if on_result is not None:
-            on_result(result)
+
+    results = score_items(items, "place_id", score, done, on_result)
     return summarize_vqa(results, parser, circular=circular)
 
 

@@ -219,6 +219,57 @@ def vqa_command(
     _emit(summary, as_json)
 
 
+@bench_app.command("report")
+def report_command(
+    folders: list[Path] = typer.Argument(
+        ..., help="Benchmark folders, one per city (of `bench build` / `bench detection`)."
+    ),
+    csv_path: Path = typer.Option(
+        None,
+        "--csv",
+        help="Write every row (city, benchmark, runner, table, name, metric, value) here.",
+    ),
+    detail: bool = typer.Option(
+        False, "--detail", help="Also print the per-type and per-region rows of each city."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Per-city results of every benchmark run in the folders, beside the paper's numbers."""
+    import csv
+
+    from flaneur.bench.tables import PAPER, PAPER_NOTE, rows
+
+    found = list(rows(folders))
+    if csv_path is not None:
+        with csv_path.open("w", newline="", encoding="utf-8") as handle:
+            out = csv.writer(handle)
+            out.writerow(["city", "benchmark", "runner", "table", "name", "metric", "value"])
+            out.writerows(found)
+    overall = [r for r in found if r[3] == "overall"]
+    if as_json:
+        cities: dict[str, Any] = {}
+        for city, bench, runner, _, _, metric, value in overall:
+            cities.setdefault(city, {}).setdefault(bench, {}).setdefault(runner, {})[metric] = value
+        typer.echo(json.dumps({"cities": cities, "note": PAPER_NOTE}))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table("city", "benchmark", "runner", "metric", "flaneur", "paper (V-IRL)")
+    for city, bench, runner, _, _, metric, value in overall:
+        shown = "-" if value is None else f"{value:.3f}" if isinstance(value, float) else value
+        table.add_row(city, bench, runner, metric, str(shown), PAPER.get((bench, metric), ""))
+    Console().print(table)
+    if detail:
+        rest = Table("city", "benchmark", "runner", "table", "name", "metric", "value")
+        for city, bench, runner, kind, name, metric, value in found:
+            if kind != "overall":
+                shown = f"{value:.3f}" if isinstance(value, float) else str(value)
+                rest.add_row(city, bench, runner, kind, name, metric, shown)
+        Console().print(rest)
+    Console().print(PAPER_NOTE)
+
+
 def _add_vln_commands() -> None:
     """``flaneur bench vln`` lives in :mod:`flaneur.cli.bench_vln`; one ``bench`` group."""
     from flaneur.cli.bench_vln import bench_vln_app
@@ -227,3 +278,13 @@ def _add_vln_commands() -> None:
 
 
 _add_vln_commands()
+
+
+def _add_detection_command() -> None:
+    """``flaneur bench detection`` lives in :mod:`flaneur.cli.bench_detection`."""
+    from flaneur.cli.bench_detection import bench_detection_app
+
+    bench_app.registered_commands.extend(bench_detection_app.registered_commands)
+
+
+_add_detection_command()

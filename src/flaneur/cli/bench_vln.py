@@ -57,9 +57,15 @@ def run_vln(
     limit: int | None = None,
     thinker: Any = None,
     quiet: bool = True,
+    recogniser_options: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Collect (or read) the route set and run the tourist with each recogniser."""
-    from flaneur.bench.vln_eval import OCRRecogniser, OracleRecogniser, evaluate
+    """Collect (or read) the route set and run the tourist with each recogniser.
+
+    ``recogniser_options`` go to :func:`flaneur.bench.vln_recognisers.make_vln_recogniser`
+    (``clip_model``, ``clip_weights``, ``clip_backend``, ``model``).
+    """
+    from flaneur.bench.vln_eval import evaluate
+    from flaneur.bench.vln_recognisers import RECOGNISERS, make_vln_recogniser
     from flaneur.bench.vln_routes import (
         VlnRegion,
         check_set,
@@ -69,9 +75,16 @@ def run_vln(
     from flaneur.bench.vln_set import SET_ID, cached_vln_set
     from flaneur.errors import FlaneurError
 
-    unknown = sorted(set(recognisers) - {"oracle", "ocr"})
+    unknown = sorted(set(recognisers) - set(RECOGNISERS))
     if unknown:
-        raise FlaneurError(f"--recogniser: unknown {', '.join(unknown)} (expected oracle, ocr)")
+        raise FlaneurError(
+            f"--recogniser: unknown {', '.join(unknown)} (expected {', '.join(RECOGNISERS)})"
+        )
+    options = dict(recogniser_options or {})
+    if "clip" in recognisers and not (options.get("clip_weights") or options.get("clip_backend")):
+        raise FlaneurError("--recogniser clip needs --clip-weights (a file or open_clip tag)")
+    if "vlm" in recognisers and options.get("model") is None:
+        raise FlaneurError("--recogniser vlm needs --vlm (a model, e.g. openai/gpt-4o-mini)")
     online = thinker is not None and thinker.online
     bar, update = _progress("collecting routes", quiet)
     with bar or _Null():
@@ -104,7 +117,7 @@ def run_vln(
         "results": {},
     }
     for name in recognisers:
-        rec = OracleRecogniser(city_obj) if name == "oracle" else OCRRecogniser(city_obj)
+        rec = make_vln_recogniser(name, city_obj, seed=seed, **options)
         bar, update = _progress(f"tourist with {name} recogniser", quiet)
         with bar or _Null():
             out["results"][name] = evaluate(
@@ -157,8 +170,19 @@ def vln_command(
         ["oracle"],
         "--recogniser",
         "-r",
-        help="Landmark recogniser(s): oracle (map, 20 m) and/or ocr (PP-OCR on synthetic views;"
-        " slow the first time, cached after).",
+        help="Landmark recogniser(s): oracle (map, 20 m), ocr (PP-OCR on synthetic views;"
+        " slow the first time, cached after), clip (open_clip, --clip-weights) and/or vlm"
+        " (a vision-language model, --vlm).",
+    ),
+    clip_model: str = typer.Option("ViT-B-32", "--clip-model", help="open_clip architecture."),
+    clip_weights: str | None = typer.Option(
+        None, "--clip-weights", help="open_clip weights for -r clip: a file or pretrained tag."
+    ),
+    vlm: str | None = typer.Option(
+        None, "--vlm", help="Model string of the vlm recogniser (e.g. openai/gpt-4o-mini)."
+    ),
+    vlm_base_url: str | None = typer.Option(
+        None, "--vlm-base-url", help="OpenAI-compatible server URL for --vlm."
     ),
     limit: int | None = typer.Option(None, "--limit", min=1, help="Evaluate the first N routes."),
     llm: str | None = typer.Option(
@@ -177,6 +201,11 @@ def vln_command(
     from flaneur.agents.virl.common import make_thinker
 
     thinker = make_thinker(llm, llm_base_url) if llm else None
+    options: dict[str, Any] = {"clip_model": clip_model, "clip_weights": clip_weights}
+    if vlm:
+        from flaneur.models import make_model
+
+        options["model"] = make_model(vlm, base_url=vlm_base_url)
     try:
         result = run_vln(
             city=city,
@@ -187,6 +216,7 @@ def vln_command(
             limit=limit,
             thinker=thinker,
             quiet=json_out or not os.isatty(2),
+            recogniser_options=options,
         )
     finally:
         if thinker is not None:

@@ -65,6 +65,18 @@ def _error(status: int, message: str, kind: str = "fake_error", headers=None) ->
     )
 
 
+def _prompt_content(content: Any) -> str:
+    """A message's content as a chat template renders it: text parts as they are, each image
+    as one media marker (as llama.cpp does), never its base64 data URL as text."""
+    if isinstance(content, list):
+        return "\n".join(
+            str(p.get("text", "")) if p.get("type") == "text" else "<__media__>"
+            for p in content
+            if isinstance(p, dict)
+        )
+    return "" if content is None else str(content)
+
+
 class FakeOpenAIServer:
     """The fake server.
 
@@ -320,14 +332,17 @@ class FakeOpenAIServer:
         if self.slots is None:  # a server without llama.cpp's endpoints
             return _error(404, "no route POST /apply-template", "not_found")
         messages = (await request.json()).get("messages") or []
-        lines = [f"{m.get('role', '')}: {m.get('content', '')}" for m in messages]
+        lines = [f"{m.get('role', '')}: {_prompt_content(m.get('content'))}" for m in messages]
         return _json_response({"prompt": "\n".join(lines)})
 
     async def _tokenize(self, request: Request) -> Response:
         self.counts[request.url.path] += 1
         body = await request.json()
         if self.flavour == "vllm":
-            lines = [f"{m.get('role', '')}: {m.get('content', '')}" for m in body["messages"]]
+            lines = [
+                f"{m.get('role', '')}: {_prompt_content(m.get('content'))}"
+                for m in body["messages"]
+            ]
             count = len(tokenize("\n".join(lines)))
             return _json_response({"count": count, "max_model_len": self.n_ctx, "tokens": []})
         if self.slots is None:

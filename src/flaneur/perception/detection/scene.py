@@ -19,6 +19,13 @@ detector reports those objects as a detector would, with seeded, configurable er
   ``fp_scores``;
 * **box jitter** — each box edge moves by ``N(0, jitter × box side)``.
 
+*Places* (optional, for place detection such as V-IRL's benchmark): given ``places`` (place
+id -> its taxonomy categories), the storefront signs and name boards the renderer painted
+(``view.metadata["signs"]``) are objects too, one per place (the union of its boards' boxes),
+of every category the place has; ``label_categories`` lets labels that are not taxonomy
+names stand for categories (V-IRL's ``"spa"``: massage, sauna, public bath). Their errors
+follow the same model. Without ``places`` signs are ignored, as before.
+
 The random draws are seeded by ``seed``, the view's pixels and the labels, so one view
 always gives the same answer while a re-aimed, zoomed view (active detection) gets fresh
 draws on a bigger object: that is what makes zooming in pay, as in V-IRL.
@@ -28,6 +35,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -103,25 +111,78 @@ class SceneDetector(Detector):
         The error model (:class:`SceneNoise`; default settings are documented there).
     seed
         Seed of the random draws.
+    places
+        Optional ``{place_id: taxonomy categories}``: report the places whose signs the
+        renderer drew (see the module docstring).
+    label_categories
+        Optional ``{label: taxonomy categories}`` for labels that are not taxonomy names.
     threshold, cache_items, cache_dir
         See :class:`~flaneur.perception.detection.base.Detector`.
     """
 
     name = "scene-simulator"
 
-    def __init__(self, noise: SceneNoise | None = None, *, seed: int = 0, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        noise: SceneNoise | None = None,
+        *,
+        seed: int = 0,
+        places: Mapping[str, Sequence[str]] | None = None,
+        label_categories: Mapping[str, Sequence[str]] | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         self.noise = noise or SceneNoise()
         self.seed = int(seed)
+        self.places = {str(k): tuple(v) for k, v in places.items()} if places else None
+        self.label_categories = {k: tuple(v) for k, v in (label_categories or {}).items()}
+        self._places_digest = (
+            hashlib.sha1(repr(sorted(self.places.items())).encode()).hexdigest()
+            if self.places is not None
+            else None
+        )
 
     def __repr__(self) -> str:
         return f"SceneDetector(seed={self.seed}, noise={self.noise})"
 
     def settings(self) -> dict[str, Any]:
-        return {"seed": self.seed, "noise": asdict(self.noise)}
+        out: dict[str, Any] = {"seed": self.seed, "noise": asdict(self.noise)}
+        if self._places_digest is not None:
+            out["places"] = self._places_digest
+        if self.label_categories:
+            out["label_categories"] = sorted(self.label_categories.items())
+        return out
 
     def check(self, labels: tuple[str, ...]) -> None:
-        taxonomy_labels(labels)
+        taxonomy_labels([lab for lab in labels if lab not in self.label_categories])
+
+    def _label_categories(self, labels: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
+        plain = taxonomy_labels([lab for lab in labels if lab not in self.label_categories])
+        return {
+            lab: self.label_categories[lab] if lab in self.label_categories else (plain[lab],)
+            for lab in labels
+        }
+
+    def _place_objects(self, view: View) -> list[dict[str, Any]]:
+        """One object per place with painted boards: the union box, the place's categories."""
+        if self.places is None:
+            return []
+        boxes: dict[str, list[float]] = {}
+        for sign in view.metadata.get("signs") or ():
+            pid = str(sign["place_id"])
+            if pid not in self.places:
+                continue
+            x0, y0, x1, y1 = (float(v) for v in sign["box"])
+            old = boxes.get(pid)
+            boxes[pid] = (
+                [x0, y0, x1, y1]
+                if old is None
+                else [min(old[0], x0), min(old[1], y0), max(old[2], x1), max(old[3], y1)]
+            )
+        return [
+            {"object_id": f"place:{pid}", "categories": self.places[pid], "box": box}
+            for pid, box in sorted(boxes.items())
+        ]
 
     def _rng(self, view: View, labels: tuple[str, ...]) -> np.random.Generator:
         text = f"{self.seed}|{view.digest()}|{'|'.join(labels)}"
@@ -135,19 +196,18 @@ class SceneDetector(Detector):
                 f"({view.source or 'unknown source'}) records no drawn objects: use the "
                 "yolo-world or owlvit detector for real imagery"
             )
-        categories = taxonomy_labels(labels)
-        by_category: dict[str, list[str]] = {}
-        for label, category in categories.items():
-            by_category.setdefault(category, []).append(label)
+        label_cats = self._label_categories(labels)
         rng = self._rng(view, labels)
         n = self.noise
         width, height = view.size
         out: list[Detection] = []
-        for obj in sorted(objects, key=lambda o: str(o["object_id"])):
+        furniture = sorted(objects, key=lambda o: str(o["object_id"]))
+        for obj in furniture + self._place_objects(view):
             x0, y0, x1, y1 = (float(v) for v in obj["box"])
             size = math.sqrt(max(x1 - x0, 0.0) * max(y1 - y0, 0.0))
             q, q_box = n.size_factor(size), n.size_factor(size, n.box_size50)
-            wanted = by_category.get(str(obj["label"]))
+            cats = set(obj.get("categories") or (str(obj.get("label")),))
+            wanted = [lab for lab in labels if cats.intersection(label_cats[lab])]
             draws = rng.random(3)
             if wanted:
                 if draws[0] >= n.recall_max * q_box:
