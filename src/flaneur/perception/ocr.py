@@ -11,6 +11,7 @@ views of an agent's step).
 from __future__ import annotations
 
 import hashlib
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -95,7 +96,9 @@ class OCR:
     use_cls
         Run the text-direction classifier (not needed for upright signs).
     threads
-        ONNX Runtime intra-op threads (default: all cores).
+        ONNX Runtime intra-op threads (default: ``$FLANEUR_OCR_THREADS`` when set, else
+        all cores; one thread per process is the most work per core when several
+        processes or Ray workers share a machine).
     cache_items
         Number of results kept in memory (shared by every reader of the same settings;
         0 keeps none for this reader).
@@ -125,6 +128,11 @@ class OCR:
             "use_cls": use_cls,
             "model": model_version(),
         }
+        if threads is None and os.environ.get("FLANEUR_OCR_THREADS", "").strip():
+            raw = os.environ["FLANEUR_OCR_THREADS"].strip()
+            if not raw.isdigit() or int(raw) < 1:
+                raise OCRError(f"FLANEUR_OCR_THREADS must be a positive integer, not {raw!r}")
+            threads = int(raw)
         self.threads = threads
         self.cache_items = cache_items
         self.cache_dir = Path(cache_dir).expanduser() if cache_dir is not None else None

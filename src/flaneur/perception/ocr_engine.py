@@ -68,6 +68,36 @@ class StageTimes:
         self.images = self.crops = 0
 
 
+def session_options(threads: int | None) -> Any:
+    """ONNX Runtime options of the OCR sessions: ``threads`` intra-op threads (None: all
+    cores), one inter-op thread, full graph optimisation, no spin-waiting."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.log_severity_level = 4
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.intra_op_num_threads = int(threads) if threads else 0
+    options.inter_op_num_threads = 1
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return options
+
+
+def model_paths() -> dict[str, str]:
+    """``{"Det" | "Cls" | "Rec": ONNX file}`` of the models rapidocr ships."""
+    from rapidocr_onnxruntime.main import DEFAULT_CFG_PATH
+    from rapidocr_onnxruntime.utils import read_yaml, update_model_path
+
+    config = update_model_path(read_yaml(DEFAULT_CFG_PATH))
+    return {part: str(config[part]["model_path"]) for part in ("Det", "Cls", "Rec")}
+
+
+def _session(path: str, options: Any) -> Any:
+    """An ONNX Runtime CPU session of the model at ``path``."""
+    import onnxruntime as ort
+
+    return ort.InferenceSession(path, sess_options=options, providers=["CPUExecutionProvider"])
+
+
 class PPOCR:
     """PP-OCR detection and recognition over many images (the models load on first use).
 
@@ -91,22 +121,22 @@ class PPOCR:
     ) -> None:
         from rapidocr_onnxruntime import RapidOCR
 
-        kwargs: dict[str, Any] = {
-            "det_limit_side_len": det_limit_side_len,
-            "det_limit_type": det_limit_type,
-            "use_cls": use_cls,
-            "print_verbose": False,
-        }
-        if threads is not None:
-            kwargs.update(
-                det_intra_op_num_threads=threads,
-                rec_intra_op_num_threads=threads,
-                cls_intra_op_num_threads=threads,
-                det_inter_op_num_threads=1,
-                rec_inter_op_num_threads=1,
-                cls_inter_op_num_threads=1,
-            )
-        self.rapid = RapidOCR(**kwargs)
+        self.rapid = RapidOCR(
+            det_limit_side_len=det_limit_side_len,
+            det_limit_type=det_limit_type,
+            use_cls=use_cls,
+            print_verbose=False,
+        )
+        # rapidocr's own sessions ignore per-module thread settings and disable the memory
+        # arena; ours run with the threads asked for, the arena on and no spin-waiting
+        # (idle threads burning CPU hurt every other process on a shared machine)
+        options = session_options(threads)
+        paths = model_paths()
+        self.rapid.text_det.infer.session = _session(paths["Det"], options)
+        self.rapid.text_rec.session.session = _session(paths["Rec"], options)
+        if use_cls:
+            self.rapid.text_cls.infer.session = _session(paths["Cls"], options)
+        self.threads = threads
         self.use_cls = use_cls
         self.det_limit_side_len = det_limit_side_len
         self.det_limit_type = det_limit_type
@@ -115,10 +145,17 @@ class PPOCR:
 
     # ------------------------------------------------------------------ detection
     def _det_input(self, img: np.ndarray) -> np.ndarray:
-        """rapidocr's detector input (resize to a multiple of 32, scale to [-1, 1]) in
-        float32 arithmetic (rapidocr computes it in float64 and rounds; same values)."""
-        det = self.rapid.text_det
-        prep = det.get_preprocess(max(img.shape[0], img.shape[1]))
+        """The detector's input: resized so its longer (``"max"``) or shorter (``"min"``)
+        side is ``det_limit_side_len`` (never enlarged with ``"max"``), both sides
+        multiples of 32, scaled to [-1, 1].
+
+        rapidocr's own detector replaces a ``"max"`` limit below 960 by 960, so before
+        this pipeline the setting did nothing for views up to 960 pixels wide; it is
+        honoured here (``det_limit_side_len=960`` reads as rapidocr read).
+        """
+        from rapidocr_onnxruntime.ch_ppocr_det.utils import DetPreProcess
+
+        prep = DetPreProcess(self.det_limit_side_len, self.det_limit_type)
         resized = prep.resize(img)
         scaled = resized.astype(np.float32) * np.float32(2.0 / 255.0) - np.float32(1.0)
         return np.ascontiguousarray(scaled.transpose(2, 0, 1)[None])

@@ -215,9 +215,7 @@ class OCRPerception:
         """Render, read and cache (synchronous; call it from a worker thread)."""
         return self.look_many_now(node, [heading])[0]
 
-    def look_many_now(
-        self, node: int, headings: list[float]
-    ) -> list[tuple[Sighting, ...]]:
+    def look_many_now(self, node: int, headings: list[float]) -> list[tuple[Sighting, ...]]:
         """:meth:`look_now` for several headings: the views not cached are rendered and
         read by OCR in one batch (each reads what it would read alone)."""
         keys = [self._key(node, h) for h in headings]
@@ -235,8 +233,9 @@ class OCRPerception:
         if todo:
             with _RENDER_LOCK:  # providers and their caches are not thread-safe
                 images = [
-                    self.views.view(int(node), float(headings[i]), fov=self.fov, size=self.size)
-                    .image
+                    self.views.view(
+                        int(node), float(headings[i]), fov=self.fov, size=self.size
+                    ).image
                     for i in todo
                 ]
             read_many = getattr(self.ocr, "read_many", None)
