@@ -1,6 +1,7 @@
 """Benchmark of the view layer on Helsinki: OCR landmark recall, rendering and perception speed.
 
-    python benchmarks/views.py --json [--quick] [--samples N] [--seed S]
+    python benchmarks/views.py --json [--quick] [--samples N] [--seed S] [--steps N]
+        [--sides 384,480,640] [--explorer-episodes N]
 
 Prints one JSON object:
 
@@ -12,9 +13,19 @@ Prints one JSON object:
   widened by 10 degrees on each side, the fraction where any landmark is reported.
 * ``render_views_per_s`` / ``render_cached_views_per_s`` / ``render_disk_cached_views_per_s``
   - 1 / median seconds per 800x460 view: first render, in-memory cache hit, disk cache hit.
-* ``perception_s_per_step`` / ``perception_cached_s_per_step`` - median seconds for one
-  agent step: five views in the VELMA directions plus ``OCRLandmarks`` on each, first time
-  and when the views were seen before.
+* ``perception_step_cold_s`` / ``perception_step_cold_cpu_s`` - median wall and process CPU
+  seconds of one agent step on a cold cache (five new views in the VELMA directions plus
+  ``OCRLandmarks`` on each, ONNX Runtime on one thread); ``perception_breakdown_s`` - the
+  median CPU seconds per step of each stage (render, detect, crop, classify, recognise,
+  match; no embedding in this step); ``perception_cached_s_per_step`` - the step again.
+  ``perception_s_per_step`` is the old name of ``perception_step_cold_s``.
+* ``det_side_tradeoff`` (``--sides``, by default without ``--quick``) - recall, false rate
+  and OCR CPU milliseconds per view at each detector input side length.
+* ``explorer_ocr_s_per_episode`` (``--explorer-episodes N``) - the explorer with OCR over
+  synthetic views on the first N ``helsinki-needs-v1`` episodes with cold view and OCR
+  caches and one ONNX thread: wall and CPU seconds per episode, views read, TCP.
+* ``load_average_1m`` / ``load_average_1m_end`` - the machine's load when the run started
+  and ended (wall times on a shared machine are inflated; CPU times much less so).
 """
 
 from __future__ import annotations

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from flaneur.perception.json_store import JsonStore
@@ -69,6 +71,7 @@ def test_score_views_matches_score_per_view(views):
     together = scorer.score_views(images, names)
     assert together == [scorer.score(v, names) for v in images]
     assert any(o.visible for per in together for o in per)
+    assert asyncio.run(scorer.aseen_in(images, names)) == scorer.seen_in(images, names)
 
 
 def test_json_store_round_trip_and_damage(tmp_path):

@@ -32,7 +32,7 @@ import numpy as np
 
 REC_WIDTH_STEP = 32
 """Crops are padded to a multiple of this many pixels (at the recogniser's 48-pixel height)."""
-REC_BATCH = 16
+REC_BATCH = 6
 """At most this many crops of one width go through the recogniser in one run."""
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 
 from flaneur.perception.landmarks.base import LandmarkObservation, LandmarkScorer, unique_landmarks
@@ -87,6 +88,12 @@ class OCRLandmarks(LandmarkScorer):
             self._match(v, [b for b in boxes if b.score >= self.min_text_score], landmarks)
             for v, boxes in zip(views, lines, strict=True)
         ]
+
+    async def aseen_in(
+        self, views: Sequence[View], landmarks: Sequence[str]
+    ) -> list[LandmarkObservation]:
+        """Async :meth:`seen_in`: the views are read in one OCR batch in a worker thread."""
+        return await asyncio.to_thread(self.seen_in, list(views), landmarks)
 
     def _match(
         self, view: View, boxes: Sequence[TextBox], landmarks: Sequence[str]
