@@ -172,9 +172,8 @@ class PPOCR:
         rapidocr's recogniser, unchanged: crops sorted by aspect ratio, in batches of six
         padded to the widest. A crop's padding depends on the other crops of its image, so
         the crops of several views are recognised per view, never pooled: pooling them
-        would change what a view reads, and measured no faster on one core (one padded
-        width per crop instead: 14 of 46 crops read differently, recall 0.833 against
-        0.85).
+        would change what a view reads and measured no faster on one core
+        (``docs/views.md``).
         """
         texts, _ = self.rapid.text_rec(list(crops), False)
         return [(str(t), float(s)) for t, s, *_ in texts]
