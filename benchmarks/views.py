@@ -1,6 +1,7 @@
 """Benchmark of the view layer on Helsinki: OCR landmark recall, rendering and perception speed.
 
-    python benchmarks/views.py --json [--quick] [--samples N] [--seed S]
+    python benchmarks/views.py --json [--quick] [--samples N] [--seed S] [--steps N]
+        [--sides 384,480,640] [--explorer-episodes N]
 
 Prints one JSON object:
 
@@ -12,9 +13,19 @@ Prints one JSON object:
   widened by 10 degrees on each side, the fraction where any landmark is reported.
 * ``render_views_per_s`` / ``render_cached_views_per_s`` / ``render_disk_cached_views_per_s``
   - 1 / median seconds per 800x460 view: first render, in-memory cache hit, disk cache hit.
-* ``perception_s_per_step`` / ``perception_cached_s_per_step`` - median seconds for one
-  agent step: five views in the VELMA directions plus ``OCRLandmarks`` on each, first time
-  and when the views were seen before.
+* ``perception_step_cold_s`` / ``perception_step_cold_cpu_s`` - median wall and process CPU
+  seconds of one agent step on a cold cache (five new views in the VELMA directions plus
+  ``OCRLandmarks`` on each, ONNX Runtime on one thread); ``perception_breakdown_s`` - the
+  median CPU seconds per step of each stage (render, detect, crop, classify, recognise,
+  match; no embedding in this step); ``perception_cached_s_per_step`` - the step again.
+  ``perception_s_per_step`` is the old name of ``perception_step_cold_s``.
+* ``det_side_tradeoff`` (``--sides``, by default without ``--quick``) - recall, false rate
+  and OCR CPU milliseconds per view at each detector input side length.
+* ``explorer_ocr_s_per_episode`` (``--explorer-episodes N``) - the explorer with OCR over
+  synthetic views on the first N ``helsinki-needs-v1`` episodes with cold view and OCR
+  caches and one ONNX thread: wall and CPU seconds per episode, views read, TCP.
+* ``load_average_1m`` / ``load_average_1m_end`` - the machine's load when the run started
+  and ended (wall times on a shared machine are inflated; CPU times much less so).
 """
 
 from __future__ import annotations
@@ -32,6 +43,7 @@ import numpy as np
 
 from flaneur.perception.landmarks.ocr import OCRLandmarks
 from flaneur.perception.ocr import OCR
+from flaneur.perception.ocr import clear_memory as clear_ocr_memory
 from flaneur.views.cache import ViewCache
 from flaneur.views.sensors import ImageSensor
 from flaneur.views.synthetic import SyntheticViews
@@ -147,31 +159,152 @@ def scene_cache_figures(city, prefix: str = "", repeats: int = 3) -> dict:
     }
 
 
-def perception_figures(city, n_steps: int, rng) -> dict:
-    """Median seconds per agent step (five VELMA views + OCRLandmarks), first and cached."""
-    provider = SyntheticViews(city)
-    scorer = OCRLandmarks(OCR())
+def _step_requests(city, n_steps: int, rng) -> list[tuple[int, float]]:
+    return [
+        (int(rng.integers(city.graph.n_nodes)), float(rng.uniform(0, 360))) for _ in range(n_steps)
+    ]
+
+
+def perception_figures(city, n_steps: int, rng, *, threads: int = 1) -> dict:
+    """Seconds per agent step (five VELMA views + OCRLandmarks): cold and seen before.
+
+    Cold means nothing of the step is cached (new views, OCR results forgotten); the OCR
+    models are loaded before timing. Reports median wall and process CPU seconds per step
+    (ONNX Runtime pinned to ``threads``) and where the CPU time goes (median per step).
+    """
+    clear_ocr_memory()
+    provider = SyntheticViews(city, memory_items=16 * n_steps)
+    ocr = OCR(threads=threads)
+    scorer = OCRLandmarks(ocr)
     sensor = ImageSensor(provider, layout="velma")
     provider.prepare()
     scorer.score(provider.view(0, 0.0), ["warm-up"])  # load the OCR models
-    steps = [
-        (int(rng.integers(city.graph.n_nodes)), float(rng.uniform(0, 360))) for _ in range(n_steps)
-    ]
-    first, cached = [], []
+    steps = _step_requests(city, n_steps, rng)
+    walls, cpus, parts = [], [], []
+    timings = ocr.timings
     for node, heading in steps:
         names = candidates(city, node)
-        t = time.perf_counter()
-        sensor.observe(node, heading, scorer=scorer, landmarks=names)
-        first.append(time.perf_counter() - t)
+        timings.reset()
+        t, c = time.perf_counter(), time.process_time()
+        views = sensor.views(node, heading)
+        c_render = time.process_time()
+        sensor_found = scorer.seen_in(list(views.values()), names)
+        walls.append(time.perf_counter() - t)
+        c_end = time.process_time()
+        cpus.append(c_end - c)
+        stages = dict(timings.seconds)
+        ocr_total = sum(stages.values())
+        parts.append(
+            {
+                "render": c_render - c,
+                **stages,
+                "match": max(0.0, (c_end - c_render) - ocr_total),
+                "crops": timings.crops,
+            }
+        )
+        del sensor_found
+    cached = []
     for node, heading in steps:
         names = candidates(city, node)
         t = time.perf_counter()
         sensor.observe(node, heading, scorer=scorer, landmarks=names)
         cached.append(time.perf_counter() - t)
+    breakdown = {
+        key: round(statistics.median(p[key] for p in parts), 4)
+        for key in ("render", "detect", "crop", "classify", "recognise", "match")
+    }
+    breakdown["embedding"] = 0.0  # OCRLandmarks matches names by fuzzy ratio, no embedder
     return {
-        "perception_s_per_step": round(statistics.median(first), 3),
+        "perception_step_cold_s": round(statistics.median(walls), 3),
+        "perception_step_cold_cpu_s": round(statistics.median(cpus), 3),
+        "perception_breakdown_s": breakdown,
+        "perception_crops_per_step": round(statistics.mean(p["crops"] for p in parts), 1),
+        "perception_s_per_step": round(statistics.median(walls), 3),
         "perception_cached_s_per_step": round(statistics.median(cached), 4),
         "perception_steps": n_steps,
+        "ocr_threads": threads,
+        "ocr_det_limit_side_len": ocr.params["det_limit_side_len"],
+    }
+
+
+def tradeoff_figures(city, sides: list[int], pos, neg) -> list[dict]:
+    """OCR recall, false rate and CPU per view at each detector input side length.
+
+    The views are rendered once (before timing); CPU seconds are the OCR engine's own
+    stage times with one ONNX thread.
+    """
+    provider = SyntheticViews(city, memory_items=2 * (len(pos) + len(neg)) + 8)
+    for node, heading, *_ in [*pos, *neg]:
+        provider.view(node, heading, fov=FOV)
+    rows = []
+    for side in sides:
+        clear_ocr_memory()
+        ocr = OCR(det_limit_side_len=side, threads=1, cache_items=0)
+        ocr.read(provider.view(0, 0.0))  # load the models
+        ocr.timings.reset()
+        figures = ocr_figures(city, provider, OCRLandmarks(ocr), pos, neg)
+        n = max(ocr.timings.images, 1)
+        rows.append(
+            {
+                "det_limit_side_len": side,
+                "ocr_recall": round(figures["ocr_recall"], 4),
+                "ocr_false_rate": round(figures["ocr_false_rate"], 4),
+                "detect_cpu_ms_per_view": round(1000 * ocr.timings.seconds["detect"] / n, 1),
+                "ocr_cpu_ms_per_view": round(1000 * sum(ocr.timings.seconds.values()) / n, 1),
+            }
+        )
+    return rows
+
+
+def explorer_figures(episodes: int, task: str = "helsinki-needs-v1") -> dict:
+    """The explorer with OCR over synthetic views on ``episodes`` episodes, cold caches.
+
+    The run gets a cache folder of its own (city packs and built scenes are linked from the
+    current one; rendered views and OCR results start empty) and the in-process OCR
+    memories are cleared first.
+    """
+    from flaneur.agents.explorer import perception as explorer_perception
+    from flaneur.evaluate.runner import RunConfig, run_benchmark
+    from flaneur.paths import cache_dir
+
+    clear_ocr_memory()
+    explorer_perception._OCR_MEMORY._data.clear()
+    reader = explorer_perception._shared_ocr()
+    reader.timings.reset()
+    source = cache_dir()
+    old = os.environ.get("FLANEUR_CACHE_DIR")
+    with tempfile.TemporaryDirectory() as folder:
+        cold = Path(folder) / "cache"
+        cold.mkdir()
+        for name in ("cities", "packs", "scenes"):
+            if (source / name).exists():
+                (cold / name).symlink_to(source / name)
+        os.environ["FLANEUR_CACHE_DIR"] = str(cold)
+        try:
+            config = RunConfig(
+                agents=("explorer",),
+                tasks=(task,),
+                views="synthetic",
+                landmarks="ocr",
+                limit=episodes,
+            )
+            t, c = time.perf_counter(), time.process_time()
+            summary = run_benchmark(config, Path(folder) / "run", progress="none")
+            wall, cpu = time.perf_counter() - t, time.process_time() - c
+        finally:
+            if old is None:
+                os.environ.pop("FLANEUR_CACHE_DIR", None)
+            else:
+                os.environ["FLANEUR_CACHE_DIR"] = old
+    tcp = summary["runs"][0]["summary"]["overall"]["metrics"]["tcp"]
+    return {
+        "explorer_ocr_episodes": episodes,
+        "explorer_ocr_s_per_episode": round(wall / episodes, 2),
+        "explorer_ocr_cpu_s_per_episode": round(cpu / episodes, 2),
+        "explorer_ocr_views_read_per_episode": round(reader.timings.images / episodes, 1),
+        "explorer_ocr_threads": reader.threads,
+        "explorer_ocr_tcp": round(tcp["mean"], 4),
+        "explorer_ocr_tcp_ci95": [round(v, 4) for v in tcp["ci95"]],
     }
 
 
@@ -185,8 +318,28 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument(
         "--data-dir", default=None, help="also time Manhattan's scene (map2seq-unseen-dev-v1)"
     )
+    parser.add_argument(
+        "--steps", type=int, default=None, help="agent steps timed (default 4 quick, 12 full)"
+    )
+    parser.add_argument(
+        "--sides",
+        default=None,
+        help="detector input side lengths of the recall/speed table, comma-separated "
+        "(default 384,480,544,640,800; none with --quick)",
+    )
+    parser.add_argument(
+        "--explorer-episodes",
+        type=int,
+        default=0,
+        help="also run the explorer with OCR on this many helsinki-needs-v1 episodes "
+        "(cold caches, one ONNX thread) and report seconds per episode and TCP",
+    )
     args = parser.parse_args(argv)
     n = args.samples or (30 if args.quick else 120)
+    if args.sides is not None:
+        sides = [int(v) for v in args.sides.split(",") if v.strip()]
+    else:
+        sides = [] if args.quick else [384, 480, 544, 640, 800]
     rng = np.random.default_rng(args.seed)
     t0 = time.perf_counter()
     city = load_city("helsinki")
@@ -195,6 +348,7 @@ def main(argv: list[str] | None = None) -> dict:
         "quick": args.quick,
         "seed": args.seed,
         "cpu_count": os.cpu_count(),
+        "load_average_1m": round(os.getloadavg()[0], 2),
     }
     # rendering first, while no sign board has been drawn yet in this process
     out.update(
@@ -208,15 +362,37 @@ def main(argv: list[str] | None = None) -> dict:
         out.update(scene_cache_figures(manhattan, prefix="manhattan_"))
     pos, neg = sample_pairs(city, n, n, rng)
     out.update(ocr_figures(city, SyntheticViews(city), OCRLandmarks(OCR()), pos, neg))
-    out.update(
-        perception_figures(city, 4 if args.quick else 12, np.random.default_rng(args.seed + 2))
-    )
+    steps = args.steps or (4 if args.quick else 12)
+    out.update(perception_figures(city, steps, np.random.default_rng(args.seed + 2)))
+    if sides:
+        out["det_side_tradeoff"] = tradeoff_figures(city, sides, pos, neg)
+    if args.explorer_episodes > 0:
+        previous = os.environ.get("FLANEUR_OCR_THREADS")
+        os.environ["FLANEUR_OCR_THREADS"] = "1"
+        try:
+            out.update(explorer_figures(args.explorer_episodes))
+        finally:
+            if previous is None:
+                os.environ.pop("FLANEUR_OCR_THREADS", None)
+            else:
+                os.environ["FLANEUR_OCR_THREADS"] = previous
+    out["load_average_1m_end"] = round(os.getloadavg()[0], 2)
     out["seconds"] = round(time.perf_counter() - t0, 1)
     if args.json:
         print(json.dumps(out))
-    else:
-        for key, value in out.items():
-            print(f"{key:32s} {value}")
+        return out
+    table = out.pop("det_side_tradeoff", [])
+    for key, value in out.items():
+        print(f"{key:32s} {value}")
+    if table:
+        print("\ndetector side  recall  false rate  detect ms/view  OCR ms/view (CPU, 1 thread)")
+        for row in table:
+            print(
+                f"{row['det_limit_side_len']:13d}  {row['ocr_recall']:6.3f}  "
+                f"{row['ocr_false_rate']:10.3f}  {row['detect_cpu_ms_per_view']:14.1f}  "
+                f"{row['ocr_cpu_ms_per_view']:11.1f}"
+            )
+        out["det_side_tradeoff"] = table
     return out
 
 

@@ -227,6 +227,37 @@ def test_ocr_perception_reads_in_a_worker_thread_and_caches(city):
     assert views.calls == 1  # the second look is a cache hit
 
 
+class BatchFakeOCR(FakeOCR):
+    """FakeOCR that also reads batches, and counts them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.batches: list[int] = []
+
+    def read_many(self, images):
+        self.batches.append(len(images))
+        return [self.read(image) for image in images]
+
+
+def test_ocr_perception_reads_a_node_in_one_batch(city):
+    node = city.graph.index("X4")
+    heads = [10.0, 100.0, 190.0]
+    one = OCRPerception(city, FakeViews(), ocr=FakeOCR(), disk_cache=False)
+    alone = [one.look_now(node, h) for h in heads]
+    views, ocr = FakeViews(), BatchFakeOCR()
+    per = OCRPerception(city, views, ocr=ocr, disk_cache=False)
+    per.fov = 59.0  # another cache key than ``one``'s: nothing is shared through the LRU
+    per_key = [per._key(node, h) for h in heads]
+    assert per_key != [one._key(node, h) for h in heads]
+    got = asyncio.run(per.look_many(node, heads))
+    assert [[(s.text, round(s.bearing, 6)) for s in g] for g in got] == [
+        [(s.text, round(s.bearing, 6)) for s in a] for a in alone
+    ]
+    assert ocr.batches == [3] and views.calls == 3
+    again = asyncio.run(per.look_many(node, [*heads, 280.0]))  # three hits, one new view
+    assert again[:3] == got and ocr.batches == [3, 1] and views.calls == 4
+
+
 def test_ocr_needs_views(city):
     agent = ExplorerAgent(embedder=BagOfWords())
     with pytest.raises(FlaneurError, match="needs views"):

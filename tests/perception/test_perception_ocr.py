@@ -9,7 +9,7 @@ import pytest
 from PIL import Image
 
 from flaneur.perception.landmarks.ocr import OCRLandmarks, text_candidates
-from flaneur.perception.ocr import TextBox, image_digest
+from flaneur.perception.ocr import OCR, TextBox, clear_memory, image_digest
 from flaneur.views.synthetic.lettering import render_text
 
 
@@ -24,32 +24,23 @@ def test_reads_a_sign(ocr):
     assert ocr.read(np.asarray(canvas))[0].text == "Stockmann"  # arrays hash alike
 
 
-def test_results_are_cached_by_pixels(ocr, tmp_path):
-    from flaneur.perception.ocr import OCR
-
+def test_results_are_cached_by_pixels(tmp_path):
     img = Image.new("RGB", (64, 64), (255, 255, 255))
+    clear_memory()
     disk = OCR(cache_dir=tmp_path)
-    disk._engine = ocr._load()  # share the loaded models
     assert disk.read(img) == []
+    assert disk.runs == 1
     assert len(list(tmp_path.glob("*.json"))) == 1
+    clear_memory()
     fresh = OCR(cache_dir=tmp_path)  # a new process's reader: the disk copy answers
-    fresh._engine = _Counting(ocr._load())
     for _ in range(100):
         assert fresh.read(img) == []
         assert disk.read(np.asarray(img)) == []  # arrays hash like their image
-    assert fresh._engine.calls == 0
+    assert fresh.runs == 0 and disk.runs == 1
     assert image_digest(img) == image_digest(np.asarray(img))
-
-
-class _Counting:
-    """An OCR engine wrapper that counts how often the engine really runs."""
-
-    def __init__(self, engine):
-        self.engine, self.calls = engine, 0
-
-    def __call__(self, *args, **kwargs):
-        self.calls += 1
-        return self.engine(*args, **kwargs)
+    (tmp_path / next(tmp_path.glob("*.json")).name).write_text("[{broken", encoding="utf-8")
+    clear_memory()
+    assert fresh.read(img) == [] and fresh.runs == 1  # a damaged file is read again
 
 
 def test_ocr_landmarks_find_the_sign_and_its_direction(views, ocr):

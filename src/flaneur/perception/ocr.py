@@ -1,17 +1,20 @@
 """Text in images: PP-OCR through ``rapidocr-onnxruntime`` (the models ship in the wheel).
 
-Results are cached by a hash of the image pixels, so a view seen before costs a hash and a
-dictionary lookup.
+Results are cached by a hash of the image pixels and the reader's settings (including the
+models' version), so a view seen before costs a hash and a dictionary lookup. The in-memory
+results and the loaded models are shared by every :class:`OCR` of the same settings in the
+process: the landmark scorer, the storefront detector and the explorer read a view once
+between them. :meth:`OCR.read_many` reads several images with one recognition batch (the
+views of an agent's step).
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import json
 import os
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,6 +23,8 @@ import numpy as np
 from PIL import Image
 
 from flaneur.errors import FlaneurError
+from flaneur.perception.json_store import JsonStore
+from flaneur.perception.ocr_engine import PPOCR, model_version
 from flaneur.views.base import View, pixel_digest
 
 
@@ -82,8 +87,9 @@ class OCR:
     ----------
     det_limit_side_len
         The detector resizes the image so that its longer side is this many pixels
-        (``det_limit_type="max"``) or its shorter side (``"min"``); larger finds smaller
-        text and costs more.
+        at most (``det_limit_type="max"``) or its shorter side (``"min"``); larger finds
+        smaller text and costs more. The default 960 reads 800x460 views at full size,
+        as the OCR always did; the measured recall/speed trade-off is in ``docs/views.md``.
     det_limit_type
         ``"max"`` or ``"min"`` (see above).
     text_score
@@ -91,9 +97,12 @@ class OCR:
     use_cls
         Run the text-direction classifier (not needed for upright signs).
     threads
-        ONNX Runtime intra-op threads (default: all cores).
+        ONNX Runtime intra-op threads (default: ``$FLANEUR_OCR_THREADS`` when set, else
+        all cores; one thread per process is the most work per core when several
+        processes or Ray workers share a machine).
     cache_items
-        Number of results kept in memory.
+        Number of results kept in memory (shared by every reader of the same settings;
+        0 keeps none for this reader).
     cache_dir
         Optional folder to keep results on disk as well.
     """
@@ -101,7 +110,7 @@ class OCR:
     def __init__(
         self,
         *,
-        det_limit_side_len: int = 640,
+        det_limit_side_len: int = 960,
         det_limit_type: str = "max",
         text_score: float = 0.5,
         use_cls: bool = False,
@@ -109,41 +118,46 @@ class OCR:
         cache_items: int = 4096,
         cache_dir: str | Path | None = None,
     ) -> None:
+        if det_limit_type not in ("max", "min"):
+            raise OCRError(f"det_limit_type must be 'max' or 'min', not {det_limit_type!r}")
+        if int(det_limit_side_len) < 32:
+            raise OCRError(f"det_limit_side_len must be at least 32, not {det_limit_side_len}")
         self.params = {
-            "det_limit_side_len": det_limit_side_len,
+            "det_limit_side_len": int(det_limit_side_len),
             "det_limit_type": det_limit_type,
             "text_score": text_score,
             "use_cls": use_cls,
+            "model": model_version(),
         }
+        if threads is None and os.environ.get("FLANEUR_OCR_THREADS", "").strip():
+            raw = os.environ["FLANEUR_OCR_THREADS"].strip()
+            if not raw.isdigit() or int(raw) < 1:
+                raise OCRError(f"FLANEUR_OCR_THREADS must be a positive integer, not {raw!r}")
+            threads = int(raw)
         self.threads = threads
         self.cache_items = cache_items
         self.cache_dir = Path(cache_dir).expanduser() if cache_dir is not None else None
-        self._memory: OrderedDict[str, list[TextBox]] = OrderedDict()
-        self._engine: Any = None
-        self._lock = threading.Lock()
+        self._store = JsonStore(self.cache_dir) if self.cache_dir is not None else None
+        self._memory = _RESULTS
+        _RESULTS.grow(cache_items)
+        self._engine: PPOCR | None = None
+        self.runs = 0
+        """Images this reader really ran the models on (cache misses)."""
 
-    def _load(self) -> Any:
+    def _load(self) -> PPOCR:
         if self._engine is None:
-            try:
-                from rapidocr_onnxruntime import RapidOCR
-            except ImportError as err:  # pragma: no cover - a dependency
-                raise OCRError(
-                    "OCR needs rapidocr-onnxruntime: pip install rapidocr-onnxruntime"
-                ) from err
-            kwargs: dict[str, Any] = {
-                "det_limit_side_len": self.params["det_limit_side_len"],
-                "det_limit_type": self.params["det_limit_type"],
-                "use_cls": self.params["use_cls"],
-                "print_verbose": False,
-            }
-            if self.threads is not None:
-                kwargs.update(
-                    det_intra_op_num_threads=self.threads,
-                    rec_intra_op_num_threads=self.threads,
-                    cls_intra_op_num_threads=self.threads,
-                )
-            self._engine = RapidOCR(**kwargs)
+            self._engine = _shared_engine(
+                self.params["det_limit_side_len"],
+                self.params["det_limit_type"],
+                self.params["use_cls"],
+                self.threads,
+            )
         return self._engine
+
+    @property
+    def timings(self):
+        """CPU seconds per stage of the shared engine (:class:`~.ocr_engine.StageTimes`)."""
+        return self._load().timings
 
     def _key(self, digest: str) -> str:
         return hashlib.sha1(f"{digest}{sorted(self.params.items())}".encode()).hexdigest()
@@ -156,55 +170,123 @@ class OCR:
         list of TextBox
             Top-to-bottom, left-to-right.
         """
-        key = self._key(image_digest(image))
-        hit = self._memory.get(key)
-        if hit is None:
-            hit = self._read_disk(key)
-        if hit is None:
-            hit = self._run(image)
-            self._write_disk(key, hit)
-        self._memory[key] = hit
-        self._memory.move_to_end(key)
-        while len(self._memory) > self.cache_items:
-            self._memory.popitem(last=False)
-        return list(hit)
+        return self.read_many([image])[0]
 
-    def _run(self, image: Image.Image | np.ndarray | View) -> list[TextBox]:
-        if isinstance(image, View):
-            image = image.image
-        if isinstance(image, np.ndarray):
-            image = Image.fromarray(image.astype(np.uint8))
-        engine = self._load()
-        with self._lock:  # ONNX sessions are shared; one image at a time uses every core
-            result, _ = engine(
-                image.convert("RGB"),
-                use_cls=self.params["use_cls"],
-                text_score=self.params["text_score"],
-            )
-        boxes = []
-        for box, text, score in result or []:
-            pts = tuple((float(x), float(y)) for x, y in np.asarray(box).tolist())
-            boxes.append(TextBox(str(text), pts, float(score)))
-        return boxes
+    def read_many(self, images: Sequence[Image.Image | np.ndarray | View]) -> list[list[TextBox]]:
+        """:meth:`read` for several images; the uncached ones are read in one batch.
 
-    def _read_disk(self, key: str) -> list[TextBox] | None:
-        if self.cache_dir is None:
+        What an image reads does not depend on the other images of the batch.
+        """
+        keys = [self._key(image_digest(image)) for image in images]
+        results: list[list[TextBox] | None] = []
+        for key in keys:
+            hit = self._memory.get(key)
+            if hit is None and self._store is not None:
+                hit = self._from_disk(key)
+            results.append(hit)
+        todo = [i for i, r in enumerate(results) if r is None]
+        if todo:
+            for i, boxes in zip(todo, self._run([images[i] for i in todo]), strict=True):
+                results[i] = boxes
+                if self._store is not None:
+                    self._store.put(keys[i], [b.to_dict() for b in boxes])
+        if self.cache_items > 0:
+            for key, boxes in zip(keys, results, strict=True):
+                self._memory.put(key, boxes)
+        return [list(r or []) for r in results]
+
+    def _from_disk(self, key: str) -> list[TextBox] | None:
+        data = self._store.get(key) if self._store is not None else None
+        if not isinstance(data, list):
             return None
         try:
-            data = json.loads((self.cache_dir / f"{key}.json").read_text(encoding="utf-8"))
             return [TextBox.from_dict(d) for d in data]
-        except (OSError, ValueError, KeyError):
-            return None
+        except (KeyError, TypeError, ValueError):
+            return None  # damaged: read again and overwrite
 
-    def _write_disk(self, key: str, boxes: list[TextBox]) -> None:
-        if self.cache_dir is None:
-            return
-        self.cache_dir.mkdir(parents=True, exist_ok=True)
-        path = self.cache_dir / f"{key}.json"
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        try:
-            tmp.write_text(json.dumps([b.to_dict() for b in boxes]), encoding="utf-8")
-            os.replace(tmp, path)
-        finally:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
+    def _run(self, images: Sequence[Image.Image | np.ndarray | View]) -> list[list[TextBox]]:
+        arrays = [_rgb_array(image) for image in images]
+        engine = self._load()
+        self.runs += len(arrays)
+        out = []
+        for lines in engine.read_many(arrays, self.params["text_score"]):
+            boxes = []
+            for box, text, score in lines:
+                pts = tuple((float(x), float(y)) for x, y in np.asarray(box).tolist())
+                boxes.append(TextBox(str(text), pts, float(score)))
+            out.append(boxes)
+        return out
+
+
+def _rgb_array(image: Image.Image | np.ndarray | View) -> np.ndarray:
+    """An ``(h, w, 3)`` uint8 RGB array of ``image``."""
+    if isinstance(image, View):
+        image = image.image
+    if isinstance(image, np.ndarray):
+        arr = image.astype(np.uint8, copy=False)
+        if arr.ndim == 2:
+            arr = np.repeat(arr[:, :, None], 3, axis=2)
+        return arr[:, :, :3]
+    return np.asarray(image.convert("RGB"))
+
+
+class _SharedResults:
+    """The process-wide LRU of OCR results (keys include the reader's settings)."""
+
+    def __init__(self, items: int) -> None:
+        self.items = items
+        self._data: OrderedDict[str, list[TextBox]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def grow(self, items: int) -> None:
+        with self._lock:
+            self.items = max(self.items, int(items))
+
+    def get(self, key: str) -> list[TextBox] | None:
+        with self._lock:
+            hit = self._data.get(key)
+            if hit is not None:
+                self._data.move_to_end(key)
+            return hit
+
+    def put(self, key: str, value: list[TextBox]) -> None:
+        with self._lock:
+            self._data[key] = value
+            self._data.move_to_end(key)
+            while len(self._data) > self.items:
+                self._data.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._data.clear()
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+
+_RESULTS = _SharedResults(4096)
+_ENGINES: dict[tuple, PPOCR] = {}
+_ENGINES_LOCK = threading.Lock()
+
+
+def _shared_engine(side: int, kind: str, use_cls: bool, threads: int | None) -> PPOCR:
+    """One loaded engine per settings in the process."""
+    key = (side, kind, use_cls, threads)
+    with _ENGINES_LOCK:
+        engine = _ENGINES.get(key)
+        if engine is None:
+            try:
+                engine = PPOCR(
+                    det_limit_side_len=side, det_limit_type=kind, use_cls=use_cls, threads=threads
+                )
+            except ImportError as err:  # pragma: no cover - a dependency
+                raise OCRError(
+                    "OCR needs rapidocr-onnxruntime: pip install rapidocr-onnxruntime"
+                ) from err
+            _ENGINES[key] = engine
+        return engine
+
+
+def clear_memory() -> None:
+    """Forget every OCR result kept in memory (benchmarks measuring a cold cache)."""
+    _RESULTS.clear()

@@ -271,8 +271,10 @@ class ExplorerAgent(Agent):
             if all(angular_distance(h, x) > 20.0 for x in looks):
                 looks.append(h)
         self._counts = []
-        for h in looks:
-            sightings = await self.perception.look(node, h)
+        look_many = getattr(self.perception, "look_many", None)  # OCR: one batch per node
+        seen = await look_many(node, looks) if look_many is not None else None
+        for k, h in enumerate(looks):
+            sightings = seen[k] if seen is not None else await self.perception.look(node, h)
             self._counts.append(self.memory.novel(node, sightings))
             self.memory.add(node, sightings)
         scores, dist = self._scores(node)

@@ -213,23 +213,48 @@ class OCRPerception:
 
     def look_now(self, node: int, heading: float) -> tuple[Sighting, ...]:
         """Render, read and cache (synchronous; call it from a worker thread)."""
-        key = self._key(node, heading)
-        hit = _OCR_MEMORY.get(key)
-        if hit is not None:
-            return hit
-        lines = self._disk.get_json(key) if self._disk is not None else None
-        if lines is None:
+        return self.look_many_now(node, [heading])[0]
+
+    def look_many_now(self, node: int, headings: list[float]) -> list[tuple[Sighting, ...]]:
+        """:meth:`look_now` for several headings: the views not cached are rendered and
+        read by OCR in one batch (each reads what it would read alone)."""
+        keys = [self._key(node, h) for h in headings]
+        out: list[tuple[Sighting, ...] | None] = [_OCR_MEMORY.get(k) for k in keys]
+        lines_of: dict[int, list] = {}
+        todo = []
+        for i, key in enumerate(keys):
+            if out[i] is not None:
+                continue
+            lines = self._disk.get_json(key) if self._disk is not None else None
+            if lines is None:
+                todo.append(i)
+            else:
+                lines_of[i] = lines
+        if todo:
             with _RENDER_LOCK:  # providers and their caches are not thread-safe
-                view = self.views.view(int(node), float(heading), fov=self.fov, size=self.size)
-            boxes = [b for b in self.ocr.read(view.image) if b.score >= self.min_text_score]
-            lines = [[text, *box, _line_height(box, boxes)] for text, box in text_candidates(boxes)]
-            if self._disk is not None:
-                self._disk.put_json(key, lines)
-        out = tuple(
-            self._sighting(str(t), (x0, y0, x1, y1), h, heading) for t, x0, y0, x1, y1, h in lines
-        )
-        _OCR_MEMORY.put(key, out)
-        return out
+                images = [
+                    self.views.view(
+                        int(node), float(headings[i]), fov=self.fov, size=self.size
+                    ).image
+                    for i in todo
+                ]
+            read_many = getattr(self.ocr, "read_many", None)
+            read = read_many(images) if read_many else [self.ocr.read(im) for im in images]
+            for i, found in zip(todo, read, strict=True):
+                boxes = [b for b in found if b.score >= self.min_text_score]
+                lines = [
+                    [text, *box, _line_height(box, boxes)] for text, box in text_candidates(boxes)
+                ]
+                if self._disk is not None:
+                    self._disk.put_json(keys[i], lines)
+                lines_of[i] = lines
+        for i, lines in lines_of.items():
+            out[i] = tuple(
+                self._sighting(str(t), (x0, y0, x1, y1), h, headings[i])
+                for t, x0, y0, x1, y1, h in lines
+            )
+            _OCR_MEMORY.put(keys[i], out[i])
+        return [o or () for o in out]
 
     def _sighting(
         self, text: str, box: tuple[float, ...], line_height: float, heading: float
@@ -247,6 +272,14 @@ class OCRPerception:
             return hit
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(_ocr_pool(), self.look_now, node, heading)
+
+    async def look_many(self, node: int, headings: list[float]) -> list[tuple[Sighting, ...]]:
+        """The text seen along each of ``headings`` (one OCR batch in a worker thread)."""
+        hits = [_OCR_MEMORY.get(self._key(node, h)) for h in headings]
+        if all(hit is not None for hit in hits):
+            return hits
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(_ocr_pool(), self.look_many_now, node, list(headings))
 
 
 def _line_height(box: tuple[float, ...], boxes: list[Any]) -> float:

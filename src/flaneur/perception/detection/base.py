@@ -9,10 +9,8 @@ cache and the threshold is applied on the way out, so a second pass at a higher 
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -21,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from flaneur.errors import FlaneurError
+from flaneur.perception.json_store import JsonStore
 from flaneur.views.base import View
 from flaneur.world.taxonomy import category_label, normalize_category
 
@@ -139,6 +138,7 @@ class Detector:
         self.threshold = threshold
         self.cache_items = cache_items
         self.cache_dir = Path(cache_dir).expanduser() if cache_dir is not None else None
+        self._store = JsonStore(self.cache_dir) if self.cache_dir is not None else None
         self._memory: OrderedDict[str, list[Detection]] = OrderedDict()
         self._lock = threading.Lock()
         self.hits = 0
@@ -229,23 +229,14 @@ class Detector:
             self._memory.clear()
 
     def _read_disk(self, key: str) -> list[Detection] | None:
-        if self.cache_dir is None:
+        data = self._store.get(key) if self._store is not None else None
+        if not isinstance(data, list):
             return None
         try:
-            data = json.loads((self.cache_dir / f"{key}.json").read_text(encoding="utf-8"))
             return [Detection.from_dict(d) for d in data]
-        except (OSError, ValueError, KeyError, TypeError):
-            return None  # missing or damaged: detect again and overwrite
+        except (KeyError, TypeError, ValueError):
+            return None  # damaged: detect again and overwrite
 
     def _write_disk(self, key: str, dets: list[Detection]) -> None:
-        if self.cache_dir is None:
-            return
-        self.cache_dir.mkdir(parents=True, exist_ok=True)
-        path = self.cache_dir / f"{key}.json"
-        tmp = path.with_name(f".{path.name}.{os.getpid()}-{threading.get_ident()}.tmp")
-        try:
-            tmp.write_text(json.dumps([d.to_dict() for d in dets]), encoding="utf-8")
-            os.replace(tmp, path)
-        finally:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
+        if self._store is not None:
+            self._store.put(key, [d.to_dict() for d in dets])

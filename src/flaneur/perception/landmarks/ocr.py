@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 
 from flaneur.perception.landmarks.base import LandmarkObservation, LandmarkScorer, unique_landmarks
@@ -73,7 +74,31 @@ class OCRLandmarks(LandmarkScorer):
 
     def score(self, view: View, landmarks: Sequence[str]) -> list[LandmarkObservation]:
         """Best fuzzy ratio of each landmark against the text read in ``view``."""
-        cands = text_candidates(self.read(view))
+        return self._match(view, self.read(view), landmarks)
+
+    def score_views(
+        self, views: Sequence[View], landmarks: Sequence[str]
+    ) -> list[list[LandmarkObservation]]:
+        """:meth:`score` for several views, read by OCR in one batch (an agent's step)."""
+        read_many = getattr(self.ocr, "read_many", None)
+        if read_many is None:
+            return [self.score(v, landmarks) for v in views]
+        lines = read_many(list(views))
+        return [
+            self._match(v, [b for b in boxes if b.score >= self.min_text_score], landmarks)
+            for v, boxes in zip(views, lines, strict=True)
+        ]
+
+    async def aseen_in(
+        self, views: Sequence[View], landmarks: Sequence[str]
+    ) -> list[LandmarkObservation]:
+        """Async :meth:`seen_in`: the views are read in one OCR batch in a worker thread."""
+        return await asyncio.to_thread(self.seen_in, list(views), landmarks)
+
+    def _match(
+        self, view: View, boxes: Sequence[TextBox], landmarks: Sequence[str]
+    ) -> list[LandmarkObservation]:
+        cands = text_candidates(boxes)
         out = []
         for name in unique_landmarks(landmarks):
             best, best_text, best_box = 0.0, None, None
