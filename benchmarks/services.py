@@ -23,7 +23,10 @@ Prints one JSON object:
   named place within the search radius (the exact expectation, not a draw).
 * ``local_ling_success`` - generated routes (see ``flaneur.agents.virl.vln_routes``): Local
   writes the template instruction, Ling follows it offline (map landmarks, V-IRL's oracle
-  row), step limit 40, one attempt; ``local_ling_success_with_reasks`` allows 3 asks.
+  row), step limit 40, one attempt; ``local_ling_success_with_reasks`` allows 3 asks;
+  ``local_ling_success_paraphrased`` the same routes with the instruction re-worded by the
+  four held-out generators of ``benchmarks/virl_paraphrase.py`` (mean; per generator in
+  ``local_ling_success_by_wording``), one attempt.
 * ``peng_last_stop_reached`` - over random 4-stop sets of named places in optimised order,
   the fraction where Peng's greedy-bearing walk ends within 5 m of the last stop (key
   positions on the route: step ends, bends >= 15 deg, every 40 m; reached by standing on
@@ -56,6 +59,7 @@ from flaneur.services.optimize import (
     optimize_order,
 )
 from flaneur.world.builtin import load_city
+from virl_paraphrase import GENERATORS, ParaphrasingLocal
 
 LETTERS = "abcdefghijklmnopqrstuvwxyzäö"
 RECOMMENDER_CATEGORIES = ("basic_poi", "brand", "latent_poi", "abstract_need")
@@ -242,14 +246,21 @@ def bench_local_ling(city, n_routes: int, seed: int) -> dict:
     local = Local(city)
     once, again = Ling(city, step_limit=40, max_asks=1), Ling(city, step_limit=40, max_asks=3)
     first = retry = 0
+    styles = {style: 0 for style in GENERATORS}
     for r in routes:
         question = f"How do I get to {r.destination.name}?"
         first += once.travel(local, question, r.start, r.heading, r.destination)["success"]
         retry += again.travel(local, question, r.start, r.heading, r.destination)["success"]
+        for style in styles:
+            reworded = ParaphrasingLocal(city, style)
+            out = once.travel(reworded, question, r.start, r.heading, r.destination)
+            styles[style] += out["success"]
     n = max(1, len(routes))
     return {
         "local_ling_success": round(first / n, 4),
         "local_ling_success_with_reasks": round(retry / n, 4),
+        "local_ling_success_paraphrased": round(sum(styles.values()) / (n * len(styles)), 4),
+        "local_ling_success_by_wording": {k: round(v / n, 4) for k, v in styles.items()},
         "local_ling_routes": len(routes),
     }
 
@@ -260,6 +271,7 @@ CHECKS = {
     "geocode_recall_at_1": lambda v: v >= 0.8,
     "geocode_address_recall_at_1": lambda v: v >= 0.8,
     "local_ling_success": lambda v: v >= 0.75,
+    "local_ling_success_paraphrased": lambda v: v >= 0.5,
     "peng_last_stop_reached": lambda v: v >= 0.95,
 }
 
