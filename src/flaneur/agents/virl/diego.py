@@ -18,6 +18,7 @@ Offline, the drafting, estimating and supervising are rules of our own design
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -278,8 +279,30 @@ class Diego:
         start_label: str,
         feedback: list[str] | None = None,
         start_hour: float = 9.0,
+        ask: Callable[[dict[str, Any]], str | None] | None = None,
     ) -> dict[str, Any]:
-        """Plan a whole day; the plan and the travel-time error as a dict."""
+        """Plan a whole day; the plan and the travel-time error as a dict.
+
+        Parameters
+        ----------
+        persona
+            The :class:`~flaneur.services.persona.Persona`.
+        start, start_label
+            Start viewpoint and its name.
+        feedback
+            User remarks, one used before each round of planning (in order).
+        start_hour
+            When the day starts.
+        ask
+            Interactive feedback: called before each round once ``feedback`` is used up,
+            with where the day stands (time, place, budget, status, the last activity); it
+            returns the person's remark (``""``: none this round) or ``None`` to stop asking.
+
+        Returns
+        -------
+        dict
+            The plan, the remarks heard (``feedback_heard``) and the travel-time error.
+        """
         status = {**DEFAULT_STATUS, **persona.status}
         budget = persona.budget if persona.budget is not None else DEFAULT_BUDGET
         state = DayState(start, start_label, start_hour, budget, status)
@@ -289,8 +312,28 @@ class Diego:
         notes = list(feedback or [])
         plan: list[dict[str, Any]] = []
         advice = ""
+        heard: list[str] = []
         for _ in range(MAX_ACTIVITIES):
-            said = notes.pop(0) if notes else ""
+            if notes:
+                said = notes.pop(0)
+            elif ask is not None:
+                last = plan[-1]["content"] if plan else ""
+                reply = ask(
+                    {
+                        "time": clock(state.hours),
+                        "place": state.place,
+                        "budget": round(state.budget, 2),
+                        "status": {k: round(v) for k, v in state.status.items()},
+                        "last_activity": last,
+                    }
+                )
+                if reply is None:
+                    ask = None  # end of input: stop asking
+                said = (reply or "").strip()
+            else:
+                said = ""
+            if said:
+                heard.append(said)
             if said and not self.thinker.online:
                 feedback_offline(said, state)
             draft = self.draft(
@@ -344,6 +387,7 @@ class Diego:
         return {
             "grounded": self.grounded,
             "wishes": wishes,
+            "feedback_heard": heard,
             "plan": plan,
             "travel_legs": len(legs),
             "travel_time_mae_min": round(mae, 2),
