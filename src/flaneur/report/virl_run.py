@@ -18,7 +18,8 @@ Options read from the config file besides the persona fields:
 ``diego``
     ``wishes`` (place names), ``feedback`` (a text file of user remarks, one a line, or
     ``"-"``: asked between rounds on stdin, also the default when stdin is a terminal),
-    ``ablation`` (also plan ungrounded and compare, default true).
+    ``ablation`` (also plan ungrounded and compare, default true), ``max_rounds``
+    (planning rounds at most, default 16).
 """
 
 from __future__ import annotations
@@ -218,7 +219,7 @@ def ask_on_terminal(day: dict[str, Any]) -> str | None:
 
 def run_diego(city: City, persona: Persona, thinker: Thinker):
     """Diego: the day plan, grounded, and (by default) the ungrounded ablation."""
-    from flaneur.agents.virl.diego import Diego
+    from flaneur.agents.virl.diego import MAX_ACTIVITIES, Diego
 
     start, label = resolve_point(city, persona.start)
     feedback_opt = _option(persona, "feedback")
@@ -233,14 +234,17 @@ def run_diego(city: City, persona: Persona, thinker: Thinker):
         if not file.is_file():
             raise DataError("feedback file not found", path=file)
         feedback = [x.strip() for x in file.read_text(encoding="utf-8").splitlines() if x.strip()]
-    grounded = Diego(city, thinker).plan_day(persona, start, label, list(feedback), ask=ask)
+    rounds = int(_option(persona, "max_rounds", MAX_ACTIVITIES))
+    grounded = Diego(city, thinker, max_rounds=rounds).plan_day(
+        persona, start, label, list(feedback), ask=ask
+    )
     feedback = feedback or list(grounded["feedback_heard"])  # the ablation hears the same
     result: dict[str, Any] = {"start": label, "grounded_plan": grounded}
     extra: dict[str, str] = {}
     if bool(_option(persona, "ablation", True)):
         from flaneur.agents.virl.diego import travel_time_svg
 
-        ungrounded = Diego(city, thinker, grounded=False).plan_day(
+        ungrounded = Diego(city, thinker, grounded=False, max_rounds=rounds).plan_day(
             persona, start, label, list(feedback)
         )
         result["ungrounded_plan"] = ungrounded

@@ -114,10 +114,12 @@ class Diego:
         *,
         grounded: bool = True,
         mode_default: str = "walking",
+        max_rounds: int = MAX_ACTIVITIES,
     ) -> None:
         self.city = city
         self.thinker = thinker or Thinker()
         self.grounded = grounded
+        self.max_rounds = max_rounds
         self.mode_default = mode_default
         self.aria = Aria(city, self.thinker, radius_m=MEAL_RADIUS_M)
 
@@ -313,7 +315,7 @@ class Diego:
         plan: list[dict[str, Any]] = []
         advice = ""
         heard: list[str] = []
-        for _ in range(MAX_ACTIVITIES):
+        for _ in range(self.max_rounds):
             if notes:
                 said = notes.pop(0)
             elif ask is not None:
