@@ -77,6 +77,26 @@ def feedback_offline(text: str, state: DayState) -> None:
         state.hours = max(state.hours, END_HOUR)
 
 
+def clean_draft(data: dict[str, Any]) -> dict[str, Any]:
+    """A model's activity draft with the fields the planner reads, of the kinds it reads:
+    ``content`` a string (the draft's ``name`` or its type when missing), ``place`` a string
+    when given, ``minutes`` a positive number (60 when missing or not a number)."""
+    out: dict[str, Any] = {"type": data["type"]}
+    content = data.get("content") or data.get("name") or data.get("activity") or data["type"]
+    out["content"] = str(content)
+    if data.get("place"):
+        out["place"] = str(data["place"])
+    try:
+        minutes = float(data.get("minutes", 60))
+    except (TypeError, ValueError):
+        minutes = 60.0
+    out["minutes"] = minutes if 0 < minutes <= 24 * 60 else 60.0
+    for key in ("time", "reason"):
+        if key in data:
+            out[key] = str(data[key])
+    return out
+
+
 def clock(hours: float) -> str:
     """``9.5`` → ``"09:30"``."""
     return f"{int(hours):02d}:{round((hours % 1) * 60):02d}"
@@ -173,7 +193,7 @@ class Diego:
         if reply is not None:
             data = extract_json(reply)
             if isinstance(data, dict) and data.get("type") in ("normal", "eat", "transport", "end"):
-                return data
+                return clean_draft(data)
             self.thinker.fell_back()
         return self.draft_offline(state, wishes)
 
