@@ -79,3 +79,26 @@ def test_ratings_from_real_replies():
     assert ask_rating(thinker, "rate") is None  # cut off, rating nested: unusable
     assert ask_rating(thinker, "rate") == (1.0, "The home meets the person's expectations.")
     assert thinker.fallbacks == 1
+
+
+def test_diego_with_the_real_draft_runs_max_rounds(helsinki, tmp_path):
+    from flaneur.report.virl_run import run_agent
+    from flaneur.services.persona import persona_from_dict
+
+    persona = persona_from_dict(
+        {
+            "name": "D",
+            "city": "helsinki",
+            "start": "Kiasma",
+            "background": "a visitor",
+            "intention": "see art",
+            "max_rounds": 2,
+            "ablation": False,
+        }
+    )
+    thinker = Thinker(Replies(*(['{\n  "type": "normal",\n  "name": "Elder"\n}'] * 12)))
+    result = run_agent("diego", helsinki, persona, tmp_path / "out", thinker=thinker)
+    plan = result["grounded_plan"]["plan"]
+    assert [(a["type"], a["content"], a["minutes"]) for a in plan] == [
+        ("normal", "Elder", 60.0)
+    ] * 2
