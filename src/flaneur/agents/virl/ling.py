@@ -14,8 +14,11 @@ and at the step limit. Success is stopping within :data:`SUCCESS_RADIUS_M` (25 m
 destination (:func:`goal_position`); on failure she asks a new Local from where she stands
 (bounded attempts).
 
-Offline, her policy is a rule of our own design: read the instruction's ``face <compass> and
-walk about <N> m`` legs, face each leg's direction, walk its distance, stop after the last.
+Offline, her policy is a rule of our own design: the instruction, in any wording, is parsed
+into legs (:mod:`flaneur.agents.virl.instruction_parse`); she faces each leg's compass
+direction or turns to the street its relative turn names, walks until what ends the leg (a
+distance, the N-th junction, a landmark in sight at a junction or passed, a street sign)
+and stops after the last. :func:`instruction_legs` reads Local's template wording only.
 """
 
 from __future__ import annotations
