@@ -23,10 +23,16 @@ Prints one JSON object:
   named place within the search radius (the exact expectation, not a draw).
 * ``local_ling_success`` - generated routes (see ``flaneur.agents.virl.vln_routes``): Local
   writes the template instruction, Ling follows it offline (map landmarks, V-IRL's oracle
-  row), step limit 40, one attempt; ``local_ling_success_with_reasks`` allows 3 asks.
-* ``peng_walk_end_reached`` - over random 4-stop routes in optimised order, the fraction
-  where Peng's greedy-bearing walk ends within 5 m of the last stop (with our two
-  additions); ``peng_walk_end_reached_virl_rule`` with V-IRL's rule alone.
+  row), step limit 40, one attempt; ``local_ling_success_with_reasks`` allows 3 asks;
+  ``local_ling_success_paraphrased`` the same routes with the instruction re-worded by the
+  four held-out generators of ``benchmarks/virl_paraphrase.py`` (mean; per generator in
+  ``local_ling_success_by_wording``), one attempt.
+* ``peng_last_stop_reached`` - over random 4-stop sets of named places in optimised order,
+  the fraction where Peng's greedy-bearing walk ends within 5 m of the last stop (key
+  positions on the route: step ends, bends >= 15 deg, every 40 m; reached by standing on
+  them; ``peng_walk_end_reached`` is the same figure under its earlier name);
+  ``peng_last_stop_reached_radius_5m`` the same key positions reached within 5 m;
+  ``peng_walk_end_reached_virl_rule`` V-IRL's rule alone (step ends, 5 m radius).
 """
 
 from __future__ import annotations
@@ -53,6 +59,7 @@ from flaneur.services.optimize import (
     optimize_order,
 )
 from flaneur.world.builtin import load_city
+from virl_paraphrase import GENERATORS, ParaphrasingLocal
 
 LETTERS = "abcdefghijklmnopqrstuvwxyzäö"
 RECOMMENDER_CATEGORIES = ("basic_poi", "brand", "latent_poi", "abstract_need")
@@ -203,23 +210,35 @@ def bench_peng_walk(city, n_sets: int, rng: np.random.Generator) -> dict:
     nodes = np.unique(
         np.atleast_1d(city.graph.nearest_node(city.places.lat[named], city.places.lng[named]))
     )
-    ours, virl = [], []
+    variants = {
+        "peng_last_stop_reached": {},
+        "peng_last_stop_reached_radius_5m": {"reach_m": REACHED_M},
+        "peng_walk_end_reached_virl_rule": {"virl": True},
+    }
+    hits: dict[str, list[bool]] = {k: [] for k in variants}
+    skipped: list[int] = []
     for _ in range(n_sets):
         stops = [int(x) for x in rng.choice(nodes, 4, replace=False)]
         ordered, _ = optimize_order(city.graph, stops)
         route = directions_via(city, ordered)
-        for keys, avoid, out in (
-            (key_positions(city, route), True, ours),
-            (list(route.key_positions), False, virl),
-        ):
-            walk = greedy_bearing_walk(city, stops[0], keys, avoid_returns=avoid)
+        for name, how in variants.items():
+            if how.get("virl"):
+                keys = list(route.key_positions)
+                walk = greedy_bearing_walk(
+                    city, stops[0], keys, avoid_returns=False, reach_m=REACHED_M
+                )
+            else:
+                keys = key_positions(city, route)
+                walk = greedy_bearing_walk(city, stops[0], keys, reach_m=how.get("reach_m"))
             gap = np.hypot(*(city.graph.xy[walk.nodes[-1]] - city.graph.xy[route.nodes[-1]]))
-            out.append(float(gap) <= REACHED_M)
-    return {
-        "peng_walk_end_reached": round(float(np.mean(ours)), 4),
-        "peng_walk_end_reached_virl_rule": round(float(np.mean(virl)), 4),
-        "peng_walk_routes": n_sets,
-    }
+            hits[name].append(float(gap) <= REACHED_M)
+            if name == "peng_last_stop_reached":
+                skipped.append(len(walk.skipped))
+    out = {k: round(float(np.mean(v)), 4) for k, v in hits.items()}
+    out["peng_walk_end_reached"] = out["peng_last_stop_reached"]  # the earlier name
+    out["peng_key_positions_skipped_mean"] = round(float(np.mean(skipped)), 2)
+    out["peng_walk_routes"] = n_sets
+    return out
 
 
 def bench_local_ling(city, n_routes: int, seed: int) -> dict:
@@ -227,14 +246,21 @@ def bench_local_ling(city, n_routes: int, seed: int) -> dict:
     local = Local(city)
     once, again = Ling(city, step_limit=40, max_asks=1), Ling(city, step_limit=40, max_asks=3)
     first = retry = 0
+    styles = {style: 0 for style in GENERATORS}
     for r in routes:
         question = f"How do I get to {r.destination.name}?"
         first += once.travel(local, question, r.start, r.heading, r.destination)["success"]
         retry += again.travel(local, question, r.start, r.heading, r.destination)["success"]
+        for style in styles:
+            reworded = ParaphrasingLocal(city, style)
+            out = once.travel(reworded, question, r.start, r.heading, r.destination)
+            styles[style] += out["success"]
     n = max(1, len(routes))
     return {
         "local_ling_success": round(first / n, 4),
         "local_ling_success_with_reasks": round(retry / n, 4),
+        "local_ling_success_paraphrased": round(sum(styles.values()) / (n * len(styles)), 4),
+        "local_ling_success_by_wording": {k: round(v / n, 4) for k, v in styles.items()},
         "local_ling_routes": len(routes),
     }
 
@@ -245,6 +271,8 @@ CHECKS = {
     "geocode_recall_at_1": lambda v: v >= 0.8,
     "geocode_address_recall_at_1": lambda v: v >= 0.8,
     "local_ling_success": lambda v: v >= 0.75,
+    "local_ling_success_paraphrased": lambda v: v >= 0.5,
+    "peng_last_stop_reached": lambda v: v >= 0.95,
 }
 
 

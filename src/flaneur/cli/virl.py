@@ -38,13 +38,28 @@ def _agent_command(name: str, summary: str):
             None, "--llm-base-url", help="OpenAI-compatible server URL."
         ),
         json_out: bool = typer.Option(False, "--json", help="Print the result as one JSON object."),
+        feedback: str | None = typer.Option(
+            None,
+            "--feedback",
+            hidden=name != "diego",
+            help=(
+                "Diego's user feedback: a text file (one remark a line, one used per round) "
+                "or - to be asked between rounds on stdin (the default when stdin is a "
+                "terminal)."
+            ),
+        ),
     ) -> None:
         from flaneur.agents.virl.common import make_thinker
         from flaneur.report.virl_run import run_agent
         from flaneur.services.persona import load_persona
         from flaneur.world.builtin import load_city
 
-        persona = load_persona(config, list(overrides or []))
+        if feedback is not None and name != "diego":
+            from flaneur.errors import ArgumentError
+
+            raise ArgumentError(f"--feedback is an option of diego, not of {name}")
+        extra = [f"feedback={feedback}"] if feedback is not None else []
+        persona = load_persona(config, [*(overrides or []), *extra])
         thinker = make_thinker(llm, llm_base_url)
         try:
             result = run_agent(name, load_city(city or persona.city), persona, out, thinker=thinker)
@@ -90,7 +105,8 @@ AGENT_HELP = {
     ),
     "diego": (
         "Diego, the concierge: a day plan, grounded vs ungrounded travel times.",
-        "Options: wishes (place names), feedback (a file, or - for stdin), ablation (true).",
+        "Options: wishes (place names), feedback (a file, or - to be asked between rounds on "
+        "stdin; also --feedback), ablation (true).",
     ),
     "robot": (
         "RX-399, the urban assistance robot: walks start -> end, counts objects, crops.",

@@ -17,7 +17,9 @@ Options read from the config file besides the persona fields:
     ``synthetic_listings`` (how many to make from OSM buildings, default 30), ``top`` (5).
 ``diego``
     ``wishes`` (place names), ``feedback`` (a text file of user remarks, one a line, or
-    ``"-"`` for stdin), ``ablation`` (also plan ungrounded and compare, default true).
+    ``"-"``: asked between rounds on stdin, also the default when stdin is a terminal),
+    ``ablation`` (also plan ungrounded and compare, default true), ``max_rounds``
+    (planning rounds at most, default 16).
 """
 
 from __future__ import annotations
@@ -192,15 +194,39 @@ def run_vivek(city: City, persona: Persona, thinker: Thinker):
     return {"listings_source": source, **result}, fmap
 
 
+def _stdin_is_tty() -> bool:
+    try:
+        return sys.stdin is not None and sys.stdin.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def ask_on_terminal(day: dict[str, Any]) -> str | None:
+    """Diego's interactive feedback: show where the day stands on stderr, read one line
+    from stdin (``None`` at the end of input)."""
+    status = ", ".join(f"{k} {v}" for k, v in day["status"].items())
+    last = f" after {day['last_activity']!r}" if day["last_activity"] else ""
+    print(
+        f"[diego] {day['time']} at {day['place']}{last}; budget {day['budget']}; {status}\n"
+        "[diego] your feedback (Enter: none; 'go home' ends the day): ",
+        end="",
+        file=sys.stderr,
+        flush=True,
+    )
+    line = sys.stdin.readline()
+    return None if line == "" else line.strip()
+
+
 def run_diego(city: City, persona: Persona, thinker: Thinker):
     """Diego: the day plan, grounded, and (by default) the ungrounded ablation."""
-    from flaneur.agents.virl.diego import Diego
+    from flaneur.agents.virl.diego import MAX_ACTIVITIES, Diego
 
     start, label = resolve_point(city, persona.start)
     feedback_opt = _option(persona, "feedback")
     feedback: list[str] = []
-    if feedback_opt == "-":
-        feedback = [line.strip() for line in sys.stdin if line.strip()]
+    ask = None
+    if feedback_opt == "-" or (feedback_opt is None and _stdin_is_tty()):
+        ask = ask_on_terminal  # one remark per round, read from stdin as the day unfolds
     elif feedback_opt:
         file = Path(feedback_opt)
         if not file.is_absolute() and persona.source is not None:
@@ -208,13 +234,17 @@ def run_diego(city: City, persona: Persona, thinker: Thinker):
         if not file.is_file():
             raise DataError("feedback file not found", path=file)
         feedback = [x.strip() for x in file.read_text(encoding="utf-8").splitlines() if x.strip()]
-    grounded = Diego(city, thinker).plan_day(persona, start, label, list(feedback))
+    rounds = int(_option(persona, "max_rounds", MAX_ACTIVITIES))
+    grounded = Diego(city, thinker, max_rounds=rounds).plan_day(
+        persona, start, label, list(feedback), ask=ask
+    )
+    feedback = feedback or list(grounded["feedback_heard"])  # the ablation hears the same
     result: dict[str, Any] = {"start": label, "grounded_plan": grounded}
     extra: dict[str, str] = {}
     if bool(_option(persona, "ablation", True)):
         from flaneur.agents.virl.diego import travel_time_svg
 
-        ungrounded = Diego(city, thinker, grounded=False).plan_day(
+        ungrounded = Diego(city, thinker, grounded=False, max_rounds=rounds).plan_day(
             persona, start, label, list(feedback)
         )
         result["ungrounded_plan"] = ungrounded

@@ -20,67 +20,43 @@ With ``--llm``, the model names the type and rates each candidate from its overv
 
 from __future__ import annotations
 
-import re
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
 from flaneur.agents.virl.common import Thinker, prompt_template
-from flaneur.models import extract_json
+from flaneur.agents.virl.rating import (
+    ask_rating,
+    best_first,
+    closest_types,
+    embedder,
+    type_similarities,
+    types_named_in,
+    weighted_rating,
+)
 from flaneur.services.geocode import normalize
 from flaneur.services.nearby import nearby_search
 from flaneur.services.overview import TagOverview
 from flaneur.world.city import City
-from flaneur.world.taxonomy import CATEGORIES, normalize_category
+from flaneur.world.taxonomy import normalize_category
+
+# embedder, type_similarities and types_named_in live in flaneur.agents.virl.rating (shared
+# with Vivek) and stay importable from here
+__all__ = [
+    "KEEP",
+    "RADIUS_M",
+    "TYPES_KEPT",
+    "WEIGHTS",
+    "Aria",
+    "embedder",
+    "type_similarities",
+    "types_named_in",
+]
 
 KEEP = 15
 TYPES_KEPT = 3
 RADIUS_M = 500.0
 WEIGHTS = {"type": 0.55, "overview": 0.2, "near": 0.15, "prominence": 0.1}
-
-
-@lru_cache(maxsize=1)
-def _type_texts() -> tuple[tuple[str, ...], tuple[str, ...]]:
-    names, texts = [], []
-    for name, info in CATEGORIES.items():
-        for text in (info.label, *info.synonyms):
-            names.append(name)
-            texts.append(text)
-    return tuple(names), tuple(texts)
-
-
-def embedder():
-    """The shared sentence embedder."""
-    from flaneur.text.embedder import shared_embedder
-
-    return shared_embedder()
-
-
-def types_named_in(text: str) -> list[str]:
-    """Categories named word for word in ``text`` (1-3 word phrases, longest first)."""
-    words = re.findall(r"[\w'-]+", text.lower())
-    found: list[str] = []
-    for size in (3, 2, 1):
-        for i in range(len(words) - size + 1):
-            category = normalize_category(" ".join(words[i : i + size]))
-            if category and category not in found:
-                found.append(category)
-    return found
-
-
-def type_similarities(intention: str) -> dict[str, float]:
-    """Similarity of ``intention`` to each category (best of its label and synonyms);
-    categories named word for word in it rank above all others."""
-    names, texts = _type_texts()
-    sims = embedder().similarity([intention], list(texts))[0]
-    best: dict[str, float] = {}
-    for name, sim in zip(names, sims.tolist(), strict=True):
-        best[name] = max(best.get(name, -1.0), sim)
-    top = max(best.values(), default=0.0)
-    for k, category in enumerate(types_named_in(intention)):
-        best[category] = top + 0.1 - 0.01 * k
-    return best
 
 
 class Aria:
@@ -123,9 +99,7 @@ class Aria:
             if category:
                 return {category: 1.0}, "llm"
             self.thinker.fell_back()
-        sims = type_similarities(intention)
-        top = sorted(sims, key=lambda k: -sims[k])[:TYPES_KEPT]
-        return {k: sims[k] for k in top}, "embedder"
+        return closest_types(intention, TYPES_KEPT), "embedder"
 
     def candidates(self, xy: Any, types: dict[str, float]) -> list:
         """The nearest :attr:`keep` places of the given types within the radius."""
@@ -151,40 +125,29 @@ class Aria:
         over = float(max(0.0, embedder().similarity([intention], [overview])[0, 0]))
         near = max(0.0, 1.0 - result.distance_m / self.radius_m)
         prom = min(result.prominence, 4.0) / 4.0
-        score = 10.0 * (
-            WEIGHTS["type"] * type_fit
-            + WEIGHTS["overview"] * over
-            + WEIGHTS["near"] * near
-            + WEIGHTS["prominence"] * prom
-        )
+        parts = {"type": type_fit, "overview": over, "near": near, "prominence": prom}
         why = (
             f"type fit {type_fit:.2f}, overview fit {over:.2f}, "
             f"{result.distance_m:.0f} m away, prominence {result.prominence:g}"
         )
-        return round(score, 2), why
+        return weighted_rating(parts, WEIGHTS), why
 
     def rate(
         self, intention: str, background: str, types: dict[str, float], result
     ) -> dict[str, Any]:
         """Overview and rating of one candidate."""
         overview = self.overviews.overview(self.city, result.row)
-        rating, why, rated_by = None, "", "offline"
-        reply = self.thinker.ask(
+        asked = ask_rating(
+            self.thinker,
             prompt_template("aria_rate").format(
                 background=background,
                 intention=intention,
                 name=result.name,
                 distance_m=round(result.distance_m),
                 overview=overview,
-            )
+            ),
         )
-        if reply is not None:
-            data = extract_json(reply)
-            value = data.get("rating") if isinstance(data, dict) else None
-            if isinstance(value, int | float) and 0 <= value <= 10:
-                rating, why, rated_by = float(value), str(data.get("explanation", "")), "llm"
-            else:
-                self.thinker.fell_back()
+        rating, why, rated_by = (*asked, "llm") if asked else (None, "", "offline")
         if rating is None:
             rating, why = self._offline_rating(intention, types, result, overview)
         return {
@@ -220,7 +183,7 @@ class Aria:
         else:
             pool = self.candidates(xy, types)
         rated = [self.rate(intention, background, types, r) for r in pool]
-        rated.sort(key=lambda x: (-x["rating"], x["distance_m"]))
+        best_first(rated, lambda x: x["distance_m"])
         return {
             "place_types": {k: round(v, 3) for k, v in types.items()},
             "types_chosen_by": chosen_by,

@@ -107,9 +107,14 @@ class Thinker:
 
 
 def make_thinker(llm: str | None, base_url: str | None = None) -> Thinker:
-    """A :class:`Thinker` for a model string (``None``: offline)."""
+    """A :class:`Thinker` for a model string (``None``: offline).
+
+    The model gets the transport defaults of where it is served (a server on this machine
+    or the local network: 300 s time-out, its own slot count in flight; see
+    :func:`flaneur.models.registry.transport_defaults`).
+    """
     if not llm:
         return Thinker()
-    from flaneur.models import make_model
+    from flaneur.models.registry import ModelConfig
 
-    return Thinker(make_model(llm, base_url=base_url, cache_mode="off"))
+    return Thinker(ModelConfig(llm, base_url=base_url, cache_mode="off").build())

@@ -18,6 +18,7 @@ Offline, the drafting, estimating and supervising are rules of our own design
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -76,6 +77,26 @@ def feedback_offline(text: str, state: DayState) -> None:
         state.hours = max(state.hours, END_HOUR)
 
 
+def clean_draft(data: dict[str, Any]) -> dict[str, Any]:
+    """A model's activity draft with the fields the planner reads, of the kinds it reads:
+    ``content`` a string (the draft's ``name`` or its type when missing), ``place`` a string
+    when given, ``minutes`` a positive number (60 when missing or not a number)."""
+    out: dict[str, Any] = {"type": data["type"]}
+    content = data.get("content") or data.get("name") or data.get("activity") or data["type"]
+    out["content"] = str(content)
+    if data.get("place"):
+        out["place"] = str(data["place"])
+    try:
+        minutes = float(data.get("minutes", 60))
+    except (TypeError, ValueError):
+        minutes = 60.0
+    out["minutes"] = minutes if 0 < minutes <= 24 * 60 else 60.0
+    for key in ("time", "reason"):
+        if key in data:
+            out[key] = str(data[key])
+    return out
+
+
 def clock(hours: float) -> str:
     """``9.5`` → ``"09:30"``."""
     return f"{int(hours):02d}:{round((hours % 1) * 60):02d}"
@@ -113,10 +134,12 @@ class Diego:
         *,
         grounded: bool = True,
         mode_default: str = "walking",
+        max_rounds: int = MAX_ACTIVITIES,
     ) -> None:
         self.city = city
         self.thinker = thinker or Thinker()
         self.grounded = grounded
+        self.max_rounds = max_rounds
         self.mode_default = mode_default
         self.aria = Aria(city, self.thinker, radius_m=MEAL_RADIUS_M)
 
@@ -170,7 +193,7 @@ class Diego:
         if reply is not None:
             data = extract_json(reply)
             if isinstance(data, dict) and data.get("type") in ("normal", "eat", "transport", "end"):
-                return data
+                return clean_draft(data)
             self.thinker.fell_back()
         return self.draft_offline(state, wishes)
 
@@ -278,8 +301,30 @@ class Diego:
         start_label: str,
         feedback: list[str] | None = None,
         start_hour: float = 9.0,
+        ask: Callable[[dict[str, Any]], str | None] | None = None,
     ) -> dict[str, Any]:
-        """Plan a whole day; the plan and the travel-time error as a dict."""
+        """Plan a whole day; the plan and the travel-time error as a dict.
+
+        Parameters
+        ----------
+        persona
+            The :class:`~flaneur.services.persona.Persona`.
+        start, start_label
+            Start viewpoint and its name.
+        feedback
+            User remarks, one used before each round of planning (in order).
+        start_hour
+            When the day starts.
+        ask
+            Interactive feedback: called before each round once ``feedback`` is used up,
+            with where the day stands (time, place, budget, status, the last activity); it
+            returns the person's remark (``""``: none this round) or ``None`` to stop asking.
+
+        Returns
+        -------
+        dict
+            The plan, the remarks heard (``feedback_heard``) and the travel-time error.
+        """
         status = {**DEFAULT_STATUS, **persona.status}
         budget = persona.budget if persona.budget is not None else DEFAULT_BUDGET
         state = DayState(start, start_label, start_hour, budget, status)
@@ -289,8 +334,28 @@ class Diego:
         notes = list(feedback or [])
         plan: list[dict[str, Any]] = []
         advice = ""
-        for _ in range(MAX_ACTIVITIES):
-            said = notes.pop(0) if notes else ""
+        heard: list[str] = []
+        for _ in range(self.max_rounds):
+            if notes:
+                said = notes.pop(0)
+            elif ask is not None:
+                last = plan[-1]["content"] if plan else ""
+                reply = ask(
+                    {
+                        "time": clock(state.hours),
+                        "place": state.place,
+                        "budget": round(state.budget, 2),
+                        "status": {k: round(v) for k, v in state.status.items()},
+                        "last_activity": last,
+                    }
+                )
+                if reply is None:
+                    ask = None  # end of input: stop asking
+                said = (reply or "").strip()
+            else:
+                said = ""
+            if said:
+                heard.append(said)
             if said and not self.thinker.online:
                 feedback_offline(said, state)
             draft = self.draft(
@@ -344,6 +409,7 @@ class Diego:
         return {
             "grounded": self.grounded,
             "wishes": wishes,
+            "feedback_heard": heard,
             "plan": plan,
             "travel_legs": len(legs),
             "travel_time_mae_min": round(mae, 2),

@@ -14,8 +14,11 @@ and at the step limit. Success is stopping within :data:`SUCCESS_RADIUS_M` (25 m
 destination (:func:`goal_position`); on failure she asks a new Local from where she stands
 (bounded attempts).
 
-Offline, her policy is a rule of our own design: read the instruction's ``face <compass> and
-walk about <N> m`` legs, face each leg's direction, walk its distance, stop after the last.
+Offline, her policy is a rule of our own design: the instruction, in any wording, is parsed
+into legs (:mod:`flaneur.agents.virl.instruction_parse`); she faces each leg's compass
+direction or turns to the street its relative turn names, walks until what ends the leg (a
+distance, the N-th junction, a landmark in sight at a junction or passed, a street sign)
+and stops after the last. :func:`instruction_legs` reads Local's template wording only.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from flaneur.agents.virl.common import Thinker, prompt_template
+from flaneur.agents.virl.instruction_parse import TURN_OFFSET, Leg, parse_instruction
 from flaneur.agents.virl.local import Direction, Local, relative8
 from flaneur.env.navigation_env import NavigationEnv
 from flaneur.env.state import angular_distance, relative_angle
@@ -46,6 +50,11 @@ STEP_LIMIT = 30
 LEG_SLACK_M = 10.0
 """The rule ends a leg this many metres before its told distance (viewpoints ~20 m apart)."""
 REFACE_DEG = 60.0
+TURN_SEEK_M = 25.0
+"""A relative turn told where no street branches off is taken at the next intersection
+within this many metres."""
+LAST_LEG_M = 120.0
+"""A last leg with no end in the text ends where the destination is seen, or after this."""
 """The offline rule faces the leg's direction again when the street bends more than this."""
 _COMPASS_WORDS = "|".join(sorted(COMPASS, key=len, reverse=True))  # "south-west" before "south"
 _LEG = re.compile(r"face\s+(" + _COMPASS_WORDS + r")\b[^.]*?walk about\s+(\d+)\s*m", re.IGNORECASE)
@@ -174,6 +183,11 @@ class Ling:
     def _observe(
         self, node: int, facing: float, key_positions: set[int], landmarks: list[str]
     ) -> str:
+        return self._look(node, facing, key_positions, landmarks)[0]
+
+    def _look(
+        self, node: int, facing: float, key_positions: set[int], landmarks: list[str]
+    ) -> tuple[str, set[str]]:
         graph, places = self.city.graph, self.city.places
         parts = []
         near_key = any(
@@ -194,7 +208,7 @@ class Ling:
                 parts.append(f"{places.names[row]} is on your {where}.")
         if not seen:
             parts.append("No landmarks nearby.")
-        return " ".join(parts)
+        return " ".join(parts), set(seen)
 
     def _landmarks(self, instruction: str) -> list[str]:
         reply = self.thinker.ask(prompt_template("ling_landmarks").format(instruction=instruction))
@@ -208,6 +222,68 @@ class Ling:
                 return [str(x) for x in items if str(x).strip()]
             self.thinker.fell_back()
         return landmarks_in(self.city, instruction)
+
+    def _leg_done(
+        self,
+        plan: list[Leg],
+        leg: int,
+        node: int,
+        walked_m: float,
+        crossings: int,
+        seen: set[str],
+        seen_past: bool,
+        goal_key: str,
+    ) -> bool:
+        """Whether the offline rule has finished leg ``leg`` of ``plan`` at ``node``."""
+        step = plan[leg]
+        if step.metres is not None:
+            return walked_m >= step.metres - LEG_SLACK_M
+        if step.intersections:
+            return crossings >= step.intersections
+        if step.until:  # in sight, at a junction (turns are taken at intersections)
+            return normalize(step.until) in seen and int(self.city.graph.degree[node]) > 2
+        if step.past:
+            return seen_past and normalize(step.past) not in seen
+        if step.street:
+            return self._on_street(node, step.street) and walked_m > 0
+        if leg + 1 < len(plan):
+            return crossings >= 1  # "turn left, then ...": at the next intersection
+        return goal_key in seen or walked_m >= LAST_LEG_M
+
+    def _turn_way(self, node: int, facing: float, turn: str, came_from: int | None) -> str:
+        """The compass word for a relative turn (``"left"``, ...) at ``node``.
+
+        Of the streets not leading back, the one closest to the turned heading; then the
+        compass word closest to that street among those for which ``forward()`` takes it
+        (the 8 words are coarse: a street at 200° is "south", but "south" may pick another).
+        """
+        want = facing + TURN_OFFSET.get(turn, 0.0)
+        graph = self.city.graph
+        heads = graph.out_headings(node).tolist()
+        targets = graph.neighbors(node).tolist()
+        ways = [k for k, t in enumerate(targets) if t != came_from or turn == "around"] or list(
+            range(len(heads))
+        )
+        if not turn or not heads:
+            return compass(want)
+        street = min(ways, key=lambda k: float(angular_distance(heads[k], want)))
+        for word in sorted(
+            COMPASS, key=lambda w: float(angular_distance(COMPASS_DEG[w], heads[street]))
+        ):
+            taken = min(ways, key=lambda k: float(angular_distance(heads[k], COMPASS_DEG[word])))
+            if taken == street:
+                return word
+        return compass(heads[street])
+
+    def _on_street(self, node: int, street: str) -> bool:
+        """Whether a street leaving ``node`` carries the name (a street sign read)."""
+        names = self.city.edge_streets
+        if not len(names):
+            return False
+        graph = self.city.graph
+        want = normalize(street)
+        here = names[graph.indptr[node] : graph.indptr[node + 1]].tolist()
+        return any(want and normalize(n).startswith(want) for n in here if n)
 
     # ------------------------------------------------------------------ one attempt
     def follow(self, direction: Direction, start: int, heading: float) -> Attempt:
@@ -230,9 +306,17 @@ class Ling:
         keys = set(direction.route.key_positions)
         key_list = sorted(keys)
         landmarks = self._landmarks(direction.instruction)
-        legs = instruction_legs(direction.instruction)
-        leg, walked_leg, walked = 0, 0.0, 0.0
-        leg_faced = -1
+        keyed = {normalize(x): x for x in landmarks}
+
+        def find(phrase: str) -> list[str]:
+            text = f" {normalize(phrase)} "
+            return [name for key, name in keyed.items() if f" {key} " in text]
+
+        plan = parse_instruction(direction.instruction, find)
+        goal_key = normalize(direction.destination.name)
+        leg, walked_leg, walked, crossings = 0, 0.0, 0.0, 0
+        leg_way, leg_faced, last_way = "", -1, ""
+        seen_past, moved = False, True
         facing = float(heading)
         came_from: int | None = None
         turns_in_a_row = away = 0
@@ -240,20 +324,46 @@ class Ling:
         ended = "step_limit"
         for _ in range(self.step_limit):
             node = env.state.node
-            observation = self._observe(node, facing, keys, landmarks)
+            observation, seen = self._look(
+                node, facing, keys, [*landmarks, direction.destination.name]
+            )
             attempt.observations.append(observation)
             # the offline rule (also the fallback for unusable model replies)
-            if leg < len(legs) and walked_leg >= legs[leg][1] - LEG_SLACK_M:
-                leg, walked_leg = leg + 1, 0.0
-            if leg >= len(legs):
+            if leg < len(plan):
+                seen_past = seen_past or normalize(plan[leg].past) in seen
+                if self._leg_done(
+                    plan, leg, node, walked_leg, crossings, seen, seen_past, goal_key
+                ):
+                    moved, last_way = walked_leg > 0, leg_way
+                    leg, walked_leg, crossings, leg_way, seen_past = leg + 1, 0.0, 0, "", False
+            sideways = plan[leg].turn not in ("", "straight") if leg < len(plan) else False
+            if leg >= len(plan):
                 rule = ("stop", "")
-            elif (leg_faced != leg and compass(facing) != legs[leg][0]) or angular_distance(
-                facing, COMPASS_DEG[legs[leg][0]]
-            ) > REFACE_DEG:
-                rule = ("turn", legs[leg][0])
+            elif (
+                not leg_way
+                and sideways
+                and moved
+                and graph.degree[node] <= 2
+                and walked_leg < TURN_SEEK_M
+            ):
+                rule = ("forward", "")  # "turn left": at the next intersection
             else:
-                rule = ("forward", "")
-            leg_faced = leg if leg < len(legs) else leg_faced
+                if not leg_way:
+                    ahead = facing if moved or not last_way else COMPASS_DEG[last_way]
+                    if plan[leg].direction or plan[leg].turn != "straight" or not last_way:
+                        leg_way = plan[leg].direction or self._turn_way(
+                            node, ahead, plan[leg].turn, came_from
+                        )
+                    else:
+                        leg_way = last_way  # "carry straight on": the way of the last leg
+                    walked_leg = 0.0 if sideways else walked_leg
+                if (leg_faced != leg and compass(facing) != leg_way) or angular_distance(
+                    facing, COMPASS_DEG[leg_way]
+                ) > REFACE_DEG:
+                    rule = ("turn", leg_way)
+                else:
+                    rule = ("forward", "")
+                leg_faced = leg
             action = rule
             if self.thinker.online:
                 reply = self.thinker.ask(
@@ -292,6 +402,7 @@ class Ling:
             step_m = float(np.hypot(*(graph.xy[new] - graph.xy[node])))
             walked += step_m
             walked_leg += step_m
+            crossings += int(graph.degree[new] > 2)
             facing = env.state.heading
             attempt.nodes.append(new)
             dists = {k: float(np.hypot(*(graph.xy[new] - graph.xy[k]))) for k in key_list}

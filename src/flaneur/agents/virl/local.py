@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from flaneur.agents.virl.common import Thinker, prompt_template
+from flaneur.agents.virl.instruction_parse import parse_instruction
 from flaneur.env.state import relative_angle
 from flaneur.services.directions import Route, compass, directions
 from flaneur.services.geocode import GeocodeResult, geocode_one
@@ -26,6 +27,9 @@ from flaneur.services.nearby import prominence
 from flaneur.world.city import City
 
 LANDMARK_RADIUS_M = 18.0
+DESTINATION_SCORE = 86.0
+"""Geocode score (0-100) the model's destination name needs; a looser match (a whole
+sentence matched fuzzily to some place) is not used."""
 RELATIVE8 = (
     "front",
     "front-right",
@@ -180,13 +184,15 @@ class Local:
         reply = self.thinker.ask(prompt_template("local_destination").format(question=question))
         if reply is not None:
             candidate = reply.strip().strip('"').splitlines()[0].strip() if reply.strip() else ""
+            found = None
             if candidate:
                 try:
-                    return geocode_one(self.city, candidate)
+                    found = geocode_one(self.city, candidate)
                 except LookupError:
-                    self.thinker.fell_back()
-            else:
-                self.thinker.fell_back()
+                    found = None
+            if found is not None and found.score >= DESTINATION_SCORE:
+                return found
+            self.thinker.fell_back()  # no reply, no place, or a loose match of a sentence
         return geocode_one(self.city, phrase)
 
     def answer(
@@ -203,8 +209,8 @@ class Local:
             reply = self.thinker.ask(
                 prompt_template("local_instruction").format(question=question, milestones=lines)
             )
-            if reply and reply.strip():
+            if reply and parse_instruction(reply):
                 text, written_by = reply.strip(), "llm"
-            else:
-                self.thinker.fell_back()
+            elif reply is not None:
+                self.thinker.fell_back()  # nothing in it says where to walk: the template
         return Direction(question, goal, route, items, text, written_by)

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from flaneur.agents.virl.aria import type_similarities
 from flaneur.agents.virl.common import Thinker, prompt_template
+from flaneur.agents.virl.rating import ask_rating, best_first, closest_types, weighted_rating
 from flaneur.models import extract_json
 from flaneur.services.nearby import nearby_search
 from flaneur.world.city import City
@@ -25,6 +25,7 @@ from flaneur.world.taxonomy import normalize_category
 
 AMENITY_RADIUS_M = 200.0
 TYPES_KEPT = 3
+WEIGHTS = {"amenities": 0.8, "price": 0.2}
 
 
 class Vivek:
@@ -45,8 +46,7 @@ class Vivek:
             if types:
                 return list(dict.fromkeys(types)), "llm"
             self.thinker.fell_back()
-        sims = type_similarities(f"{background} {intention}")
-        return sorted(sims, key=lambda k: -sims[k])[:TYPES_KEPT], "embedder"
+        return list(closest_types(f"{background} {intention}", TYPES_KEPT)), "embedder"
 
     def amenities(self, listing: dict[str, Any], types: list[str]) -> dict[str, dict]:
         """``{type: {"count", "nearest_m"}}`` within 200 m of a listing."""
@@ -84,7 +84,7 @@ class Vivek:
                 parts.append(0.0)
         amenity = sum(parts) / len(parts) if parts else 0.0
         price = 0.5 if not budget else max(0.0, 1 - listing["price"] / budget)
-        return round(10 * (0.8 * amenity + 0.2 * price), 2)
+        return weighted_rating({"amenities": amenity, "price": price}, WEIGHTS)
 
     def recommend(
         self,
@@ -107,7 +107,8 @@ class Vivek:
                 + (f" (nearest {v['nearest_m']:.0f} m)" if v["count"] else "")
                 for t, v in near.items()
             )
-            reply = self.thinker.ask(
+            asked = ask_rating(
+                self.thinker,
                 prompt_template("vivek_rate").format(
                     background=background,
                     intention=intention,
@@ -117,15 +118,10 @@ class Vivek:
                     bedrooms=listing.get("bedrooms", "?"),
                     area=listing.get("squareFootage", "?"),
                     amenities=summary,
-                )
+                ),
             )
-            if reply is not None:
-                data = extract_json(reply)
-                value = data.get("rating") if isinstance(data, dict) else None
-                if isinstance(value, int | float) and 0 <= value <= 10:
-                    rating, why, rated_by = float(value), str(data.get("explanation", "")), "llm"
-                else:
-                    self.thinker.fell_back()
+            if asked:
+                rating, why, rated_by = (*asked, "llm")
             if rating is None:
                 rating, why = self.offline_rating(listing, near, budget), summary
             ranked.append(
@@ -137,7 +133,7 @@ class Vivek:
                     "rated_by": rated_by,
                 }
             )
-        ranked.sort(key=lambda x: (-x["rating"], x["price"]))
+        best_first(ranked, lambda x: x["price"])
         return {
             "amenity_types": types,
             "types_chosen_by": chosen_by,
