@@ -285,7 +285,7 @@ class HiroAgent(Agent):
             return self._stop("no street leads on", None)
         back = rules.road_back(heads, self.arrival)
         if len(targets) == 1:
-            return self._go(node, 0, heading, "dead end: back")
+            return self._go(node, 0, heading, "the only street")
         if not rules.road_choice_needed(len(targets), start=start):
             k = rules.momentum_road(heads, heading)
             return self._go(node, k, heading, "keeps his heading")
@@ -344,8 +344,9 @@ class HiroAgent(Agent):
                 return self._stop(f"budget: back at {best.name!r}", best)
             return None
         path = shortest_path(self.targets_of, node, best.node, limit=remaining)
-        if path is None or len(path) - 1 < remaining - 1:
-            return None
+        if path is None or len(path) - 1 < remaining - 2:
+            return None  # unreachable, or time to look further (one step of slack: a
+            # step away from the place costs two of the margin)
         self.returning = True
         k = self.targets_of[node].index(path[1])
         return self._go(node, k, None, f"budget: walking back to {best.name!r}")
