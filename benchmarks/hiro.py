@@ -4,7 +4,7 @@ Usage::
 
     python benchmarks/hiro.py --json --limit 60          # the first 60 episodes
     python benchmarks/hiro.py --json                     # all 190 (slow with a cold cache)
-    python benchmarks/hiro.py --quick --check            # CI: 3 episodes, sanity checks
+    python benchmarks/hiro.py --quick --check            # CI: 2 episodes, sanity checks
 
 One run of the project's runner (as ``flaneur run --tasks helsinki-needs-v1 --agent random
 --agent forward --agent explorer --agent hiro --views synthetic --landmarks ocr``) on the
@@ -17,10 +17,11 @@ difference with Newcombe's interval, exact McNemar p; :mod:`flaneur.metrics.pair
 
 OCR of a view costs about 0.15 s on an idle core, so a cold cache makes a full run long;
 the run folder (``--out``, default ``$FLANEUR_CACHE_DIR/bench-hiro/<task>``) and the OCR
-caches persist, so an interrupted run resumes and a second run is fast. ``--check`` exits 1
-unless every agent has a row for every episode, no row errored, and Hiro never read the
-goal (no row of his is marked privileged; the unit tests also run him with goal fields that
-raise when read).
+caches persist, so an interrupted run resumes and a second run is fast. ``--quick`` runs
+only ``forward`` and ``hiro`` on the first 2 episodes (about a minute with a cold cache):
+a sanity run for CI, with ``--check``, which exits 1 unless every agent has a row for every
+episode, no row errored, and Hiro never read the goal (no row of his is marked privileged;
+the unit tests also run him with goal fields that raise when read).
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ from flaneur.metrics import compare_agents
 from flaneur.metrics.summary import wilson_interval
 
 AGENTS = ("random", "forward", "explorer", "hiro")
-QUICK_EPISODES = 3
+QUICK_AGENTS = ("forward", "hiro")
+QUICK_EPISODES = 2
 
 
 def tcp_of(row: dict) -> bool:
@@ -49,12 +51,12 @@ def _rounded(key: str, value: object) -> object:
     return round(value, 4) if isinstance(value, float) and key != "p_value" else value
 
 
-def figures(rows: list[dict], episode_ids: list[str]) -> dict:
+def figures(rows: list[dict], episode_ids: list[str], names: tuple[str, ...] = AGENTS) -> dict:
     """Per-agent TCP (Wilson 95 %), TCC, steps, and the paired tests, on ``episode_ids``."""
     wanted = set(episode_ids)
-    rows = [r for r in rows if r.get("episode_id") in wanted]
+    rows = [r for r in rows if r.get("episode_id") in wanted and r["agent"] in names]
     agents: dict = {}
-    for name in AGENTS:
+    for name in names:
         mine = [r for r in rows if r["agent"] == name]
         wins = sum(tcp_of(r) for r in mine)
         low, high = wilson_interval(wins, len(mine)) if mine else (0.0, 0.0)
@@ -106,7 +108,9 @@ def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--tasks", default="helsinki-needs-v1", help="a need-task set id")
     parser.add_argument("--limit", type=int, default=None, help="the first N episodes only")
-    parser.add_argument("--quick", action="store_true", help=f"{QUICK_EPISODES} episodes (CI)")
+    parser.add_argument(
+        "--quick", action="store_true", help=f"forward and hiro on {QUICK_EPISODES} episodes (CI)"
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--check", action="store_true", help="exit 1 unless rows are sane")
     parser.add_argument("--out", default=None, help="run folder (kept; a rerun resumes)")
@@ -115,11 +119,13 @@ def main(argv: list[str] | None = None) -> dict:
     if args.limit is not None and args.limit < 1:
         parser.error(f"--limit must be at least 1, not {args.limit}")
     limit = QUICK_EPISODES if args.quick else args.limit
+    names = QUICK_AGENTS if args.quick else AGENTS
     from flaneur.paths import cache_dir
 
-    folder = Path(args.out) if args.out else cache_dir("bench-hiro") / args.tasks
+    default = cache_dir("bench-hiro") / (args.tasks + ("-quick" if args.quick else ""))
+    folder = Path(args.out) if args.out else default
     config = RunConfig(
-        agents=AGENTS,
+        agents=names,
         tasks=(args.tasks,),
         views="synthetic",
         landmarks="ocr",
@@ -136,7 +142,7 @@ def main(argv: list[str] | None = None) -> dict:
     _, episodes = load_task(args.tasks)
     ids = [e.id for e in episodes][:limit]  # the episodes this run covers, in task order
     out = {"task": args.tasks, "episodes": len(ids), "seconds": round(seconds, 1)}
-    out.update(figures(rows, ids))
+    out.update(figures(rows, ids, names))
     out["problems"] = problems(out, len(ids))
     out["run_folder"] = str(folder)
     if args.json:
