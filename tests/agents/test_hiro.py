@@ -379,3 +379,23 @@ def test_llm_path_through_the_fake_server(city):
     assert sum(r.get("parse_failures", 0) for r in records) >= 1
     assert row["termination"] == "stopped" and row["path"][-1] == "D"
     assert policy.enters == 1
+
+
+def test_console_script_without_views_is_one_line(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    flaneur = Path(sys.executable).with_name("flaneur")
+    args = ["run", "--agent", "hiro", "--tasks", "helsinki-needs-v1", "--out", str(tmp_path)]
+    args += ["-o", "hiro.road_choice=vlm", "--views", "synthetic"]
+    done = subprocess.run(
+        [str(flaneur), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"FLANEUR_CACHE_DIR": str(tmp_path / "cache"), "PATH": "/usr/bin:/bin"},
+    )
+    assert done.returncode != 0 and done.stderr.strip().count("\n") == 0, done.stderr
+    assert "road_choice=vlm needs a vision-language model: add --llm" in done.stderr
+    assert "Traceback" not in done.stderr
