@@ -54,10 +54,11 @@ class BagOfWords:
 def offline_embedder(monkeypatch):
     """Aria's type and rating steps use the bag of words too (no model download)."""
     import flaneur.agents.virl.aria as aria
+    import flaneur.agents.virl.rating as rating
 
     bag = BagOfWords()
     monkeypatch.setattr(aria, "embedder", lambda: bag)
-    aria._type_texts.cache_clear()
+    monkeypatch.setattr(rating, "embedder", lambda: bag)
     return bag
 
 

@@ -6,7 +6,7 @@ explorer splits them), he
 
 1. turns the intention into a place type: the language model (``--llm``, prompt
    ``hiro/type``) or, offline, the sentence embedder against the taxonomy (Aria's
-   :func:`~flaneur.agents.virl.aria.type_similarities`, the :data:`types_kept` closest
+   :func:`~flaneur.agents.virl.rating.type_similarities`, the :data:`types_kept` closest
    types; a brand is read through the explorer's glossary first);
 2. at every step detects those types in 3 views (6 at the start) with the OCR storefront
    detector and matches each box to a place of the type within 20 m whose bearing lies in
@@ -203,7 +203,7 @@ class HiroAgent(Agent):
                 self.types, self.types_by = {ex.parsed: 1.0}, "llm"
                 return
         from flaneur.agents.explorer.glossary import gloss
-        from flaneur.agents.virl.aria import type_similarities
+        from flaneur.agents.virl.rating import type_similarities
 
         query = (gloss(need.core) or need.text) if need.is_name else need.text
         sims = type_similarities(query)
