@@ -42,6 +42,7 @@ for _name, _entry in {
     "mapgpt": "flaneur.agents.mapgpt:MapGPTAgent",
     "velma": "flaneur.agents.velma:VelmaAgent",
     "explorer": "flaneur.agents.explorer:ExplorerAgent",
+    "hiro": "flaneur.agents.hiro:HiroAgent",
 }.items():
     AGENTS.register(_name, _entry)
 

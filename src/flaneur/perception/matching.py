@@ -100,6 +100,7 @@ def match_box(
     radius_m: float = 50.0,
     candidates: Sequence[int] | None = None,
     named_only: bool = False,
+    margin_deg: float = 0.0,
 ) -> BoxMatch:
     """Match a box ``(x0, y0, x1, y1)`` in ``view`` to the nearest place in its frustum.
 
@@ -117,6 +118,9 @@ def match_box(
         Restrict the match to these place rows (e.g. the places of one category).
     named_only
         Only match places with a name.
+    margin_deg
+        A place up to this many degrees outside the box's heading span still matches
+        (V-IRL's ``HEADING_EPS``; the intentional explorer uses 5).
     """
     x0, x1 = float(min(box[0], box[2])), float(max(box[0], box[2]))
     left, right = view.bearing_of_x(x0), view.bearing_of_x(x1)
@@ -132,8 +136,8 @@ def match_box(
     if rows.size:
         delta = city.places.xy[rows] - city.graph.xy[node]
         bearing = np.degrees(np.arctan2(delta[:, 0], delta[:, 1])) % 360.0
-        width = angle_diff(right, left) % 360.0
-        offset = angle_diff(bearing, left) % 360.0
+        width = angle_diff(right, left) % 360.0 + 2.0 * margin_deg
+        offset = angle_diff(bearing, left - margin_deg) % 360.0
         inside = (offset <= width) | (dist < 1e-6)
         rows, dist = rows[inside], dist[inside]
     if rows.size == 0:
