@@ -45,9 +45,16 @@ def context_from_props(props: Any) -> int | None:
     return n_ctx if isinstance(n_ctx, int) and n_ctx > 0 else None
 
 
-async def _post_json(client: httpx.AsyncClient, url: str, body: dict, timeout: float) -> Any:
+async def request_json(
+    client: httpx.AsyncClient, url: str, body: dict | None = None, *, timeout: float = 30.0
+) -> Any:
+    """``POST url`` with ``body`` (``GET`` without one) as JSON, or ``None`` when the server
+    has no such endpoint, fails or answers something that is not JSON."""
     try:
-        resp = await client.post(url, json=body, timeout=timeout)
+        if body is None:
+            resp = await client.get(url, timeout=timeout)
+        else:
+            resp = await client.post(url, json=body, timeout=timeout)
     except httpx.HTTPError:
         return None
     if resp.status_code != 200:
@@ -87,15 +94,17 @@ async def count_prompt_tokens(
         The count with the chat template (llama.cpp or vLLM), or ``None`` when the server
         has neither endpoint.
     """
-    templated = await _post_json(client, f"{root}/apply-template", {"messages": messages}, timeout)
+    templated = await request_json(
+        client, f"{root}/apply-template", {"messages": messages}, timeout=timeout
+    )
     if isinstance(templated, dict) and isinstance(templated.get("prompt"), str):  # llama.cpp
         body = {"content": templated["prompt"], "add_special": True}
-        tokens = await _post_json(client, f"{root}/tokenize", body, timeout)
+        tokens = await request_json(client, f"{root}/tokenize", body, timeout=timeout)
         if isinstance(tokens, dict) and isinstance(tokens.get("tokens"), list):
             return len(tokens["tokens"])
         return None
     body = {"model": model, "messages": list(messages), "add_generation_prompt": True}
-    counted = await _post_json(client, f"{root}/tokenize", body, timeout)  # vLLM
+    counted = await request_json(client, f"{root}/tokenize", body, timeout=timeout)  # vLLM
     if isinstance(counted, dict) and isinstance(counted.get("count"), int):
         return counted["count"]
     return None
@@ -130,4 +139,5 @@ __all__ = [
     "context_from_listing",
     "context_from_props",
     "count_prompt_tokens",
+    "request_json",
 ]

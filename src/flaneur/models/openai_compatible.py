@@ -46,6 +46,7 @@ from flaneur.models.context import (
     context_from_listing,
     context_from_props,
     count_prompt_tokens,
+    request_json,
 )
 from flaneur.models.errors import (
     ModelConfigError,
@@ -423,16 +424,7 @@ class OpenAICompatible(BaseChatModel):
 
     async def _get_json(self, state: _LoopState, url: str) -> Any:
         """``GET url`` as JSON, or ``None`` when the server has no such endpoint."""
-        try:
-            resp = await state.client.get(url, timeout=min(self.timeout, 30.0))
-        except httpx.HTTPError:
-            return None
-        if resp.status_code != 200:
-            return None
-        try:
-            return resp.json()
-        except ValueError:
-            return None
+        return await request_json(state.client, url, timeout=min(self.timeout, 30.0))
 
     async def _list_with_retries(self) -> list[str]:
         attempt = 0
