@@ -27,6 +27,7 @@ from flaneur.errors import FlaneurError
 from flaneur.evaluate.episode import run_episode
 from flaneur.perception.ocr import TextBox
 from flaneur.tasks.episode import Episode
+from flaneur.testing.goal_blind import run_goal_blind
 
 
 class BagOfWords:
@@ -69,44 +70,8 @@ def run(city, agent, ep, *, env_episode=None, guard=False, **info):
     env = NavigationEnv(city, [env_episode or ep], scheme="headings")
     if not guard:
         return asyncio.run(run_episode(env, agent, ep, seed=0, task_id="toy", **info))
-
-    async def loop():
-        obs, step_info = env.reset(options={"episode": env_episode or ep})
-        env_info = env_info_for(env, seed=0, task_id="toy", **info)
-        # the map and nothing else: no view of the environment, no privileged access
-        env_info = dataclasses.replace(env_info, env=None, privileged=None)
-        agent.reset(GoalBlind(ep), env_info)
-        done, actions = False, []
-        while not done:
-            action = await agent.act({**obs, "info": step_info})
-            actions.append(action.slot)
-            obs, _, terminated, truncated, step_info = env.step(action.slot)
-            done = terminated or truncated
-        return {"actions": actions, "path": env.path_ids(), "success": env.success}
-
-    return asyncio.run(loop())
-
-
-class GoalBlind:
-    """An episode whose goal fields raise when read."""
-
-    SECRET = (
-        "goal_nodes",
-        "goal_place_ids",
-        "goal_categories",
-        "reference_path",
-        "metadata",
-        "goal_node",
-        "category",
-    )
-
-    def __init__(self, ep: Episode) -> None:
-        self._ep = ep
-
-    def __getattr__(self, name):
-        if name in self.SECRET:
-            raise AssertionError(f"the explorer read episode.{name}")
-        return getattr(self._ep, name)
+    # the map and nothing else: no view of the environment, no privileged access
+    return run_goal_blind(env, agent, ep, env_episode=env_episode, task_id="toy", **info)
 
 
 # ---------------------------------------------------------------- parsing and scoring
@@ -363,3 +328,13 @@ def test_budget_fallback_ends_at_the_likeliest_spot_left(city):
     thoughts = [r.get("thoughts") or "" for r in row["records"]]
     assert "likeliest spot" in thoughts[-1]
     assert city.graph.index(row["path"][-1]) == agent._guess
+
+
+def test_goal_blind_episode_raises_on_every_goal_field_and_reads_the_rest():
+    from flaneur.testing.goal_blind import GOAL_FIELDS, GoalBlind
+
+    blind = GoalBlind(episode("Find the museum."), "probe")
+    for name in GOAL_FIELDS:
+        with pytest.raises(AssertionError, match=f"probe read episode.{name}"):
+            getattr(blind, name)
+    assert blind.instruction == "Find the museum." and blind.start_node == "W2"

@@ -5,7 +5,6 @@ and a goal-blind run."""
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import hashlib
 import math
 
@@ -13,7 +12,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from flaneur.agents import AGENTS, env_info_for, make_agent
+from flaneur.agents import AGENTS, make_agent
 from flaneur.agents.hiro import HiroAgent, rules
 from flaneur.agents.hiro.thinking import parse_enter, parse_place_type, parse_road
 from flaneur.agents.options import check_requirements
@@ -27,6 +26,7 @@ from flaneur.perception.ocr import TextBox
 from flaneur.services.nearby import NearbyResult
 from flaneur.tasks.episode import Episode
 from flaneur.testing import FakeOpenAIServer
+from flaneur.testing.goal_blind import run_goal_blind
 from flaneur.views.base import View
 from flaneur.world.city import City
 from flaneur.world.places import Places
@@ -248,43 +248,7 @@ def run(city, agent, ep, *, model=None, guard=False):
         return asyncio.run(
             run_episode(env, agent, ep, seed=0, task_id="toy", views=views, model=model)
         )
-
-    async def loop():
-        obs, step_info = env.reset(options={"episode": ep})
-        env_info = env_info_for(env, seed=0, task_id="toy", views=views)
-        env_info = dataclasses.replace(env_info, env=None, privileged=None)
-        agent.reset(GoalBlind(ep), env_info)
-        done, actions = False, []
-        while not done:
-            action = await agent.act({**obs, "info": step_info})
-            actions.append(action.slot)
-            obs, _, terminated, truncated, step_info = env.step(action.slot)
-            done = terminated or truncated
-        return {"path": env.path_ids(), "actions": actions}
-
-    return asyncio.run(loop())
-
-
-class GoalBlind:
-    """An episode whose goal fields raise when read."""
-
-    SECRET = (
-        "goal_nodes",
-        "goal_place_ids",
-        "goal_categories",
-        "reference_path",
-        "metadata",
-        "goal_node",
-        "category",
-    )
-
-    def __init__(self, ep: Episode) -> None:
-        self._ep = ep
-
-    def __getattr__(self, name):
-        if name in self.SECRET:
-            raise AssertionError(f"hiro read episode.{name}")
-        return getattr(self._ep, name)
+    return run_goal_blind(env, agent, ep, task_id="toy", views=views)
 
 
 def test_registered_and_needs_views(city):
