@@ -242,11 +242,7 @@ def failed_run_reason(summary: dict[str, Any]) -> str | None:
     if summary.get("server_down"):
         return str(summary["server_down"])
     counts = summary.get("by_termination") or {}
-    from flaneur.evaluate.runlog import FINISHED
-
-    rows = sum(counts.values())
-    errored = sum(n for kind, n in counts.items() if kind not in FINISHED)
-    if rows and errored == rows:
+    if sum(counts.values()) and not _finished_rows(summary):
         kinds = ", ".join(f"{n} {kind}" for kind, n in counts.items())
         return f"every row of the run errored ({kinds}); see 'error' in episodes.jsonl"
     return None
