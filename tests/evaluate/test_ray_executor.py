@@ -92,8 +92,9 @@ def test_resume_with_ray_finishes_a_local_run(tmp_path):
 
 
 class DiesOnce:
-    """An agent whose worker process dies on its first episode ending in ``-1`` (a marker
-    file records that it happened), then behaves like ``forward``."""
+    """An agent whose worker process dies on the first episode ending in ``-1`` that any
+    worker starts (a marker file, created atomically, records it), then behaves like
+    ``forward``."""
 
     def __init__(self, marker):
         self.marker = marker
@@ -107,9 +108,13 @@ class DiesOnce:
             name = "forward"
 
             def reset(self, episode, env_info):
-                if episode.id.endswith("-1") and not os.path.exists(marker):
-                    open(marker, "w").close()
-                    os._exit(1)  # the whole worker process goes, as if killed
+                if episode.id.endswith("-1"):  # several episodes do, maybe on two workers
+                    try:  # created atomically: exactly one worker wins and dies
+                        os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+                    except FileExistsError:
+                        pass
+                    else:
+                        os._exit(1)  # the whole worker process goes, as if killed
                 return super().reset(episode, env_info)
 
         return Dying()
