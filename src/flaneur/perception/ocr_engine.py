@@ -11,9 +11,11 @@ drives the same ONNX sessions and the same post-processing for a batch of images
    :meth:`PPOCR.recognise` for why the crops of several images are not pooled).
 
 The batch holds the engine's lock once and runs on ONNX sessions of its own (the threads
-asked for, the memory arena on, no spin-waiting). What an image reads does not depend on
-the other images of the batch, and equals rapidocr's own reading of it for the same
-settings (up to float rounding of the detector input).
+asked for, the memory arena on, no spin-waiting), built from the shipped models with their
+graphs rewritten into an equivalent, cheaper form (:mod:`flaneur.perception.onnx_fold`:
+the export's per-layer scalar affine blocks folded into the convolutions, hard-swish as one
+gate). What an image reads does not depend on the other images of the batch, and equals
+rapidocr's own reading of it for the same settings (up to float rounding).
 
 :class:`PPOCR` also keeps the process CPU time spent in each stage (``timings``), which
 ``benchmarks/views.py`` reports as the perception breakdown.
@@ -30,6 +32,8 @@ from typing import Any
 
 import numpy as np
 
+from flaneur.perception.onnx_fold import FOLD_VERSION, folded_model_bytes
+
 
 def model_version() -> str:
     """The OCR models' identity, part of every cache key of OCR results."""
@@ -37,7 +41,7 @@ def model_version() -> str:
         lib = version("rapidocr-onnxruntime")
     except PackageNotFoundError:  # pragma: no cover - a dependency
         lib = "unknown"
-    return f"rapidocr-onnxruntime {lib}: PP-OCRv4 det + rec"
+    return f"rapidocr-onnxruntime {lib}: PP-OCRv4 det + rec, folded v{FOLD_VERSION}"
 
 
 @dataclass
@@ -86,11 +90,13 @@ def model_paths() -> dict[str, str]:
     return {part: str(config[part]["model_path"]) for part in ("Det", "Cls", "Rec")}
 
 
-def _session(path: str, options: Any) -> Any:
-    """An ONNX Runtime CPU session of the model at ``path``."""
+def _session(path: str, options: Any, *, fold: bool = True) -> Any:
+    """An ONNX Runtime CPU session of the model at ``path``, its graph rewritten by
+    :func:`~flaneur.perception.onnx_fold.fold_model` unless ``fold`` is False."""
     import onnxruntime as ort
 
-    return ort.InferenceSession(path, sess_options=options, providers=["CPUExecutionProvider"])
+    model: str | bytes = folded_model_bytes(path)[0] if fold else path
+    return ort.InferenceSession(model, sess_options=options, providers=["CPUExecutionProvider"])
 
 
 class PPOCR:
@@ -104,6 +110,10 @@ class PPOCR:
         Run the text-direction classifier on the crops.
     threads
         ONNX Runtime intra-op threads of each session (None: all cores).
+    fold_graphs
+        Run the models with their graphs rewritten by
+        :func:`~flaneur.perception.onnx_fold.fold_model` (the same function, computed in
+        about half the time; False runs the shipped graphs, for comparison).
     """
 
     def __init__(
@@ -113,6 +123,7 @@ class PPOCR:
         det_limit_type: str = "max",
         use_cls: bool = False,
         threads: int | None = None,
+        fold_graphs: bool = True,
     ) -> None:
         from rapidocr_onnxruntime import RapidOCR
 
@@ -127,10 +138,12 @@ class PPOCR:
         # (idle threads burning CPU hurt every other process on a shared machine)
         options = session_options(threads)
         paths = model_paths()
-        self.rapid.text_det.infer.session = _session(paths["Det"], options)
-        self.rapid.text_rec.session.session = _session(paths["Rec"], options)
+        fold = fold_graphs
+        self.rapid.text_det.infer.session = _session(paths["Det"], options, fold=fold)
+        self.rapid.text_rec.session.session = _session(paths["Rec"], options, fold=fold)
         if use_cls:
-            self.rapid.text_cls.infer.session = _session(paths["Cls"], options)
+            self.rapid.text_cls.infer.session = _session(paths["Cls"], options, fold=fold)
+        self.fold_graphs = fold_graphs
         self.threads = threads
         self.use_cls = use_cls
         self.det_limit_side_len = det_limit_side_len
