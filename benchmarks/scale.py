@@ -13,7 +13,10 @@ times and CPU times: CPU times say what an idle machine would show.
 * ``ray_speedup_2_workers`` (and ``_1_worker``): the explorer with OCR (``--views synthetic
   --landmarks ocr``) on the first ``--episodes`` episodes of ``helsinki-needs-v1`` (40;
   ``--quick`` 4), cold OCR cache, each variant in a fresh process: local executor wall
-  time over Ray's with 1 and 2 workers (``--concurrency 1`` per worker).
+  time over Ray's with 1 and 2 workers (``--concurrency 1`` per worker; each worker's OCR
+  runs on as many threads as Ray gave it CPUs, one, while the local run's OCR uses every
+  core). ``ray_speedup_2_over_1_worker``: the 1-worker run's wall time over the 2-worker
+  run's (how the executor scales with workers).
   ``ray_speedup_2_workers_cpu``: the local run's CPU time over the least wall the 2-worker
   run could take on 2 idle cores (``explorer_ray2_idle_floor_s``: the larger of its
   busiest worker's CPU time plus the workers' start-up, and half the CPU time of all its
@@ -189,6 +192,7 @@ def explorer_figures(episodes: int, landmarks: str = "ocr") -> dict:
         "explorer_ray2_s": round(runs["ray2"]["wall_s"], 2),
         "ray_speedup_1_worker": round(local["wall_s"] / runs["ray1"]["wall_s"], 3),
         "ray_speedup_2_workers": round(local["wall_s"] / runs["ray2"]["wall_s"], 3),
+        "ray_speedup_2_over_1_worker": round(runs["ray1"]["wall_s"] / runs["ray2"]["wall_s"], 3),
         "explorer_local_cpu_s": round(local_cpu, 2),
         "explorer_ray1_cpu_s": round(runs["ray1"]["cpu_s"], 2),
         "explorer_ray2_cpu_s": round(runs["ray2"]["cpu_s"], 2),

@@ -19,6 +19,9 @@ Prints one JSON object:
   median CPU seconds per step of each stage (render, detect, crop, classify, recognise,
   match; no embedding in this step); ``perception_cached_s_per_step`` - the step again.
   ``perception_s_per_step`` is the old name of ``perception_step_cold_s``.
+  ``perception_step_cold_shipped_graphs_s`` / ``perception_breakdown_shipped_graphs_s`` -
+  the same steps with the OCR models' graphs as shipped (not folded, the reference);
+  ``perception_fold_speedup`` - its CPU seconds per step over the folded graphs'.
 * ``det_side_tradeoff`` (``--sides``, by default without ``--quick``) - recall, false rate
   and OCR CPU milliseconds per view at each detector input side length.
 * ``explorer_ocr_s_per_episode`` (``--explorer-episodes N``) - the explorer with OCR over
@@ -44,6 +47,7 @@ import numpy as np
 from flaneur.perception.landmarks.ocr import OCRLandmarks
 from flaneur.perception.ocr import OCR
 from flaneur.perception.ocr import clear_memory as clear_ocr_memory
+from flaneur.perception.ocr_engine import PPOCR
 from flaneur.views.cache import ViewCache
 from flaneur.views.sensors import ImageSensor
 from flaneur.views.synthetic import SyntheticViews
@@ -165,16 +169,21 @@ def _step_requests(city, n_steps: int, rng) -> list[tuple[int, float]]:
     ]
 
 
-def perception_figures(city, n_steps: int, rng, *, threads: int = 1) -> dict:
+def perception_figures(
+    city, n_steps: int, rng, *, threads: int = 1, fold_graphs: bool = True
+) -> dict:
     """Seconds per agent step (five VELMA views + OCRLandmarks): cold and seen before.
 
     Cold means nothing of the step is cached (new views, OCR results forgotten); the OCR
     models are loaded before timing. Reports median wall and process CPU seconds per step
     (ONNX Runtime pinned to ``threads``) and where the CPU time goes (median per step).
+    ``fold_graphs=False`` runs the models as shipped (the reference of the speed-up).
     """
     clear_ocr_memory()
     provider = SyntheticViews(city, memory_items=16 * n_steps)
     ocr = OCR(threads=threads)
+    if not fold_graphs:
+        ocr._engine = PPOCR(threads=threads, fold_graphs=False)
     scorer = OCRLandmarks(ocr)
     sensor = ImageSensor(provider, layout="velma")
     provider.prepare()
@@ -363,7 +372,15 @@ def main(argv: list[str] | None = None) -> dict:
     pos, neg = sample_pairs(city, n, n, rng)
     out.update(ocr_figures(city, SyntheticViews(city), OCRLandmarks(OCR()), pos, neg))
     steps = args.steps or (4 if args.quick else 12)
+    reference = perception_figures(
+        city, steps, np.random.default_rng(args.seed + 2), fold_graphs=False
+    )
     out.update(perception_figures(city, steps, np.random.default_rng(args.seed + 2)))
+    out["perception_step_cold_shipped_graphs_s"] = reference["perception_step_cold_s"]
+    out["perception_breakdown_shipped_graphs_s"] = reference["perception_breakdown_s"]
+    out["perception_fold_speedup"] = round(
+        reference["perception_step_cold_cpu_s"] / out["perception_step_cold_cpu_s"], 2
+    )
     if sides:
         out["det_side_tradeoff"] = tradeoff_figures(city, sides, pos, neg)
     if args.explorer_episodes > 0:

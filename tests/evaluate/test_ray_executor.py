@@ -263,3 +263,19 @@ def test_a_local_ray_start_prints_no_token_notice(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "Token authentication" not in proc.stderr + proc.stdout
+
+
+def test_a_worker_runs_its_ocr_on_the_cpus_ray_gave_it():
+    from flaneur.evaluate.ray_worker import pin_perception_threads
+
+    def pinned(preset: str | None) -> tuple[int, str]:
+        os.environ.pop("FLANEUR_OCR_THREADS", None)
+        if preset is not None:
+            os.environ["FLANEUR_OCR_THREADS"] = preset
+        return pin_perception_threads(), os.environ["FLANEUR_OCR_THREADS"]
+
+    one = ray.remote(num_cpus=1)(pinned)
+    two = ray.remote(num_cpus=2)(pinned)
+    assert ray.get(one.remote(None)) == (1, "1")  # not one ONNX thread per core
+    assert ray.get(two.remote(None)) == (2, "2")
+    assert ray.get(one.remote("3")) == (3, "3")  # the node's own setting is kept

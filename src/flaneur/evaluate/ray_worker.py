@@ -137,6 +137,33 @@ def limit_model(model: Any, gate: SlotGate, limit: int) -> None:
     model._complete = limited
 
 
+def pin_perception_threads() -> int:
+    """Give this worker's OCR as many ONNX Runtime threads as the CPUs Ray assigned it.
+
+    ONNX Runtime otherwise starts one thread per core in every worker, so N workers on N
+    cores run N x N threads that contend for the same cores. A ``FLANEUR_OCR_THREADS``
+    already set (on the node, or passed down from a local driver) is kept.
+
+    Returns
+    -------
+    int
+        The thread count in force.
+    """
+    current = os.environ.get("FLANEUR_OCR_THREADS", "").strip()
+    if current:
+        return int(current) if current.isdigit() else 0
+    cpus = 1
+    try:
+        import ray
+
+        assigned = ray.get_runtime_context().get_assigned_resources().get("CPU", 1)
+        cpus = max(1, round(float(assigned)))
+    except Exception:  # pragma: no cover - outside a Ray worker: one thread
+        cpus = 1
+    os.environ["FLANEUR_OCR_THREADS"] = str(cpus)
+    return cpus
+
+
 class EpisodeWorker:
     """Runs a run's episodes in one process (a Ray actor; see the module docstring).
 
@@ -168,6 +195,7 @@ class EpisodeWorker:
     ) -> None:
         from flaneur.evaluate.resources import RunResources
 
+        pin_perception_threads()
         self.config = config
         self._loaded: dict[str, Any] | None = loaded  # Ray resolved the object-store reference
         self.factory = agent_factory
