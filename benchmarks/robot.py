@@ -82,6 +82,7 @@ CALIBRATION_CATEGORY = "fire_hydrant"
 CALIBRATION_SEED = 1
 CALIBRATION_PROPOSALS = (0.45, 0.55)
 CALIBRATION_MIN_FOVS = (30.0, 20.0, 15.0)
+CALIBRATION_LOOKS = (1, 2)
 
 
 def recall_by_id(city, walked: SurveyResult, category: str = CATEGORY) -> float:
@@ -189,9 +190,14 @@ def calibrate(seed: int) -> dict:
     grid = {"passive": MODES["passive"]}
     for proposal in CALIBRATION_PROPOSALS:
         for min_fov in CALIBRATION_MIN_FOVS:
-            grid[f"active p{proposal:.2f} fov{min_fov:g}"] = SurveySettings(
-                active=True, threshold=proposal, active_threshold=0.64, min_fov=min_fov
-            )
+            for looks in CALIBRATION_LOOKS:
+                grid[f"active p{proposal:.2f} fov{min_fov:g} looks{looks}"] = SurveySettings(
+                    active=True,
+                    threshold=proposal,
+                    active_threshold=0.64,
+                    min_fov=min_fov,
+                    looks=looks,
+                )
     walked = walk_grid(
         provider, city, routes, CALIBRATION_LABEL, CALIBRATION_CATEGORY, grid, [seed]
     )
