@@ -17,13 +17,14 @@ confirming box, up to ``looks - 1`` further views of the same target are taken a
 levels, aimed like the first (at the candidate's centre), and the first confirming box is
 accepted by the same rule. The further fields of view lie evenly on a log scale strictly
 between the zoomed view's and the first view's (with ``looks=2``: their geometric mean);
-when those two are too close for a distinct framing (less than ``MIN_SCALE_STEP`` apart),
-they lie between the zoomed view's and ``min_fov`` instead, and when neither leaves room no
-further view is taken. Looking at several scales at test time is standard for real detectors
-(a miss in one framing is often an effect of that framing: scale, crop, where the object
-falls in the image), and the scene detector simulator draws every view independently, so a
-lone miss of a large object (probability ``1 − recall_max``) is not evidence against it.
-A false box still has nothing under it at any scale. ``looks=1`` is V-IRL's single check.
+when that would put neighbouring looks less than ``MIN_SCALE_STEP`` apart (no distinct
+framing), they lie between the zoomed view's and ``min_fov`` instead, and when neither
+leaves room no further view is taken. Looking at several scales at test time is standard
+for real detectors (a miss in one framing is often an effect of that framing: scale, crop,
+where the object falls in the image), and the scene detector simulator draws every view
+independently, so a lone miss of a large object (probability ``1 − recall_max``) is not
+evidence against it. A false box still has nothing under it at any scale. ``looks=1`` is
+V-IRL's single check.
 """
 
 from __future__ import annotations
