@@ -4,7 +4,7 @@
     Walks the route from ``start`` to ``end`` (places, addresses or ``lat,lng``; the
     services' geocoder and directions), looks around at every viewpoint (``views_per_point``
     views of fov 60, default 3 as in V-IRL), detects the cared ``labels``, confirms each box by
-    active detection (``looks`` zoomed views at most per box, default 2), de-duplicates in a visual memory and reports the count table with one
+    active detection (``looks`` zoomed views at most per box, default 1: V-IRL's single check), de-duplicates in a visual memory and reports the count table with one
     PNG crop per counted object (``crops/``).
 ``planner``
     Samples viewpoints inside ``polygon`` (a GeoJSON file relative to the config, or a list of
@@ -104,7 +104,14 @@ def _detector(persona: Persona) -> Any:
         choices = ", ".join(d for d in DETECTORS if d != "ocr")
         raise DataError(f"field 'detector': {name!r} is not one of {choices}", path=persona.source)
     if name == "scene":
-        return SceneDetector(SceneNoise(), seed=int(persona.options.get("seed", 0)))
+        profiles = {"default": SceneNoise, "virl": SceneNoise.virl}
+        profile = str(persona.options.get("noise", "default"))
+        if profile not in profiles:
+            raise DataError(
+                f"field 'noise': {profile!r} is not one of {', '.join(profiles)}",
+                path=persona.source,
+            )
+        return SceneDetector(profiles[profile](), seed=int(persona.options.get("seed", 0)))
     weights = _option_path(persona, "weights")
     if weights is None:
         raise DataError(

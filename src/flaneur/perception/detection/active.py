@@ -44,8 +44,9 @@ ACTIVE_THRESHOLD = 0.64
 MIN_FOV = 30.0
 MIN_INSIDE = 0.5
 """Share of a confirming box that must lie inside the candidate's projected box."""
-LOOKS = 2
-"""Zoomed views at most per candidate (the first zoomed view and one more, at another scale)."""
+LOOKS = 1
+"""Zoomed views at most per candidate (1: V-IRL's single check; the calibration's choice with
+the simulator's default noise, see docs/detection.md)."""
 MIN_SCALE_STEP = 1.1
 """Smallest ratio between the fields of view of two looks at one candidate: a framing that
 differs by less is nearly the same picture, not another scale."""
