@@ -13,8 +13,16 @@ import pytest
 import shapely
 from PIL import Image
 
+from flaneur.errors import DataError
 from flaneur.report.virl_run import run_agent
-from flaneur.report.virl_vision_run import PALETTE, _colour, dedup_errors, heat_cells, heat_svg
+from flaneur.report.virl_vision_run import (
+    PALETTE,
+    _colour,
+    _settings,
+    dedup_errors,
+    heat_cells,
+    heat_svg,
+)
 from flaneur.services.persona import persona_from_dict
 
 FLANEUR = Path(sys.executable).with_name("flaneur")
@@ -66,6 +74,15 @@ def test_heat_cells_count_points_per_cell(helsinki):
     assert "&lt;b&gt;&amp;title" in svg and "<b>" not in svg and svg.count("<rect") == 3
 
 
+def test_looks_option_defaults_to_one_and_must_be_a_positive_integer():
+    assert _settings(persona_from_dict(BASE), 3).looks == 1
+    assert _settings(persona_from_dict({**BASE, "looks": 1}), 3).looks == 1
+    assert _settings(persona_from_dict({**BASE, "looks": "3"}), 3).looks == 3
+    for bad in (0, -1, 1.5, True, "two", [2]):
+        with pytest.raises(DataError, match="field 'looks' must be a positive integer"):
+            _settings(persona_from_dict({**BASE, "looks": bad}), 3)
+
+
 def test_robot_counts_and_crops(helsinki, tmp_path):
     persona = persona_from_dict(
         {
@@ -84,6 +101,7 @@ def test_robot_counts_and_crops(helsinki, tmp_path):
         assert 0 < crop.width <= 320 and 0 < crop.height <= 320
     saved = json.loads((tmp_path / "result.json").read_text())
     assert saved["counts"] == result["counts"] and (tmp_path / "map.html").is_file()
+    assert saved["settings"]["looks"] == 1
 
 
 def test_planner_counts_beside_ground_truth(helsinki, tmp_path):
@@ -163,6 +181,10 @@ def test_robot_bad_input_is_one_line(tmp_path):
     assert "weights" in line and "rx399.toml" in line
     line = robot_error(tmp_path, "detector = 'yolo-world'\nweights = 'nowhere.pt'\n")
     assert "nowhere.pt" in line and "not found" in line
+    line = robot_error(tmp_path, "looks = 0\n")
+    assert "looks" in line and "positive integer" in line and "rx399.toml" in line
+    line = robot_error(tmp_path, "noise = 'loud'\n")
+    assert "noise" in line and "'loud'" in line and "virl" in line
     line = robot_error(tmp_path, "detector = 'detectron'\n")
     assert "detectron" in line and "yolo-world" in line
     (tmp_path / "model.pt").write_bytes(b"not really weights")

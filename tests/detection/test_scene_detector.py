@@ -149,3 +149,20 @@ def test_active_detection_confirms_far_objects_and_drops_false_boxes():
     fp = SceneDetector(SceneNoise(false_positives=5.0), seed=2, threshold=0.0)
     assert passive_detect([blank], fp, ["waste_basket"], threshold=0.55)
     assert active_detect(empty, [blank], fp, ["waste_basket"]) == []
+
+
+def test_virl_profile_scores_small_objects_lower_and_changes_nothing_else():
+    import dataclasses
+
+    virl, default = SceneNoise.virl(), SceneNoise()
+    assert dataclasses.replace(virl, size50=default.size50) == default
+    # a 25 px tall bin (20 m away in a 640 px view of fov 60), by hand:
+    # default q = 1 / (1 + (22/25)^2.5) = 1 / (1 + 0.7265) = 0.5792 -> score 0.42 + 0.55 q = 0.739
+    # virl    q = 1 / (1 + (70/25)^2.5) = 1 / (1 + 13.119) = 0.0708 -> score 0.459
+    assert default.size_factor(25.0) == pytest.approx(0.5792, abs=1e-4)
+    assert virl.size_factor(25.0) == pytest.approx(0.0708, abs=1e-4)
+    assert default.score_floor + default.score_span * virl.size_factor(25.0) == pytest.approx(
+        0.459, abs=1e-3
+    )
+    # twice the size (the zoom to fov 30): q = 1 / (1 + (70/50)^2.5) = 1 / (1 + 2.3191) = 0.3013
+    assert virl.size_factor(50.0) == pytest.approx(0.3013, abs=1e-4)

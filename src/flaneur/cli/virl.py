@@ -111,14 +111,16 @@ AGENT_HELP = {
     "robot": (
         "RX-399, the urban assistance robot: walks start -> end, counts objects, crops.",
         "Options: end (required), labels (trash bin), views_per_point (3), seed (0), "
+        "looks (1: V-IRL's single zoomed check; 2 looks again at another zoom), "
         "detector (scene; or yolo-world, yolo, owlvit with weights = a model file), "
-        "memory (a memory.json to continue from).",
+        "noise (the scene simulator's profile: default, or virl = scores small objects "
+        "lower, as V-IRL's GLIP), memory (a memory.json to continue from).",
     ),
     "planner": (
         "Imani, the urban planner: counts in a polygon vs OpenStreetMap, heat map.",
         "Options: polygon (a GeoJSON file or a list of lat, lng pairs; required), "
-        "labels (trash bin, bench), spacing (50 m), views_per_point (6), seed (0), "
-        "detector and weights, memory (as for robot).",
+        "labels (trash bin, bench), spacing (50 m), views_per_point (6), seed (0), looks (1), "
+        "detector, weights, noise and memory (as for robot).",
     ),
 }
 

@@ -28,6 +28,7 @@ from scipy.optimize import linear_sum_assignment
 from flaneur.geo import angle_diff
 from flaneur.perception.detection.active import (
     ACTIVE_THRESHOLD,
+    LOOKS,
     MIN_FOV,
     PASSIVE_THRESHOLD,
     active_detect,
@@ -41,7 +42,28 @@ from flaneur.world.city import City
 
 @dataclass(frozen=True)
 class SurveySettings:
-    """How the robot looks: views per viewpoint, camera, thresholds, active or passive."""
+    """How the robot looks: views per viewpoint, camera, thresholds, active or passive.
+
+    Attributes
+    ----------
+    views_per_point
+        Views at every viewpoint, ``fov`` apart around the travel heading.
+    fov
+        Field of view of those views in degrees.
+    size
+        ``(width, height)`` of every view in pixels.
+    active
+        Confirm every box by active detection (else one passive pass).
+    threshold
+        Proposal threshold (the passive threshold without active detection).
+    active_threshold
+        Threshold of a confirming box in a zoomed view.
+    min_fov
+        The narrowest zoomed field of view.
+    looks
+        Zoomed views at most per candidate (multi-scale confirmation; 1 is V-IRL's single
+        check). See :func:`~flaneur.perception.detection.active.active_detect`.
+    """
 
     views_per_point: int = 3
     fov: float = 60.0
@@ -50,6 +72,7 @@ class SurveySettings:
     threshold: float = PASSIVE_THRESHOLD
     active_threshold: float = ACTIVE_THRESHOLD
     min_fov: float = MIN_FOV
+    looks: int = LOOKS
 
 
 @dataclass
@@ -112,6 +135,7 @@ def survey_route(
                 threshold=settings.threshold,
                 active_threshold=settings.active_threshold,
                 min_fov=settings.min_fov,
+                looks=settings.looks,
             )
         else:
             found = passive_detect(views, detector, labels, threshold=settings.threshold)

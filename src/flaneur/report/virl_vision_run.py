@@ -4,7 +4,7 @@
     Walks the route from ``start`` to ``end`` (places, addresses or ``lat,lng``; the
     services' geocoder and directions), looks around at every viewpoint (``views_per_point``
     views of fov 60, default 3 as in V-IRL), detects the cared ``labels``, confirms each box by
-    active detection, de-duplicates in a visual memory and reports the count table with one
+    active detection (``looks`` zoomed views at most per box, default 1: V-IRL's single check), de-duplicates in a visual memory and reports the count table with one
     PNG crop per counted object (``crops/``).
 ``planner``
     Samples viewpoints inside ``polygon`` (a GeoJSON file relative to the config, or a list of
@@ -54,6 +54,22 @@ def _labels(persona: Persona, default: list[str]) -> tuple[str, ...]:
     return labels
 
 
+def _looks(persona: Persona) -> int:
+    """The ``looks`` option: zoomed looks at most per box (multi-scale confirmation)."""
+    raw = persona.options.get("looks", SurveySettings.looks)
+    text = str(raw).strip()
+    if (
+        isinstance(raw, bool)
+        or not isinstance(raw, int | str)
+        or not text.isdecimal()
+        or int(text) < 1
+    ):
+        raise DataError(
+            f"field 'looks' must be a positive integer, not {raw!r}", path=persona.source
+        )
+    return int(text)
+
+
 def _settings(persona: Persona, views: int) -> SurveySettings:
     n = int(persona.options.get("views_per_point", views))
     if not 1 <= n <= 12:
@@ -65,6 +81,7 @@ def _settings(persona: Persona, views: int) -> SurveySettings:
         size=(size, size),
         active=bool(persona.options.get("active", True)),
         threshold=0.45 if persona.options.get("active", True) else 0.55,
+        looks=_looks(persona),
     )
 
 
@@ -87,7 +104,14 @@ def _detector(persona: Persona) -> Any:
         choices = ", ".join(d for d in DETECTORS if d != "ocr")
         raise DataError(f"field 'detector': {name!r} is not one of {choices}", path=persona.source)
     if name == "scene":
-        return SceneDetector(SceneNoise(), seed=int(persona.options.get("seed", 0)))
+        profiles = {"default": SceneNoise, "virl": SceneNoise.virl}
+        profile = str(persona.options.get("noise", "default"))
+        if profile not in profiles:
+            raise DataError(
+                f"field 'noise': {profile!r} is not one of {', '.join(profiles)}",
+                path=persona.source,
+            )
+        return SceneDetector(profiles[profile](), seed=int(persona.options.get("seed", 0)))
     weights = _option_path(persona, "weights")
     if weights is None:
         raise DataError(
@@ -212,6 +236,7 @@ def run_robot(city: City, persona: Persona, thinker: Any, out: Path):
             "views_per_point": walked.settings.views_per_point,
             "fov": walked.settings.fov,
             "active": walked.settings.active,
+            "looks": walked.settings.looks,
         },
     }
     return result, fmap
@@ -410,6 +435,7 @@ def run_planner(city: City, persona: Persona, thinker: Any, out: Path):
         "settings": {
             "views_per_point": walked.settings.views_per_point,
             "fov": walked.settings.fov,
+            "looks": walked.settings.looks,
             "spacing_m": spacing,
         },
     }

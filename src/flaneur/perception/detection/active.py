@@ -11,6 +11,20 @@ least half of the confirming box must fall inside it. Far objects are bigger in 
 view, so they score higher; a false box has nothing under it when looked at closely.
 V-IRL accepts any box of the label in the zoomed view; asking for it where the candidate
 was keeps a false box from being confirmed by an unrelated object elsewhere in the frame.
+
+*Multi-scale confirmation* ("look again", ``looks``): when the first zoomed view gives no
+confirming box, up to ``looks - 1`` further views of the same target are taken at other zoom
+levels, aimed like the first (at the candidate's centre), and the first confirming box is
+accepted by the same rule. The further fields of view lie evenly on a log scale strictly
+between the zoomed view's and the first view's (with ``looks=2``: their geometric mean);
+when that would put neighbouring looks less than ``MIN_SCALE_STEP`` apart (no distinct
+framing), they lie between the zoomed view's and ``min_fov`` instead, and when neither
+leaves room no further view is taken. Looking at several scales at test time is standard
+for real detectors (a miss in one framing is often an effect of that framing: scale, crop,
+where the object falls in the image), and the scene detector simulator draws every view
+independently, so a lone miss of a large object (probability ``1 − recall_max``) is not
+evidence against it. A false box still has nothing under it at any scale. ``looks=1`` is
+V-IRL's single check.
 """
 
 from __future__ import annotations
@@ -21,7 +35,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from flaneur.perception.detection.base import Detection, Detector
+from flaneur.perception.detection.base import Detection, DetectionError, Detector
 from flaneur.perception.features import crop as crop_pixels
 from flaneur.views.base import View, ViewProvider
 
@@ -30,6 +44,12 @@ ACTIVE_THRESHOLD = 0.64
 MIN_FOV = 30.0
 MIN_INSIDE = 0.5
 """Share of a confirming box that must lie inside the candidate's projected box."""
+LOOKS = 1
+"""Zoomed views at most per candidate (1: V-IRL's single check; the calibration's choice with
+the simulator's default noise, see docs/detection.md)."""
+MIN_SCALE_STEP = 1.1
+"""Smallest ratio between the fields of view of two looks at one candidate: a framing that
+differs by less is nearly the same picture, not another scale."""
 
 
 @dataclass(frozen=True)
@@ -108,6 +128,51 @@ def zoom_request(view: View, det: Detection, *, min_fov: float = MIN_FOV) -> tup
     return heading, max(-80.0, min(80.0, pitch)), fov
 
 
+def look_fovs(fov: float, zoom_fov: float, looks: int, *, min_fov: float = MIN_FOV) -> list[float]:
+    """Fields of view of the further looks at a candidate, after the first zoomed view.
+
+    Parameters
+    ----------
+    fov
+        The first (proposal) view's field of view in degrees.
+    zoom_fov
+        The first zoomed view's (:func:`zoom_request`).
+    looks
+        Zoomed views at most, the first included (so ``looks - 1`` further ones).
+    min_fov
+        The narrowest field of view allowed.
+
+    Returns
+    -------
+    list of float
+        ``looks - 1`` fields of view spaced evenly on a log scale strictly between
+        ``zoom_fov`` and ``fov`` (for ``looks=2`` their geometric mean); if adjacent ones
+        would differ by less than ``MIN_SCALE_STEP``, between ``zoom_fov`` and ``min_fov``
+        instead (narrower); if that is too close as well, none. Never wider than ``fov``,
+        never narrower than ``min_fov``.
+    """
+    if looks < 2 or fov < min_fov:
+        return []
+    for far in (fov, min_fov):
+        step = (far / zoom_fov) ** (1.0 / looks)
+        if max(step, 1.0 / step) >= MIN_SCALE_STEP:
+            return [zoom_fov * step**k for k in range(1, looks)]
+    return []
+
+
+def look_requests(
+    view: View, det: Detection, *, looks: int = LOOKS, min_fov: float = MIN_FOV
+) -> list[tuple[float, float, float]]:
+    """``(heading, pitch, fov)`` of every zoomed look at ``det``, in the order taken.
+
+    The first is :func:`zoom_request`'s (V-IRL's rule); the further ones keep its aim at the
+    box centre with the fields of view of :func:`look_fovs`.
+    """
+    heading, pitch, fov = zoom_request(view, det, min_fov=min_fov)
+    further = look_fovs(view.fov, fov, looks, min_fov=min_fov)
+    return [(heading, pitch, fov), *((heading, pitch, f) for f in further)]
+
+
 def active_detect(
     provider: ViewProvider,
     views: Sequence[View],
@@ -117,34 +182,74 @@ def active_detect(
     threshold: float = PASSIVE_THRESHOLD,
     active_threshold: float = ACTIVE_THRESHOLD,
     min_fov: float = MIN_FOV,
+    looks: int = LOOKS,
     stats: dict[str, int] | None = None,
 ) -> list[Sighting]:
-    """Detect in ``views``, then confirm every box in a re-aimed, zoomed view.
+    """Detect in ``views``, then confirm every box in re-aimed, zoomed views.
 
-    ``stats``, if given, gets ``zoom_views`` (how many zoomed views were taken) added.
+    Parameters
+    ----------
+    provider
+        Makes the zoomed views (from the same viewpoint and at the same size as the first).
+    views
+        The first views, where candidates are proposed.
+    detector
+        Any detector.
+    labels
+        The labels to detect.
+    threshold
+        Proposal threshold in the first views.
+    active_threshold
+        Threshold of a confirming box in a zoomed view.
+    min_fov
+        The narrowest zoomed field of view.
+    looks
+        Zoomed views at most per candidate: the first at V-IRL's zoom, then, while no box
+        confirms it, further ones at other scales (:func:`look_requests`). ``1`` is V-IRL's
+        single check.
+    stats
+        If given, gets ``zoom_views`` (how many zoomed views were taken, all looks) added.
 
     Returns
     -------
     list of Sighting
-        The confirmed boxes, placed with the zoomed view (a better bearing and size).
+        The confirmed boxes in the order of the candidates, each placed with the zoomed view
+        that confirmed it (a better bearing and size).
+
+    Raises
+    ------
+    DetectionError
+        If ``looks`` is not a positive integer.
     """
-    first = detector.detect_batch(views, labels, threshold=threshold)
-    zoomed: list[View] = []
-    asked: list[tuple[View, Detection]] = []
-    for view, dets in zip(views, first, strict=True):
-        for det in dets:
-            heading, pitch, fov = zoom_request(view, det, min_fov=min_fov)
-            zoomed.append(provider.view(view.node, heading, pitch=pitch, fov=fov, size=view.size))
-            asked.append((view, det))
+    if isinstance(looks, bool) or not isinstance(looks, int) or looks < 1:
+        raise DetectionError(f"looks must be a positive integer, not {looks!r}")
     if stats is not None:
-        stats["zoom_views"] = stats.get("zoom_views", 0) + len(zoomed)
-    second = detector.detect_batch(zoomed, labels, threshold=active_threshold)
-    out = []
-    for (view, det), zview, dets in zip(asked, zoomed, second, strict=True):
-        hit = confirming_box(view, det, zview, dets)
-        if hit is not None:
-            out.append(sighting(zview, hit))
-    return out
+        stats["zoom_views"] = stats.get("zoom_views", 0)
+    first = detector.detect_batch(views, labels, threshold=threshold)
+    asked: list[tuple[View, Detection, list[tuple[float, float, float]]]] = [
+        (view, det, look_requests(view, det, looks=looks, min_fov=min_fov))
+        for view, dets in zip(views, first, strict=True)
+        for det in dets
+    ]
+    confirmed: dict[int, Sighting] = {}
+    for look in range(looks):
+        todo = [i for i, (_, _, req) in enumerate(asked) if i not in confirmed and look < len(req)]
+        if look > 0 and not todo:
+            break
+        zoomed = []
+        for i in todo:
+            view, _, req = asked[i]
+            heading, pitch, fov = req[look]
+            zoomed.append(provider.view(view.node, heading, pitch=pitch, fov=fov, size=view.size))
+        if stats is not None:
+            stats["zoom_views"] += len(zoomed)
+        second = detector.detect_batch(zoomed, labels, threshold=active_threshold)
+        for i, zview, dets in zip(todo, zoomed, second, strict=True):
+            view, det, _ = asked[i]
+            hit = confirming_box(view, det, zview, dets)
+            if hit is not None:
+                confirmed[i] = sighting(zview, hit)
+    return [confirmed[i] for i in sorted(confirmed)]
 
 
 def _rotation(heading: float, pitch: float) -> np.ndarray:
