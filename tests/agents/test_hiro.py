@@ -1,6 +1,6 @@
 """Hiro, V-IRL's intentional explorer: the matching, junction and enter rules with
-hand-computed values, whole episodes on the toy city (offline and through a fake model),
-and a goal-blind run."""
+hand-computed values, active detection with a stub detector, whole episodes on the toy city
+(offline and through a fake model), and a goal-blind run."""
 
 from __future__ import annotations
 
@@ -13,14 +13,15 @@ import pytest
 from PIL import Image
 
 from flaneur.agents import AGENTS, make_agent
-from flaneur.agents.hiro import HiroAgent, rules
+from flaneur.agents.hiro import HiroAgent, HiroEyes, HiroOptions, rules
 from flaneur.agents.hiro.thinking import parse_enter, parse_place_type, parse_road
-from flaneur.agents.options import check_requirements
+from flaneur.agents.options import check_options, check_requirements
 from flaneur.env import NavigationEnv, toy_city
 from flaneur.env.toy import toy_graph
 from flaneur.errors import FlaneurError
 from flaneur.evaluate.episode import run_episode
 from flaneur.models import make_model
+from flaneur.perception.detection import Detection, Detector
 from flaneur.perception.matching import match_box
 from flaneur.perception.ocr import TextBox
 from flaneur.services.nearby import NearbyResult
@@ -33,6 +34,7 @@ from flaneur.world.places import Places
 
 W = 640
 FOCAL = (W / 2) / math.tan(math.radians(30.0))  # 554.26 px for a 60 degree view
+SIGN_ELEVATION = math.atan((W / 2 - 215) / FOCAL)  # sign centre at y = 215 in a level view
 
 
 class BagOfWords:
@@ -125,6 +127,117 @@ def test_views_per_step():
     assert rules.view_headings(30.0, start=False) == [330.0, 30.0, 90.0]
 
 
+# ---------------------------------------------------------------- active detection
+class BearingDetector(Detector):
+    """A stub detector: each object spans compass bearings, with one box and score in a
+    60 degree view and another (tighter, or absent, or of another label) in a zoomed one.
+
+    Objects: ``(label, first span, first score, zoomed label, zoomed span, zoomed score)``;
+    a box is drawn at rows 300-340 (centred: zooming keeps the pitch level).
+    """
+
+    name = "bearing-stub"
+
+    def __init__(self, objects) -> None:
+        super().__init__(threshold=0.35, cache_items=0)
+        self.objects = objects
+        self.batches: list[list[float]] = []  # the fov of every view of each batch
+
+    def _box(self, view, span):
+        rel = [(b - view.heading + 180.0) % 360.0 - 180.0 for b in span]
+        if max(abs(r) for r in rel) >= view.fov / 2.0:
+            return None
+        x0, x1 = (view.size[0] / 2 + view.focal_px * math.tan(math.radians(r)) for r in rel)
+        return (x0, 300.0, x1, 340.0)
+
+    def _detect_many(self, views, labels):
+        self.batches.append([v.fov for v in views])
+        return [self._detect(v, labels) for v in views]
+
+    def _detect(self, view, labels):
+        zoomed = view.fov < rules.VIEW_FOV
+        out = []
+        for label, span, score, zlabel, zspan, zscore in self.objects:
+            if zoomed:
+                label, span, score = zlabel, zspan, zscore
+            box = self._box(view, span) if span is not None else None
+            if box is not None and label in labels:
+                out.append(Detection(box, label, score))
+        return out
+
+
+def active_case():
+    """Places around X4 and a stub that sees three cafe signs in views 90 and 30 from X4.
+
+    * sign 1 (view 90): a loose first box over 86-99 degrees (0.40), a tight zoomed box
+      over 94-98 (0.60). The loose box's nearest cafe is ``wrong`` (84 deg, 8 m, inside the
+      5 degree margin); the zoomed box points at ``right`` (96 deg, 15 m) only.
+    * sign 2 (view 30): 40-45 degrees (0.50); the zoomed view sees a restaurant there, not a
+      cafe: not confirmed (``ghost`` at 42 deg is matched by the single pass only).
+    * sign 3 (view 90): 0.20, below the proposal threshold: no zoomed view.
+    """
+    c = city_with(
+        [
+            ("wrong", 84.0, 8.0, "cafe"),
+            ("right", 96.0, 15.0, "cafe"),
+            ("ghost", 42.0, 12.0, "cafe"),
+            ("faint", 110.0, 10.0, "cafe"),
+        ]
+    )
+    stub = BearingDetector(
+        [
+            ("cafe", (86.0, 99.0), 0.40, "cafe", (94.0, 98.0), 0.60),
+            ("cafe", (40.0, 45.0), 0.50, "restaurant", (40.0, 45.0), 0.90),
+            ("cafe", (108.0, 112.0), 0.20, "cafe", (108.0, 112.0), 0.90),
+        ]
+    )
+    views = SignViews(c)
+    return c, stub, views
+
+
+def test_active_detection_confirms_and_matches_the_zoomed_box():
+    c, stub, views = active_case()
+    eyes = HiroEyes(c, views, detector=stub, ocr=SignOCR(c), embedder=BagOfWords())
+    assert eyes.active  # on by default
+    x4 = c.graph.index("X4")
+    per_view = eyes.look_now(x4, [90.0, 30.0], ["cafe", "restaurant"])
+    # sign 1 confirmed and matched with its zoomed box; sign 2 not confirmed; sign 3 unasked
+    (hit,), none = per_view
+    assert none == []
+    assert hit.match.name == "right" and hit.heading == 90.0
+    assert hit.detection.score == 0.60  # the zoomed view's box
+    # zoom rule: the loose box is 554.26 x (tan 9 + tan 4) = 126.5 px wide, so the zoomed
+    # view is 60 x 4 x 126.5 / 640 = 47.4 degrees wide, re-aimed at its centre (x = 344.5,
+    # 90 + atan(24.5 / 554.26) = 92.53 degrees); sign 2's box (5 deg, 50.8 px) gets 30
+    first = stub._box(views.view(x4, 90.0), (86.0, 99.0))
+    assert first[2] - first[0] == pytest.approx(126.5, abs=0.1)
+    assert stub.batches == [[60.0, 60.0], [pytest.approx(47.4, abs=0.1), 30.0]]
+    zoomed_view = View(Image.new("RGB", (W, W)), "X4", 92.53, 0.0, stub.batches[1][0])
+    assert hit.detection.box == pytest.approx(stub._box(zoomed_view, (94.0, 98.0)), abs=0.5)
+    # 2 first views and 2 zoomed ones (one batch), all counted
+    assert eyes.zoom_views == 2 and eyes.views_taken == 4
+
+
+def test_single_pass_without_active_detection():
+    c, stub, views = active_case()
+    eyes = HiroEyes(c, views, detector=stub, ocr=SignOCR(c), embedder=BagOfWords(), active=False)
+    x4 = c.graph.index("X4")
+    (loose,), (ghost,) = eyes.look_now(x4, [90.0, 30.0], ["cafe", "restaurant"])
+    # the old pass: the detector's threshold (0.35), the first box matched in the first view
+    assert loose.match.name == "wrong" and loose.detection.score == 0.40
+    assert ghost.match.name == "ghost"
+    assert stub.batches == [[60.0, 60.0]]
+    assert eyes.zoom_views == 0 and eyes.views_taken == 2
+
+
+def test_active_option_checked():
+    assert HiroOptions().active is True
+    assert check_options("hiro", HiroOptions, {"active": False}) == {"active": False}
+    with pytest.raises(FlaneurError) as err:
+        check_options("hiro", HiroOptions, {"active": "maybe"})
+    assert str(err.value) == "agent 'hiro': option active='maybe' must be true/false"
+
+
 # ---------------------------------------------------------------- junction rule
 def test_junction_rule_by_hand():
     heads = [0.0, 92.0, 178.0, 268.0]  # roads north, east, south, west
@@ -181,7 +294,7 @@ def test_parsers_are_lenient():
 
 # ---------------------------------------------------------------- whole episodes
 class SignViews:
-    """Views of the toy city whose pixels differ by viewpoint (for the caches)."""
+    """Views of the toy city whose pixels differ by viewpoint and camera (for the caches)."""
 
     name = "signs"
 
@@ -192,13 +305,19 @@ class SignViews:
     def view(self, node, heading, *, fov=60.0, size=(W, W), pitch=0.0):
         self.calls += 1
         node_id = str(self.city.graph.ids[int(node)])
-        seed = int(hashlib.md5(f"{node_id}:{heading:.2f}".encode()).hexdigest()[:6], 16)
+        key = f"{node_id}:{heading:.2f}:{pitch:.2f}:{fov:.2f}"
+        seed = int(hashlib.md5(key.encode()).hexdigest()[:6], 16)
         colour = (seed & 255, (seed >> 8) & 255, (seed >> 16) & 255)
-        return View(Image.new("RGB", size, colour), node_id, float(heading), fov=fov)
+        return View(Image.new("RGB", size, colour), node_id, float(heading), pitch, fov)
 
 
 class SignOCR:
-    """Reads the name of every named place within 120 m inside the view, where it lies."""
+    """Reads the name of every named place within 120 m inside the view, where it lies.
+
+    A sign is seen 10.7 degrees above the horizon (pixels 200-230 of a level 60 degree view)
+    and ``300 / distance`` px wide at that focal length; other cameras (a zoomed, re-aimed
+    view) see it where their own geometry puts it.
+    """
 
     def __init__(self, city) -> None:
         self.city = city
@@ -214,11 +333,14 @@ class SignOCR:
             dist = float(np.hypot(*delta))
             bearing = math.degrees(math.atan2(delta[0], delta[1])) % 360.0
             rel = (bearing - view.heading + 180.0) % 360.0 - 180.0
-            if not name or dist > 120.0 or abs(rel) > 28.0:
+            if not name or dist > 120.0 or abs(rel) > min(28.0, view.fov / 2.0 - 2.0):
                 continue
-            x = view.image.size[0] / 2 + view.focal_px * math.tan(math.radians(rel))
-            half = max(4.0, 300.0 / max(dist, 1.0))
-            corners = ((x - half, 200), (x + half, 200), (x + half, 230), (x - half, 230))
+            f = view.focal_px
+            x = view.image.size[0] / 2 + f * math.tan(math.radians(rel))
+            half = max(4.0, 300.0 / max(dist, 1.0)) * f / FOCAL
+            y = view.image.size[1] / 2 - f * math.tan(SIGN_ELEVATION - math.radians(view.pitch))
+            h = 15.0 * f / FOCAL
+            corners = ((x - half, y - h), (x + half, y - h), (x + half, y + h), (x - half, y + h))
             out.append(TextBox(name, corners, 0.9))
         return out
 
@@ -273,11 +395,36 @@ def test_finds_and_enters_the_museum(city):
     assert row["path"] == ["W2", "W1", "X4", "E1", "T3", "E3", "D"]
     last = row["records"][-1]
     assert "Sea Museum" in last["thoughts"] and last["judged"][0]["enter"]
-    assert row["records"][0]["views"] == 6 and row["records"][1]["views"] == 3
+    # views: the detection views and the zoomed ones (active detection, on by default)
+    first, second = (r["views"] - r.get("zoom_views", 0) for r in row["records"][:2])
+    assert (first, second) == (6, 3)
+    assert sum(r.get("zoom_views", 0) for r in row["records"]) > 0
     # at X4 (4 roads) and T3 (3 roads) he chose by the signs along each road
     thoughts = [r["thoughts"] for r in row["records"]]
     assert thoughts[2].startswith("junction") and thoughts[4].startswith("junction")
     assert thoughts[3] == "keeps his heading"
+
+
+def test_active_false_is_the_single_pass(city, monkeypatch):
+    """``active=false`` walks as before (one pass, 6 then 3 views a step, nothing zoomed);
+    on the toy city active detection confirms the same signs and takes the same path."""
+    ep = episode("Please find the nearest museum.")
+    calls: list[bool] = []
+    look_now = HiroEyes.look_now
+
+    def spy(self, node, headings, types):
+        calls.append(self.active)
+        return look_now(self, node, headings, types)
+
+    monkeypatch.setattr(HiroEyes, "look_now", spy)
+    single = run(city, hiro(city, active=False), ep)
+    assert set(calls) == {False}
+    assert single["path"] == ["W2", "W1", "X4", "E1", "T3", "E3", "D"]
+    assert [r["views"] for r in single["records"]][:2] == [6, 3]
+    assert all(r.get("zoom_views", 0) == 0 for r in single["records"])  # 0: left out
+    active = run(city, hiro(city), ep)
+    assert active["path"] == single["path"]
+    assert sum(r.get("zoom_views", 0) for r in active["records"]) > 0
 
 
 def test_never_reads_the_goal(city):
@@ -346,21 +493,32 @@ def test_llm_path_through_the_fake_server(city):
     assert policy.enters == 1
 
 
-def test_console_script_without_views_is_one_line(tmp_path):
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        ("hiro.road_choice=vlm", "road_choice=vlm needs a vision-language model: add --llm"),
+        ("hiro.active=maybe", "agent 'hiro': option active='maybe' must be true/false"),
+    ],
+)
+def test_console_script_errors_are_one_line(tmp_path, option, message):
+    import os
     import subprocess
     import sys
     from pathlib import Path
 
     flaneur = Path(sys.executable).with_name("flaneur")
     args = ["run", "--agent", "hiro", "--tasks", "helsinki-needs-v1", "--out", str(tmp_path)]
-    args += ["-o", "hiro.road_choice=vlm", "--views", "synthetic"]
+    args += ["-o", option, "--views", "synthetic"]
+    env = {"FLANEUR_CACHE_DIR": str(tmp_path / "cache"), "PATH": "/usr/bin:/bin"}
+    if "PYTHONPATH" in os.environ:  # the sources under test (a worktree), not the install's
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     done = subprocess.run(
         [str(flaneur), *args],
         capture_output=True,
         text=True,
         timeout=120,
-        env={"FLANEUR_CACHE_DIR": str(tmp_path / "cache"), "PATH": "/usr/bin:/bin"},
+        env=env,
     )
     assert done.returncode != 0 and done.stderr.strip().count("\n") == 0, done.stderr
-    assert "road_choice=vlm needs a vision-language model: add --llm" in done.stderr
+    assert message in done.stderr
     assert "Traceback" not in done.stderr

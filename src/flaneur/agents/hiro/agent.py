@@ -9,8 +9,10 @@ explorer splits them), he
    :func:`~flaneur.agents.virl.rating.type_similarities`, the :data:`types_kept` closest
    types; a brand is read through the explorer's glossary first);
 2. at every step detects those types in 3 views (6 at the start) with the OCR storefront
-   detector and matches each box to a place of the type within 20 m whose bearing lies in
-   the box's heading span +- 5 degrees (:mod:`.perception`, :mod:`.rules`);
+   detector, confirms each box by active detection (re-aimed at the box and zoomed in,
+   detected again at a higher threshold; ``active=false``: one pass) and matches each
+   (zoomed) box to a place of the type within 20 m whose bearing lies in the box's heading
+   span +- 5 degrees (:mod:`.perception`, :mod:`.rules`);
 3. reads each matched place's overview (:func:`flaneur.services.overview.place_overview`)
    and decides to enter (stop) or continue: the language model (prompt ``hiro/enter``), or
    offline Aria's rating against ``enter_min`` (:func:`.rules.should_enter`); a place is
@@ -68,6 +70,9 @@ class HiroOptions:
         never).
     seed
         Base seed of tie-breaking (default: the run seed).
+    active
+        Active detection (V-IRL's visual checker): confirm every box in a view re-aimed at
+        it and zoomed in, and place it with the zoomed box; ``false``: one detection pass.
     """
 
     enter_min: float = rules.ENTER_MIN
@@ -75,6 +80,7 @@ class HiroOptions:
     road_choice: Literal["auto", "vlm", "ocr"] = "auto"
     fallback_min: float = 6.0
     seed: int | None = None
+    active: bool = True
 
     def __post_init__(self) -> None:
         if self.types_kept < 1:
@@ -98,7 +104,7 @@ class HiroAgent(Agent):
 
     Parameters
     ----------
-    enter_min, types_kept, road_choice, fallback_min, seed
+    enter_min, types_kept, road_choice, fallback_min, seed, active
         :class:`HiroOptions`.
     embedder, ocr, detector
         Perception parts (defaults: the shared sentence embedder, one OCR engine caching
@@ -118,11 +124,12 @@ class HiroAgent(Agent):
         road_choice: Literal["auto", "vlm", "ocr"] = "auto",
         fallback_min: float = 6.0,
         seed: int | None = None,
+        active: bool = True,
         embedder: Any = None,
         ocr: Any = None,
         detector: Any = None,
     ) -> None:
-        self.options = HiroOptions(enter_min, types_kept, road_choice, fallback_min, seed)
+        self.options = HiroOptions(enter_min, types_kept, road_choice, fallback_min, seed, active)
         self._embedder, self._ocr, self._detector = embedder, ocr, detector
 
     @classmethod
@@ -151,6 +158,7 @@ class HiroAgent(Agent):
             detector=self._detector,
             ocr=self._ocr,
             embedder=self._embedder,
+            active=self.options.active,
         )
         self.thinker = HiroThinker(env_info.model) if env_info.model is not None else None
         self.use_vlm = self.thinker is not None and self.options.road_choice != "ocr"
@@ -214,8 +222,11 @@ class HiroAgent(Agent):
     async def _search(self, node: int, heading: float, start: bool) -> Judged | None:
         assert self.types is not None
         headings = rules.view_headings(heading, start=start)
+        zoomed = self.eyes.zoom_views
         per_view = await self.eyes.look(node, headings, list(self.types))
-        self.log["views"] = len(headings)
+        zoomed = self.eyes.zoom_views - zoomed
+        self.log["views"] = self.log.get("views", 0) + len(headings) + zoomed
+        self.log["zoom_views"] = self.log.get("zoom_views", 0) + zoomed
         self.log["sightings"] = [
             {
                 "place": s.match.name,
@@ -372,6 +383,7 @@ class HiroAgent(Agent):
                 "place_types": dict(self.types or {}),
                 "types_by": self.types_by,
                 "views": self.log.get("views", 0),
+                "zoom_views": self.log.get("zoom_views", 0),
                 "sightings": self.log.get("sightings", []),
                 "judged": self.log.get("judged", []),
             }

@@ -6,6 +6,14 @@
   (default: the OCR storefront detector, PP-OCR text boxes labelled with a place type by
   the sentence embedder), keeping only the boxes matched to a place of the type by
   :func:`flaneur.perception.matching.match_box` (20 m, heading span +- 5 degrees);
+* with *active detection* (V-IRL's visual checker, on by default) detects at the proposal
+  threshold :data:`PROPOSAL_THRESHOLD`, re-aims the camera at each box and zooms in
+  (:func:`~flaneur.perception.detection.active.zoom_request`: ``fov x 4 x box long side /
+  image side``, at least 30 degrees, at most :data:`~flaneur.agents.hiro.rules.VIEW_FOV`),
+  detects again in the zoomed views (one batch per step) and keeps a box only when
+  :func:`~flaneur.perception.detection.active.confirming_box` finds a box of its label at
+  the check threshold :data:`CHECK_THRESHOLD` where it was; the *zoomed* box is then
+  matched to a place in the zoomed view (a narrower span, a better bearing);
 * reads the text in the view along a road (the offline road choice).
 
 Sign words are glossed before they are embedded (``"Apteekki Eliel"`` is read as
@@ -31,6 +39,7 @@ from flaneur.agents.explorer.glossary import gloss
 from flaneur.agents.explorer.perception import _RENDER_LOCK as EXPLORER_RENDER_LOCK
 from flaneur.agents.hiro.rules import HEADING_MARGIN_DEG, MATCH_RADIUS_M, VIEW_FOV
 from flaneur.perception.detection import Detection, Detector, StorefrontDetector
+from flaneur.perception.detection.active import MIN_FOV, confirming_box, zoom_request
 from flaneur.perception.matching import BoxMatch, match_box
 from flaneur.perception.ocr import OCR
 from flaneur.views.base import View
@@ -38,6 +47,16 @@ from flaneur.world.city import City
 
 VIEW_SIZE = (640, 640)
 """V-IRL's street-view size in pixels."""
+
+PROPOSAL_THRESHOLD = 0.35
+"""Score from which a box of the OCR storefront detector is a proposal for active detection
+(the detector's own default; calibrated with ``benchmarks/hiro_calibration.py`` on Helsinki
+views facing random places, no episode: docs/agents.md)."""
+
+CHECK_THRESHOLD = 0.40
+"""Score a confirming box in the zoomed view must reach (calibrated as
+:data:`PROPOSAL_THRESHOLD`: from 0.40 on, about 3 in 4 of the detector's matched boxes are
+of the right type, below it about half)."""
 
 
 class GlossingEmbedder:
@@ -64,11 +83,12 @@ class PlaceSighting:
     Attributes
     ----------
     detection
-        The box, its label and score.
+        The box, its label and score (with active detection: the confirming box in the
+        zoomed view, and its score there).
     match
         The place it points at (row, name, distance).
     heading
-        Heading of the view it was seen in.
+        Heading of the view it was seen in (the first view, not the zoomed one).
     """
 
     detection: Detection
@@ -116,6 +136,18 @@ class HiroEyes:
         The sentence embedder (glossed; default: the shared one).
     size
         View size in pixels.
+    active
+        Confirm every box in a re-aimed, zoomed view (see the module docstring); ``False``
+        is the single pass at the detector's own threshold.
+    proposal_threshold, check_threshold
+        Active detection's two thresholds.
+
+    Attributes
+    ----------
+    views_taken
+        Views rendered so far: detection views, zoomed views and views read along roads.
+    zoom_views
+        Of those, the zoomed views of active detection.
     """
 
     def __init__(
@@ -127,6 +159,9 @@ class HiroEyes:
         ocr: OCR | None = None,
         embedder: Any = None,
         size: tuple[int, int] = VIEW_SIZE,
+        active: bool = True,
+        proposal_threshold: float = PROPOSAL_THRESHOLD,
+        check_threshold: float = CHECK_THRESHOLD,
     ) -> None:
         if embedder is None:
             from flaneur.text import shared_embedder
@@ -138,40 +173,78 @@ class HiroEyes:
         self.embedder = GlossingEmbedder(embedder)
         self.detector = detector or StorefrontDetector(ocr=self.ocr, embedder=self.embedder)
         self.size = size
+        self.active = bool(active)
+        self.proposal_threshold = float(proposal_threshold)
+        self.check_threshold = float(check_threshold)
         self.views_taken = 0
+        self.zoom_views = 0
 
-    def _view(self, node: int, heading: float) -> View:
+    def _view(
+        self, node: int, heading: float, *, pitch: float = 0.0, fov: float = VIEW_FOV
+    ) -> View:
         with _RENDER_LOCK:  # providers and their caches are not thread-safe
             self.views_taken += 1
-            return self.views.view(int(node), float(heading), fov=VIEW_FOV, size=self.size)
+            return self.views.view(
+                int(node), float(heading), pitch=float(pitch), fov=float(fov), size=self.size
+            )
 
     def _rows_of(self, types: Sequence[str]) -> np.ndarray:
         places = self.city.places
         rows = [places.with_category(t) for t in types]
         return np.unique(np.concatenate(rows)) if rows else np.zeros(0, np.int64)
 
+    def _match(self, view: View, det: Detection, rows: np.ndarray) -> BoxMatch:
+        return match_box(
+            self.city,
+            view,
+            det.box,
+            radius_m=MATCH_RADIUS_M,
+            candidates=rows,
+            margin_deg=HEADING_MARGIN_DEG,
+        )
+
     def look_now(
         self, node: int, headings: Sequence[float], types: Sequence[str]
     ) -> list[list[PlaceSighting]]:
-        """For each heading, the boxes of ``types`` matched to a place (synchronous)."""
+        """For each heading, the boxes of ``types`` matched to a place (synchronous).
+
+        With :attr:`active`, each box found at the proposal threshold is looked at again in
+        a re-aimed, zoomed view (the zoomed views of all headings go to the detector in one
+        batch); it is kept only when a box of its label at the check threshold confirms it
+        there, and that zoomed box is the one matched to a place.
+        """
         views = [self._view(node, h) for h in headings]
-        found = self.detector.detect_batch(views, list(types))
         rows = self._rows_of(types)
-        out = []
-        for view, heading, dets in zip(views, headings, found, strict=True):
-            hits = []
+        if not self.active:
+            found = self.detector.detect_batch(views, list(types))
+            return [
+                [
+                    PlaceSighting(det, match, float(heading))
+                    for det in dets
+                    if (match := self._match(view, det, rows)).matched
+                ]
+                for view, heading, dets in zip(views, headings, found, strict=True)
+            ]
+        found = self.detector.detect_batch(views, list(types), threshold=self.proposal_threshold)
+        asked: list[tuple[int, View, Detection]] = []
+        zoomed: list[View] = []
+        for k, (view, dets) in enumerate(zip(views, found, strict=True)):
             for det in dets:
-                match = match_box(
-                    self.city,
-                    view,
-                    det.box,
-                    radius_m=MATCH_RADIUS_M,
-                    candidates=rows,
-                    margin_deg=HEADING_MARGIN_DEG,
-                )
-                if match.matched:
-                    hits.append(PlaceSighting(det, match, float(heading)))
-            out.append(hits)
+                heading, pitch, fov = zoom_request(view, det, min_fov=MIN_FOV)
+                zoomed.append(self._view(node, heading, pitch=pitch, fov=fov))
+                asked.append((k, view, det))
+        self.zoom_views += len(zoomed)
+        out: list[list[PlaceSighting]] = [[] for _ in views]
+        if not zoomed:
+            return out
+        second = self.detector.detect_batch(zoomed, list(types), threshold=self.check_threshold)
+        for (k, view, det), zview, dets in zip(asked, zoomed, second, strict=True):
+            hit = confirming_box(view, det, zview, dets)
+            if hit is None:
+                continue
+            match = self._match(zview, hit, rows)
+            if match.matched:
+                out[k].append(PlaceSighting(hit, match, float(headings[k])))
         return out
 
     async def look(
@@ -199,4 +272,12 @@ class HiroEyes:
         return float(max(0.0, self.embedder.similarity(list(lines), list(queries)).max()))
 
 
-__all__ = ["VIEW_SIZE", "GlossingEmbedder", "HiroEyes", "PlaceSighting", "shared_ocr"]
+__all__ = [
+    "CHECK_THRESHOLD",
+    "PROPOSAL_THRESHOLD",
+    "VIEW_SIZE",
+    "GlossingEmbedder",
+    "HiroEyes",
+    "PlaceSighting",
+    "shared_ocr",
+]
