@@ -8,11 +8,11 @@
   :func:`flaneur.perception.matching.match_box` (20 m, heading span +- 5 degrees);
 * with *active detection* (V-IRL's visual checker, on by default) detects at the proposal
   threshold :data:`PROPOSAL_THRESHOLD`, re-aims the camera at each box and zooms in
-  (:func:`~flaneur.perception.detection.active.zoom_request`: ``fov x 4 x box long side /
-  image side``, at least 30 degrees, at most :data:`~flaneur.agents.hiro.rules.VIEW_FOV`),
-  detects again in the zoomed views (one batch per step) and keeps a box only when
-  :func:`~flaneur.perception.detection.active.confirming_box` finds a box of its label at
-  the check threshold :data:`CHECK_THRESHOLD` where it was; the *zoomed* box is then
+  (:func:`~flaneur.perception.detection.active.confirm_candidates`, the loop RX-399 uses:
+  ``fov x 4 x box long side / image side``, at least 30 degrees, at most
+  :data:`~flaneur.agents.hiro.rules.VIEW_FOV`), detects again in the zoomed views (one
+  batch per step) and keeps a box only when a box of its label at the check threshold
+  :data:`CHECK_THRESHOLD` confirms it where it was; the *zoomed* box is then
   matched to a place in the zoomed view (a narrower span, a better bearing);
 * reads the text in the view along a road (the offline road choice).
 
@@ -39,7 +39,7 @@ from flaneur.agents.explorer.glossary import gloss
 from flaneur.agents.explorer.perception import _RENDER_LOCK as EXPLORER_RENDER_LOCK
 from flaneur.agents.hiro.rules import HEADING_MARGIN_DEG, MATCH_RADIUS_M, VIEW_FOV
 from flaneur.perception.detection import Detection, Detector, StorefrontDetector
-from flaneur.perception.detection.active import MIN_FOV, confirming_box, zoom_request
+from flaneur.perception.detection.active import MIN_FOV, confirm_candidates
 from flaneur.perception.matching import BoxMatch, match_box
 from flaneur.perception.ocr import OCR
 from flaneur.views.base import View
@@ -226,25 +226,25 @@ class HiroEyes:
                 for view, heading, dets in zip(views, headings, found, strict=True)
             ]
         found = self.detector.detect_batch(views, list(types), threshold=self.proposal_threshold)
-        asked: list[tuple[int, View, Detection]] = []
-        zoomed: list[View] = []
-        for k, (view, dets) in enumerate(zip(views, found, strict=True)):
-            for det in dets:
-                heading, pitch, fov = zoom_request(view, det, min_fov=MIN_FOV)
-                zoomed.append(self._view(node, heading, pitch=pitch, fov=fov))
-                asked.append((k, view, det))
-        self.zoom_views += len(zoomed)
+        candidates = [(v, d) for v, dets in zip(views, found, strict=True) for d in dets]
+        owner = [k for k, dets in enumerate(found) for _ in dets]  # candidate -> first view
+        stats: dict[str, int] = {}
+        confirmed = confirm_candidates(
+            candidates,
+            lambda v, heading, pitch, fov: self._view(node, heading, pitch=pitch, fov=fov),
+            self.detector,
+            list(types),
+            active_threshold=self.check_threshold,
+            min_fov=MIN_FOV,
+            stats=stats,
+        )
+        self.zoom_views += stats["zoom_views"]
         out: list[list[PlaceSighting]] = [[] for _ in views]
-        if not zoomed:
-            return out
-        second = self.detector.detect_batch(zoomed, list(types), threshold=self.check_threshold)
-        for (k, view, det), zview, dets in zip(asked, zoomed, second, strict=True):
-            hit = confirming_box(view, det, zview, dets)
-            if hit is None:
-                continue
-            match = self._match(zview, hit, rows)
+        for c in confirmed:
+            match = self._match(c.view, c.box, rows)
             if match.matched:
-                out[k].append(PlaceSighting(hit, match, float(headings[k])))
+                k = owner[c.index]
+                out[k].append(PlaceSighting(c.box, match, float(headings[k])))
         return out
 
     async def look(

@@ -30,7 +30,7 @@ V-IRL's single check.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -173,6 +173,93 @@ def look_requests(
     return [(heading, pitch, fov), *((heading, pitch, f) for f in further)]
 
 
+def _check_looks(looks: int) -> None:
+    if isinstance(looks, bool) or not isinstance(looks, int) or looks < 1:
+        raise DetectionError(f"looks must be a positive integer, not {looks!r}")
+
+
+@dataclass(frozen=True)
+class Confirmation:
+    """A candidate box confirmed in a zoomed view.
+
+    Attributes
+    ----------
+    index
+        Position of the candidate in the list given to :func:`confirm_candidates`.
+    view
+        The zoomed view that confirmed it.
+    box
+        The confirming box, in ``view``'s pixels.
+    """
+
+    index: int
+    view: View
+    box: Detection
+
+
+def confirm_candidates(
+    candidates: Sequence[tuple[View, Detection]],
+    render: Callable[[View, float, float, float], View],
+    detector: Detector,
+    labels: Sequence[str],
+    *,
+    active_threshold: float = ACTIVE_THRESHOLD,
+    min_fov: float = MIN_FOV,
+    looks: int = LOOKS,
+    stats: dict[str, int] | None = None,
+) -> list[Confirmation]:
+    """Look again at each candidate box through re-aimed, zoomed views (V-IRL's check).
+
+    Parameters
+    ----------
+    candidates
+        ``(first view, box)`` pairs.
+    render
+        ``render(first view, heading, pitch, fov) -> View``: the zoomed view from the first
+        view's viewpoint, at its size.
+    detector, labels
+        The detector and the labels it is asked for in the zoomed views.
+    active_threshold
+        Threshold of a confirming box.
+    min_fov
+        The narrowest zoomed field of view.
+    looks
+        Zoomed views at most per candidate (:func:`look_requests`); the zoomed views of one
+        look go to the detector in one batch.
+    stats
+        If given, gets ``zoom_views`` (how many zoomed views were taken, all looks) added.
+
+    Returns
+    -------
+    list of Confirmation
+        The confirmed candidates, in the order given.
+
+    Raises
+    ------
+    DetectionError
+        If ``looks`` is not a positive integer.
+    """
+    _check_looks(looks)
+    if stats is not None:
+        stats["zoom_views"] = stats.get("zoom_views", 0)
+    requests = [look_requests(v, d, looks=looks, min_fov=min_fov) for v, d in candidates]
+    confirmed: dict[int, Confirmation] = {}
+    for look in range(looks):
+        todo = [i for i, req in enumerate(requests) if i not in confirmed and look < len(req)]
+        if not todo:
+            break
+        zoomed = [render(candidates[i][0], *requests[i][look]) for i in todo]
+        if stats is not None:
+            stats["zoom_views"] += len(zoomed)
+        second = detector.detect_batch(zoomed, labels, threshold=active_threshold)
+        for i, zview, dets in zip(todo, zoomed, second, strict=True):
+            view, det = candidates[i]
+            hit = confirming_box(view, det, zview, dets)
+            if hit is not None:
+                confirmed[i] = Confirmation(i, zview, hit)
+    return [confirmed[i] for i in sorted(confirmed)]
+
+
 def active_detect(
     provider: ViewProvider,
     views: Sequence[View],
@@ -221,35 +308,24 @@ def active_detect(
     DetectionError
         If ``looks`` is not a positive integer.
     """
-    if isinstance(looks, bool) or not isinstance(looks, int) or looks < 1:
-        raise DetectionError(f"looks must be a positive integer, not {looks!r}")
-    if stats is not None:
-        stats["zoom_views"] = stats.get("zoom_views", 0)
+    _check_looks(looks)
     first = detector.detect_batch(views, labels, threshold=threshold)
-    asked: list[tuple[View, Detection, list[tuple[float, float, float]]]] = [
-        (view, det, look_requests(view, det, looks=looks, min_fov=min_fov))
-        for view, dets in zip(views, first, strict=True)
-        for det in dets
-    ]
-    confirmed: dict[int, Sighting] = {}
-    for look in range(looks):
-        todo = [i for i, (_, _, req) in enumerate(asked) if i not in confirmed and look < len(req)]
-        if look > 0 and not todo:
-            break
-        zoomed = []
-        for i in todo:
-            view, _, req = asked[i]
-            heading, pitch, fov = req[look]
-            zoomed.append(provider.view(view.node, heading, pitch=pitch, fov=fov, size=view.size))
-        if stats is not None:
-            stats["zoom_views"] += len(zoomed)
-        second = detector.detect_batch(zoomed, labels, threshold=active_threshold)
-        for i, zview, dets in zip(todo, zoomed, second, strict=True):
-            view, det, _ = asked[i]
-            hit = confirming_box(view, det, zview, dets)
-            if hit is not None:
-                confirmed[i] = sighting(zview, hit)
-    return [confirmed[i] for i in sorted(confirmed)]
+    candidates = [(v, d) for v, dets in zip(views, first, strict=True) for d in dets]
+
+    def render(view: View, heading: float, pitch: float, fov: float) -> View:
+        return provider.view(view.node, heading, pitch=pitch, fov=fov, size=view.size)
+
+    found = confirm_candidates(
+        candidates,
+        render,
+        detector,
+        labels,
+        active_threshold=active_threshold,
+        min_fov=min_fov,
+        looks=looks,
+        stats=stats,
+    )
+    return [sighting(c.view, c.box) for c in found]
 
 
 def _rotation(heading: float, pitch: float) -> np.ndarray:
