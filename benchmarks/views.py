@@ -22,6 +22,11 @@ Prints one JSON object:
   ``perception_step_cold_shipped_graphs_s`` / ``perception_breakdown_shipped_graphs_s`` -
   the same steps with the OCR models' graphs as shipped (not folded, the reference);
   ``perception_fold_speedup`` - its CPU seconds per step over the folded graphs'.
+* ``backends`` (``--backends``; by default OpenVINO's two when ``openvino`` is installed) -
+  per other inference backend of the OCR models: ``perception_step_cold_s`` and its
+  breakdown, ``ocr_recall`` / ``ocr_false_rate`` on the same views, and
+  ``same_readings`` - the fraction of those views whose lines read the same texts as with
+  the default backend (ONNX Runtime, folded graphs).
 * ``det_side_tradeoff`` (``--sides``, by default without ``--quick``) - recall, false rate
   and OCR CPU milliseconds per view at each detector input side length.
 * ``explorer_ocr_s_per_episode`` (``--explorer-episodes N``) - the explorer with OCR over
@@ -34,6 +39,7 @@ Prints one JSON object:
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import statistics
@@ -47,7 +53,7 @@ import numpy as np
 from flaneur.perception.landmarks.ocr import OCRLandmarks
 from flaneur.perception.ocr import OCR
 from flaneur.perception.ocr import clear_memory as clear_ocr_memory
-from flaneur.perception.ocr_engine import PPOCR
+from flaneur.perception.ocr_engine import BACKENDS, PPOCR
 from flaneur.views.cache import ViewCache
 from flaneur.views.sensors import ImageSensor
 from flaneur.views.synthetic import SyntheticViews
@@ -170,18 +176,25 @@ def _step_requests(city, n_steps: int, rng) -> list[tuple[int, float]]:
 
 
 def perception_figures(
-    city, n_steps: int, rng, *, threads: int = 1, fold_graphs: bool = True
+    city,
+    n_steps: int,
+    rng,
+    *,
+    threads: int = 1,
+    fold_graphs: bool = True,
+    backend: str = "onnxruntime",
 ) -> dict:
     """Seconds per agent step (five VELMA views + OCRLandmarks): cold and seen before.
 
     Cold means nothing of the step is cached (new views, OCR results forgotten); the OCR
     models are loaded before timing. Reports median wall and process CPU seconds per step
     (ONNX Runtime pinned to ``threads``) and where the CPU time goes (median per step).
-    ``fold_graphs=False`` runs the models as shipped (the reference of the speed-up).
+    ``fold_graphs=False`` runs the models as shipped (the reference of the speed-up);
+    ``backend`` is the OCR models' inference backend.
     """
     clear_ocr_memory()
     provider = SyntheticViews(city, memory_items=16 * n_steps)
-    ocr = OCR(threads=threads)
+    ocr = OCR(threads=threads, backend=backend)
     if not fold_graphs:
         ocr._engine = PPOCR(threads=threads, fold_graphs=False)
     scorer = OCRLandmarks(ocr)
@@ -237,6 +250,32 @@ def perception_figures(
         "perception_steps": n_steps,
         "ocr_threads": threads,
         "ocr_det_limit_side_len": ocr.params["det_limit_side_len"],
+    }
+
+
+def backend_figures(city, backend: str, steps: int, seed: int, pos, neg) -> dict:
+    """Step time, recall, false rate and agreement with the default backend's readings."""
+    provider = SyntheticViews(city, memory_items=2 * (len(pos) + len(neg)) + 8)
+    requests = [(node, heading) for node, heading, *_ in [*pos, *neg]]
+    images = [provider.view(node, heading, fov=FOV) for node, heading in requests]
+    clear_ocr_memory()
+    reference = OCR(threads=1, backend="onnxruntime", cache_items=0).read_many(images)
+    other = OCR(threads=1, backend=backend)
+    readings = other.read_many(images)
+    same = sum(
+        [b.text for b in mine] == [b.text for b in theirs]
+        for mine, theirs in zip(readings, reference, strict=True)
+    )
+    figures = ocr_figures(city, provider, OCRLandmarks(other), pos, neg)
+    step = perception_figures(city, steps, np.random.default_rng(seed), backend=backend)
+    return {
+        "perception_step_cold_s": step["perception_step_cold_s"],
+        "perception_step_cold_cpu_s": step["perception_step_cold_cpu_s"],
+        "perception_breakdown_s": step["perception_breakdown_s"],
+        "ocr_recall": round(figures["ocr_recall"], 4),
+        "ocr_false_rate": round(figures["ocr_false_rate"], 4),
+        "same_readings": round(same / max(len(images), 1), 4),
+        "model": other.params["model"],
     }
 
 
@@ -321,6 +360,19 @@ def explorer_figures(episodes: int, task: str = "helsinki-needs-v1") -> dict:
     }
 
 
+def backend_failures(out: dict) -> list[str]:
+    """What ``--check`` finds wrong with the other backends' figures (empty: nothing)."""
+    failures = []
+    for backend, row in out.get("backends", {}).items():
+        if backend == "openvino" and row["same_readings"] < 0.95:
+            failures.append(f"openvino read other texts on {1 - row['same_readings']:.0%} of views")
+        if row["ocr_recall"] < out["ocr_recall"] - 0.05:
+            failures.append(
+                f"{backend} recall {row['ocr_recall']:.3f} < default {out['ocr_recall']:.3f} - 0.05"
+            )
+    return failures
+
+
 def main(argv: list[str] | None = None) -> dict:
     """Run the benchmark and print the figures."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -341,6 +393,19 @@ def main(argv: list[str] | None = None) -> dict:
         "(default 384,480,544,640,800; none with --quick)",
     )
     parser.add_argument(
+        "--backends",
+        default=None,
+        help="other OCR inference backends to compare with ONNX Runtime, comma-separated "
+        "(openvino, openvino-bf16; default: both when the openvino package is installed, "
+        "'none' for none)",
+    )
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="exit 1 unless OpenVINO in f32 reads what ONNX Runtime reads (same texts on at "
+        "least 95%% of the views) and no backend's recall is more than 0.05 below the default's",
+    )
+    parser.add_argument(
         "--explorer-episodes",
         type=int,
         default=0,
@@ -353,6 +418,13 @@ def main(argv: list[str] | None = None) -> dict:
         sides = [int(v) for v in args.sides.split(",") if v.strip()]
     else:
         sides = [] if args.quick else [384, 480, 544, 640, 800]
+    if args.backends is None:
+        backends = ["openvino", "openvino-bf16"] if importlib.util.find_spec("openvino") else []
+    else:
+        backends = [b.strip() for b in args.backends.split(",") if b.strip() not in ("", "none")]
+    bad = [b for b in backends if b not in BACKENDS or b == "onnxruntime"]
+    if bad:
+        parser.error(f"--backends: {bad[0]!r} is not one of openvino, openvino-bf16")
     rng = np.random.default_rng(args.seed)
     t0 = time.perf_counter()
     city = load_city("helsinki")
@@ -386,6 +458,11 @@ def main(argv: list[str] | None = None) -> dict:
     out["perception_fold_speedup"] = round(
         reference["perception_step_cold_cpu_s"] / out["perception_step_cold_cpu_s"], 2
     )
+    if backends:
+        out["backends"] = {
+            backend: backend_figures(city, backend, steps, args.seed + 2, pos, neg)
+            for backend in backends
+        }
     if sides:
         out["det_side_tradeoff"] = tradeoff_figures(city, sides, pos, neg)
     if args.explorer_episodes > 0:
@@ -400,10 +477,17 @@ def main(argv: list[str] | None = None) -> dict:
                 os.environ["FLANEUR_OCR_THREADS"] = previous
     out["load_average_1m_end"] = round(os.getloadavg()[0], 2)
     out["seconds"] = round(time.perf_counter() - t0, 1)
+    failures = backend_failures(out) if args.check else []
     if args.json:
         print(json.dumps(out))
+    if failures:
+        for failure in failures:
+            print(f"check failed: {failure}", file=sys.stderr)
+        sys.exit(1)
+    if args.json:
         return out
     table = out.pop("det_side_tradeoff", [])
+    others = out.pop("backends", {})
     for key, value in out.items():
         print(f"{key:32s} {value}")
     if table:
@@ -415,6 +499,14 @@ def main(argv: list[str] | None = None) -> dict:
                 f"{row['ocr_cpu_ms_per_view']:11.1f}"
             )
         out["det_side_tradeoff"] = table
+    if others:
+        print("\nbackend         step s (cold)  recall  false rate  same readings")
+        for backend, row in others.items():
+            print(
+                f"{backend:14s}  {row['perception_step_cold_s']:13.3f}  {row['ocr_recall']:6.3f}"
+                f"  {row['ocr_false_rate']:10.3f}  {row['same_readings']:13.3f}"
+            )
+        out["backends"] = others
     return out
 
 

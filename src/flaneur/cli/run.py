@@ -85,7 +85,9 @@ def run_command(
     landmarks: str | None = typer.Option(
         None,
         "--landmarks",
-        help="Landmark scorer for agents that use one: map, ocr, clip, vlm or a plug-in.",
+        help="Landmark scorer for agents that use one: map, ocr, clip, vlm or a plug-in. "
+        "OCR runs on ONNX Runtime; FLANEUR_OCR_BACKEND=openvino (or openvino-bf16, faster and "
+        "approximate) runs it on OpenVINO (pip install 'flaneur[openvino]').",
     ),
     scheme: str | None = typer.Option(
         None,

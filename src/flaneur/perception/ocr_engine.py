@@ -17,6 +17,12 @@ the export's per-layer scalar affine blocks folded into the convolutions, hard-s
 gate). What an image reads does not depend on the other images of the batch, and equals
 rapidocr's own reading of it for the same settings (up to float rounding).
 
+The sessions are ONNX Runtime's by default (``backend="onnxruntime"``). With the optional
+``openvino`` package, ``backend="openvino"`` compiles the shipped models with OpenVINO's CPU
+plugin instead (:mod:`flaneur.perception.openvino_session`; same readings up to float
+rounding), and ``"openvino-bf16"`` lets it compute in bfloat16 (faster on CPUs with AMX or
+AVX-512 BF16, approximate).
+
 :class:`PPOCR` also keeps the process CPU time spent in each stage (``timings``), which
 ``benchmarks/views.py`` reports as the perception breakdown.
 """
@@ -33,15 +39,23 @@ from typing import Any
 import numpy as np
 
 from flaneur.perception.onnx_fold import FOLD_VERSION, folded_model_bytes
+from flaneur.perception.openvino_session import OpenVINOSession, openvino_version
+
+BACKENDS = ("onnxruntime", "openvino", "openvino-bf16")
+"""The inference backends of the OCR models (see the module's docstring)."""
 
 
-def model_version() -> str:
-    """The OCR models' identity, part of every cache key of OCR results."""
+def model_version(backend: str = "onnxruntime") -> str:
+    """The OCR models' identity under ``backend``, part of every cache key of OCR results."""
     try:
         lib = version("rapidocr-onnxruntime")
     except PackageNotFoundError:  # pragma: no cover - a dependency
         lib = "unknown"
-    return f"rapidocr-onnxruntime {lib}: PP-OCRv4 det + rec, folded v{FOLD_VERSION}"
+    models = f"rapidocr-onnxruntime {lib}: PP-OCRv4 det + rec"
+    if backend == "onnxruntime":
+        return f"{models}, folded v{FOLD_VERSION}"
+    precision = "bf16" if backend.endswith("-bf16") else "f32"
+    return f"{models}, openvino {openvino_version()} {precision}"
 
 
 @dataclass
@@ -99,6 +113,25 @@ def _session(path: str, options: Any, *, fold: bool = True) -> Any:
     return ort.InferenceSession(model, sess_options=options, providers=["CPUExecutionProvider"])
 
 
+def make_session(path: str, backend: str, threads: int | None, *, fold: bool = True) -> Any:
+    """A session of the model at ``path`` under ``backend`` (one of :data:`BACKENDS`), with
+    ``threads`` inference threads (None: all cores).
+
+    Raises
+    ------
+    ValueError
+        ``backend`` is not one of :data:`BACKENDS`.
+    ImportError
+        The backend's package is not installed (an OpenVINO backend without ``openvino``).
+    """
+    if backend == "onnxruntime":
+        return _session(path, session_options(threads), fold=fold)
+    if backend in ("openvino", "openvino-bf16"):
+        precision = "bf16" if backend == "openvino-bf16" else "f32"
+        return OpenVINOSession(path, threads=threads, precision=precision)
+    raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
+
+
 class PPOCR:
     """PP-OCR detection and recognition over many images (the models load on first use).
 
@@ -113,7 +146,11 @@ class PPOCR:
     fold_graphs
         Run the models with their graphs rewritten by
         :func:`~flaneur.perception.onnx_fold.fold_model` (the same function, computed in
-        about half the time; False runs the shipped graphs, for comparison).
+        about half the time; False runs the shipped graphs, for comparison). ONNX Runtime
+        only: OpenVINO fuses the shipped graphs itself.
+    backend
+        One of :data:`BACKENDS`: ``"onnxruntime"`` (default), ``"openvino"`` or
+        ``"openvino-bf16"`` (needs ``pip install 'flaneur[openvino]'``).
     """
 
     def __init__(
@@ -124,8 +161,12 @@ class PPOCR:
         use_cls: bool = False,
         threads: int | None = None,
         fold_graphs: bool = True,
+        backend: str = "onnxruntime",
     ) -> None:
         from rapidocr_onnxruntime import RapidOCR
+
+        if backend not in BACKENDS:
+            raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
 
         self.rapid = RapidOCR(
             det_limit_side_len=det_limit_side_len,
@@ -136,14 +177,18 @@ class PPOCR:
         # rapidocr's own sessions ignore per-module thread settings and disable the memory
         # arena; ours run with the threads asked for, the arena on and no spin-waiting
         # (idle threads burning CPU hurt every other process on a shared machine)
-        options = session_options(threads)
         paths = model_paths()
-        fold = fold_graphs
-        self.rapid.text_det.infer.session = _session(paths["Det"], options, fold=fold)
-        self.rapid.text_rec.session.session = _session(paths["Rec"], options, fold=fold)
+        fold = fold_graphs and backend == "onnxruntime"
+        self.rapid.text_det.infer.session = make_session(paths["Det"], backend, threads, fold=fold)
+        self.rapid.text_rec.session.session = make_session(
+            paths["Rec"], backend, threads, fold=fold
+        )
         if use_cls:
-            self.rapid.text_cls.infer.session = _session(paths["Cls"], options, fold=fold)
-        self.fold_graphs = fold_graphs
+            self.rapid.text_cls.infer.session = make_session(
+                paths["Cls"], backend, threads, fold=fold
+            )
+        self.backend = backend
+        self.fold_graphs = fold
         self.threads = threads
         self.use_cls = use_cls
         self.det_limit_side_len = det_limit_side_len
