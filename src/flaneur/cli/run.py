@@ -164,6 +164,7 @@ def run_command(
     """
     from flaneur.cli.failures import check_output_path
     from flaneur.evaluate.runner import RunConfig, RunInterrupted, run_benchmark
+    from flaneur.perception.ocr import check_ocr_environment
 
     check_output_path(out, "--out", folder=True)
     names_option("--tasks", tasks, "task set")  # none, or one named twice: a usage error
@@ -173,6 +174,7 @@ def run_command(
     _check_plugin("--landmarks", landmarks, "flaneur.perception.landmarks.registry", "LANDMARKS")
     _check_choice("--cache", cache_mode, ("use", "refresh", "off"))
     check_progress(progress)
+    check_ocr_environment()  # a bad FLANEUR_OCR_* fails here, before the run folder exists
     model_options = lo.llm_options(
         llm,
         api_key_env=api_key_env,

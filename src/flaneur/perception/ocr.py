@@ -139,11 +139,8 @@ class OCR:
             "model": model_version(backend),
         }
         self.backend = backend
-        if threads is None and os.environ.get("FLANEUR_OCR_THREADS", "").strip():
-            raw = os.environ["FLANEUR_OCR_THREADS"].strip()
-            if not raw.isdigit() or int(raw) < 1:
-                raise OCRError(f"FLANEUR_OCR_THREADS must be a positive integer, not {raw!r}")
-            threads = int(raw)
+        if threads is None:
+            threads = _env_threads()
         self.threads = threads
         self.cache_items = cache_items
         self.cache_dir = Path(cache_dir).expanduser() if cache_dir is not None else None
@@ -278,6 +275,28 @@ class _SharedResults:
 _RESULTS = _SharedResults(4096)
 _ENGINES: dict[tuple, PPOCR] = {}
 _ENGINES_LOCK = threading.Lock()
+
+
+def check_ocr_environment() -> None:
+    """Check ``$FLANEUR_OCR_BACKEND`` and ``$FLANEUR_OCR_THREADS`` before a run starts.
+
+    Raises
+    ------
+    OCRError
+        Naming the variable and what it must be (or the extra to install).
+    """
+    _backend(None)
+    _env_threads()
+
+
+def _env_threads() -> int | None:
+    """``$FLANEUR_OCR_THREADS`` as a positive integer, or None when unset."""
+    raw = os.environ.get("FLANEUR_OCR_THREADS", "").strip()
+    if not raw:
+        return None
+    if not raw.isdigit() or int(raw) < 1:
+        raise OCRError(f"FLANEUR_OCR_THREADS must be a positive integer, not {raw!r}")
+    return int(raw)
 
 
 def _backend(backend: str | None) -> str:

@@ -337,6 +337,20 @@ CLI_CASES: list[HostileCase] = [
     ),
     # ---------------------------------------------------------------- unchecked values
     _c("run-seed-negative", "value", RUN + " --seed -1", "--seed"),
+    _c(
+        "run-ocr-backend-unknown",
+        "value",
+        RUN,
+        "FLANEUR_OCR_BACKEND",
+        env={"FLANEUR_OCR_BACKEND": "tensorrt"},
+    ),
+    _c(
+        "run-ocr-threads-not-a-number",
+        "value",
+        RUN,
+        "FLANEUR_OCR_THREADS",
+        env={"FLANEUR_OCR_THREADS": "two"},
+    ),
     _c("run-progress-unknown", "value", RUN + " --progress fancy", "--progress"),
     _c(
         "run-unknown-agent",
