@@ -1,7 +1,8 @@
 """Benchmark of the view layer on Helsinki: OCR landmark recall, rendering and perception speed.
 
     python benchmarks/views.py --json [--quick] [--samples N] [--seed S] [--steps N]
-        [--sides 384,480,640] [--explorer-episodes N]
+        [--sides 384,480,640] [--explorer-episodes N] [--backends openvino,openvino-bf16]
+        [--det-side N] [--check]
 
 Prints one JSON object:
 
@@ -26,7 +27,9 @@ Prints one JSON object:
   per other inference backend of the OCR models: ``perception_step_cold_s`` and its
   breakdown, ``ocr_recall`` / ``ocr_false_rate`` on the same views, and
   ``same_readings`` - the fraction of those views whose lines read the same texts as with
-  the default backend (ONNX Runtime, folded graphs).
+  the default backend (ONNX Runtime, folded graphs, full-size detector input).
+  ``--det-side N`` times the steps and reads the backends' views with the detector input
+  limited to N pixels (the main recall figure stays at full size).
 * ``det_side_tradeoff`` (``--sides``, by default without ``--quick``) - recall, false rate
   and OCR CPU milliseconds per view at each detector input side length.
 * ``explorer_ocr_s_per_episode`` (``--explorer-episodes N``) - the explorer with OCR over
@@ -183,6 +186,7 @@ def perception_figures(
     threads: int = 1,
     fold_graphs: bool = True,
     backend: str = "onnxruntime",
+    det_side: int = 960,
 ) -> dict:
     """Seconds per agent step (five VELMA views + OCRLandmarks): cold and seen before.
 
@@ -190,11 +194,12 @@ def perception_figures(
     models are loaded before timing. Reports median wall and process CPU seconds per step
     (ONNX Runtime pinned to ``threads``) and where the CPU time goes (median per step).
     ``fold_graphs=False`` runs the models as shipped (the reference of the speed-up);
-    ``backend`` is the OCR models' inference backend.
+    ``backend`` is the OCR models' inference backend, ``det_side`` the detector's input
+    side limit.
     """
     clear_ocr_memory()
     provider = SyntheticViews(city, memory_items=16 * n_steps)
-    ocr = OCR(threads=threads, backend=backend)
+    ocr = OCR(threads=threads, backend=backend, det_limit_side_len=det_side)
     if not fold_graphs:
         ocr._engine = PPOCR(threads=threads, fold_graphs=False)
     scorer = OCRLandmarks(ocr)
@@ -253,21 +258,25 @@ def perception_figures(
     }
 
 
-def backend_figures(city, backend: str, steps: int, seed: int, pos, neg) -> dict:
+def backend_figures(
+    city, backend: str, steps: int, seed: int, pos, neg, det_side: int = 960
+) -> dict:
     """Step time, recall, false rate and agreement with the default backend's readings."""
     provider = SyntheticViews(city, memory_items=2 * (len(pos) + len(neg)) + 8)
     requests = [(node, heading) for node, heading, *_ in [*pos, *neg]]
     images = [provider.view(node, heading, fov=FOV) for node, heading in requests]
     clear_ocr_memory()
     reference = OCR(threads=1, backend="onnxruntime", cache_items=0).read_many(images)
-    other = OCR(threads=1, backend=backend)
+    other = OCR(threads=1, backend=backend, det_limit_side_len=det_side)
     readings = other.read_many(images)
     same = sum(
         [b.text for b in mine] == [b.text for b in theirs]
         for mine, theirs in zip(readings, reference, strict=True)
     )
     figures = ocr_figures(city, provider, OCRLandmarks(other), pos, neg)
-    step = perception_figures(city, steps, np.random.default_rng(seed), backend=backend)
+    step = perception_figures(
+        city, steps, np.random.default_rng(seed), backend=backend, det_side=det_side
+    )
     return {
         "perception_step_cold_s": step["perception_step_cold_s"],
         "perception_step_cold_cpu_s": step["perception_step_cold_cpu_s"],
@@ -275,6 +284,7 @@ def backend_figures(city, backend: str, steps: int, seed: int, pos, neg) -> dict
         "ocr_recall": round(figures["ocr_recall"], 4),
         "ocr_false_rate": round(figures["ocr_false_rate"], 4),
         "same_readings": round(same / max(len(images), 1), 4),
+        "det_limit_side_len": det_side,
         "model": other.params["model"],
     }
 
@@ -393,6 +403,13 @@ def main(argv: list[str] | None = None) -> dict:
         "(default 384,480,544,640,800; none with --quick)",
     )
     parser.add_argument(
+        "--det-side",
+        type=int,
+        default=960,
+        help="detector input side limit of the timed steps and of the backends' readings "
+        "(default 960: 800x460 views at full size); the main recall stays at 960",
+    )
+    parser.add_argument(
         "--backends",
         default=None,
         help="other OCR inference backends to compare with ONNX Runtime, comma-separated "
@@ -449,9 +466,13 @@ def main(argv: list[str] | None = None) -> dict:
     out.update(ocr_figures(city, SyntheticViews(city), OCRLandmarks(OCR()), pos, neg))
     steps = args.steps or (4 if args.quick else 12)
     # the folded graphs first: whatever the process warms up on the way favours the reference
-    out.update(perception_figures(city, steps, np.random.default_rng(args.seed + 2)))
+    out.update(
+        perception_figures(
+            city, steps, np.random.default_rng(args.seed + 2), det_side=args.det_side
+        )
+    )
     reference = perception_figures(
-        city, steps, np.random.default_rng(args.seed + 2), fold_graphs=False
+        city, steps, np.random.default_rng(args.seed + 2), fold_graphs=False, det_side=args.det_side
     )
     out["perception_step_cold_shipped_graphs_s"] = reference["perception_step_cold_s"]
     out["perception_breakdown_shipped_graphs_s"] = reference["perception_breakdown_s"]
@@ -460,7 +481,9 @@ def main(argv: list[str] | None = None) -> dict:
     )
     if backends:
         out["backends"] = {
-            backend: backend_figures(city, backend, steps, args.seed + 2, pos, neg)
+            backend: backend_figures(
+                city, backend, steps, args.seed + 2, pos, neg, det_side=args.det_side
+            )
             for backend in backends
         }
     if sides:
