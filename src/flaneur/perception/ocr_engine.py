@@ -43,6 +43,8 @@ from flaneur.perception.openvino_session import OpenVINOSession, openvino_versio
 
 BACKENDS = ("onnxruntime", "openvino", "openvino-bf16")
 """The inference backends of the OCR models (see the module's docstring)."""
+OPENVINO_PRECISION = {"openvino": "f32", "openvino-bf16": "bf16"}
+"""The OpenVINO backends' inference precision hints."""
 
 
 def model_version(backend: str = "onnxruntime") -> str:
@@ -54,8 +56,7 @@ def model_version(backend: str = "onnxruntime") -> str:
     models = f"rapidocr-onnxruntime {lib}: PP-OCRv4 det + rec"
     if backend == "onnxruntime":
         return f"{models}, folded v{FOLD_VERSION}"
-    precision = "bf16" if backend.endswith("-bf16") else "f32"
-    return f"{models}, openvino {openvino_version()} {precision}"
+    return f"{models}, openvino {openvino_version()} {OPENVINO_PRECISION[backend]}"
 
 
 @dataclass
@@ -126,9 +127,8 @@ def make_session(path: str, backend: str, threads: int | None, *, fold: bool = T
     """
     if backend == "onnxruntime":
         return _session(path, session_options(threads), fold=fold)
-    if backend in ("openvino", "openvino-bf16"):
-        precision = "bf16" if backend == "openvino-bf16" else "f32"
-        return OpenVINOSession(path, threads=threads, precision=precision)
+    if backend in OPENVINO_PRECISION:
+        return OpenVINOSession(path, threads=threads, precision=OPENVINO_PRECISION[backend])
     raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
 
 
