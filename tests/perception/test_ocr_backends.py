@@ -82,7 +82,7 @@ def test_openvino_session_matches_onnxruntime_on_the_detector(views):
     from flaneur.perception.openvino_session import OpenVINOSession
 
     engine = PPOCR(threads=1)
-    x = engine._det_input(views.view("n100_060", 90.0).array())
+    x = engine.det_input(views.view("n100_060", 90.0).array())
     path = model_paths()["Det"]
     name = engine.rapid.text_det.infer.session.get_inputs()[0].name
     want = make_session(path, "onnxruntime", 1, fold=False).run(None, {name: x})[0]
@@ -103,3 +103,33 @@ def test_openvino_bf16_still_reads_the_sign(views):
     texts = " ".join(b.text for b in reader.read(image))
     assert "Stockmann" in texts
     assert "bf16" in reader.params["model"]
+
+
+@needs_openvino
+def test_static_shapes_compile_per_shape_with_the_same_outputs(views, monkeypatch):
+    from flaneur.perception import openvino_session
+    from flaneur.perception.openvino_session import OpenVINOSession
+
+    path = model_paths()["Det"]
+    dynamic = OpenVINOSession(path, threads=1)
+    static = OpenVINOSession(path, threads=1, static_shapes=True)
+    name = dynamic.get_inputs()[0].name
+    image = PPOCR(threads=1).det_input(views.view("n100_060", 90.0).array())
+    assert static.compiled_shapes() == []
+    got = static.run(None, {name: image})[0]
+    assert float(np.abs(got - dynamic.run(None, {name: image})[0]).max()) < 1e-5
+    assert static.compiled_shapes() == [(image.shape,)]
+    monkeypatch.setattr(openvino_session, "STATIC_SHAPES_KEPT", 2)
+    crops = [np.ascontiguousarray(image[..., :32, :w]) for w in (64, 96, 64, 128)]
+    for crop in crops:
+        got = static.run(None, {name: crop})[0]
+        assert float(np.abs(got - dynamic.run(None, {name: crop})[0]).max()) < 1e-5
+    # least recently used out: the view shape, then 96 (64 was used again in between)
+    assert static.compiled_shapes() == [((1, 3, 32, 64),), ((1, 3, 32, 128),)]
+
+
+@needs_openvino
+def test_engine_compiles_only_the_detector_per_shape():
+    engine = PPOCR(threads=1, backend="openvino")
+    assert engine.rapid.text_det.infer.session.static_shapes
+    assert not engine.rapid.text_rec.session.session.static_shapes

@@ -45,7 +45,7 @@ def test_readers_of_the_same_settings_share_results_and_models(views):
 def test_detector_side_length_is_honoured(views):
     image = views.view("n100_060", 90.0).array()  # 800 x 460
     shapes = {
-        side: OCR(det_limit_side_len=side)._load()._det_input(image).shape
+        side: OCR(det_limit_side_len=side)._load().det_input(image).shape
         for side in (480, 640, 960)
     }
     assert shapes == {480: (1, 3, 288, 480), 640: (1, 3, 384, 640), 960: (1, 3, 448, 800)}

@@ -138,7 +138,7 @@ def test_the_shipped_models_fold_and_read_the_same(views):
         assert report.nodes_after < report.nodes_before / 2
     plain, folded = PPOCR(threads=1, fold_graphs=False), PPOCR(threads=1)
     images = [views.view("n100_060", h).array() for h in (90.0, 270.0)]
-    x = folded._det_input(images[0][:, :, ::-1].copy())
+    x = folded.det_input(images[0][:, :, ::-1].copy())
     want = plain.rapid.text_det.infer(x)[0]
     got = folded.rapid.text_det.infer(x)[0]
     assert np.abs(got - want).max() < 1e-3

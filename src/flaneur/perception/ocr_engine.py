@@ -20,8 +20,8 @@ rapidocr's own reading of it for the same settings (up to float rounding).
 The sessions are ONNX Runtime's by default (``backend="onnxruntime"``). With the optional
 ``openvino`` package, ``backend="openvino"`` compiles the shipped models with OpenVINO's CPU
 plugin instead (:mod:`flaneur.perception.openvino_session`; same readings up to float
-rounding), and ``"openvino-bf16"`` lets it compute in bfloat16 (faster on CPUs with AMX or
-AVX-512 BF16, approximate).
+rounding; the detector compiled for each input shape it meets), and ``"openvino-bf16"``
+lets it compute in bfloat16 (faster on CPUs with AMX or AVX-512 BF16, approximate).
 
 :class:`PPOCR` also keeps the process CPU time spent in each stage (``timings``), which
 ``benchmarks/views.py`` reports as the perception breakdown.
@@ -56,7 +56,8 @@ def model_version(backend: str = "onnxruntime") -> str:
     models = f"rapidocr-onnxruntime {lib}: PP-OCRv4 det + rec"
     if backend == "onnxruntime":
         return f"{models}, folded v{FOLD_VERSION}"
-    return f"{models}, openvino {openvino_version()} {OPENVINO_PRECISION[backend]}"
+    precision = OPENVINO_PRECISION[backend]
+    return f"{models}, openvino {openvino_version()} {precision}, detector static shapes"
 
 
 @dataclass
@@ -114,9 +115,20 @@ def _session(path: str, options: Any, *, fold: bool = True) -> Any:
     return ort.InferenceSession(model, sess_options=options, providers=["CPUExecutionProvider"])
 
 
-def make_session(path: str, backend: str, threads: int | None, *, fold: bool = True) -> Any:
+def make_session(
+    path: str,
+    backend: str,
+    threads: int | None,
+    *,
+    fold: bool = True,
+    static_shapes: bool = False,
+) -> Any:
     """A session of the model at ``path`` under ``backend`` (one of :data:`BACKENDS`), with
     ``threads`` inference threads (None: all cores).
+
+    ``fold`` rewrites the graph first (ONNX Runtime only); ``static_shapes`` compiles the
+    model once per input shape (OpenVINO only: see
+    :class:`~flaneur.perception.openvino_session.OpenVINOSession`).
 
     Raises
     ------
@@ -128,7 +140,12 @@ def make_session(path: str, backend: str, threads: int | None, *, fold: bool = T
     if backend == "onnxruntime":
         return _session(path, session_options(threads), fold=fold)
     if backend in OPENVINO_PRECISION:
-        return OpenVINOSession(path, threads=threads, precision=OPENVINO_PRECISION[backend])
+        return OpenVINOSession(
+            path,
+            threads=threads,
+            precision=OPENVINO_PRECISION[backend],
+            static_shapes=static_shapes,
+        )
     raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
 
 
@@ -179,7 +196,11 @@ class PPOCR:
         # (idle threads burning CPU hurt every other process on a shared machine)
         paths = model_paths()
         fold = fold_graphs and backend == "onnxruntime"
-        self.rapid.text_det.infer.session = make_session(paths["Det"], backend, threads, fold=fold)
+        # the detector's input size is the views' (a handful of shapes): OpenVINO compiles
+        # it per shape, faster than its kernels for any shape; the recogniser's varies
+        self.rapid.text_det.infer.session = make_session(
+            paths["Det"], backend, threads, fold=fold, static_shapes=True
+        )
         self.rapid.text_rec.session.session = make_session(
             paths["Rec"], backend, threads, fold=fold
         )
@@ -197,7 +218,7 @@ class PPOCR:
         self.timings = StageTimes()
 
     # ------------------------------------------------------------------ detection
-    def _det_input(self, img: np.ndarray) -> np.ndarray:
+    def det_input(self, img: np.ndarray) -> np.ndarray:
         """The detector's input: resized so its longer (``"max"``) or shorter (``"min"``)
         side is ``det_limit_side_len`` (never enlarged with ``"max"``), both sides
         multiples of 32, scaled to [-1, 1].
@@ -216,7 +237,7 @@ class PPOCR:
     def detect(self, img: np.ndarray) -> list[np.ndarray]:
         """Text boxes (4x2 corner arrays) of a BGR image, sorted as rapidocr sorts them."""
         det = self.rapid.text_det
-        pred = det.infer(self._det_input(img))[0]
+        pred = det.infer(self.det_input(img))[0]
         boxes, _ = det.postprocess_op(pred, img.shape[:2])
         boxes = det.filter_tag_det_res(boxes, img.shape[:2])
         if len(boxes) == 0:

@@ -12,16 +12,27 @@ rounding); ``"bf16"`` lets the plugin compute in bfloat16 where the CPU has it (
 AVX-512 BF16; elsewhere it runs in f32): about twice as fast for the detector on such a
 CPU, but approximate: box borders move and some readings change (measured in
 ``docs/views.md``).
+
+The models take inputs of any size, and the plugin's kernels for such dynamic shapes are
+slower than those it compiles for one fixed shape (the detector on 800x448 inputs, one
+thread: 1.3x slower in f32, 1.4-2x in bf16; ``benchmarks/ocr_precision.py``). With
+``static_shapes=True`` a session compiles the model once per input shape it meets (a few
+tenths of a second each) and keeps the last :data:`STATIC_SHAPES_KEPT` of them: right for
+the detector, whose input size is the view size; the recogniser's input width changes with
+every batch of crops, so it stays dynamic. The outputs are the same up to float rounding.
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 
 PRECISIONS = ("f32", "bf16")
+STATIC_SHAPES_KEPT = 4
+"""How many input shapes a ``static_shapes`` session keeps compiled (least recently used out)."""
 
 
 class OpenVINOMissing(ImportError):
@@ -49,30 +60,69 @@ class OpenVINOSession:
         Inference threads (None: the plugin's default, every core).
     precision
         ``"f32"`` or ``"bf16"`` (the plugin's inference precision hint).
+    static_shapes
+        Compile the model for each input shape it is run on (see the module's docstring)
+        instead of once for any shape.
 
     Notes
     -----
     Threads are not pinned to cores: several processes (Ray workers) share a machine.
-    One request object is reused; calls must not overlap (the OCR engine holds a lock).
+    One request object per compiled shape is reused; calls must not overlap (the OCR
+    engine holds a lock).
     """
 
-    def __init__(self, path: str, *, threads: int | None = None, precision: str = "f32") -> None:
+    def __init__(
+        self,
+        path: str,
+        *,
+        threads: int | None = None,
+        precision: str = "f32",
+        static_shapes: bool = False,
+    ) -> None:
         if precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {PRECISIONS}, not {precision!r}")
-        core = _core()
-        model = core.read_model(path)
-        config: dict[str, Any] = {
+        self._core = _core()
+        self._model = self._core.read_model(path)
+        self._config: dict[str, Any] = {
             "INFERENCE_PRECISION_HINT": precision,
             "PERFORMANCE_HINT": "LATENCY",
             "NUM_STREAMS": 1,
             "ENABLE_CPU_PINNING": False,
         }
         if threads:
-            config["INFERENCE_NUM_THREADS"] = int(threads)
-        self._inputs = [SimpleNamespace(name=port.get_any_name()) for port in model.inputs]
-        self._outputs = [SimpleNamespace(name=port.get_any_name()) for port in model.outputs]
-        self._request = core.compile_model(model, "CPU", config).create_infer_request()
+            self._config["INFERENCE_NUM_THREADS"] = int(threads)
+        self._inputs = [SimpleNamespace(name=port.get_any_name()) for port in self._model.inputs]
+        self._outputs = [SimpleNamespace(name=port.get_any_name()) for port in self._model.outputs]
+        self._dynamic = None if static_shapes else self._compile(None)
+        self._static: OrderedDict[tuple[tuple[int, ...], ...], Any] = OrderedDict()
         self.precision = precision
+        self.static_shapes = static_shapes
+
+    def _compile(self, shapes: dict[str, tuple[int, ...]] | None) -> Any:
+        """An infer request of the model, fixed to ``shapes`` (``{input: shape}``) if given."""
+        model = self._model
+        if shapes is not None:
+            model = model.clone()
+            model.reshape({name: list(shape) for name, shape in shapes.items()})
+        return self._core.compile_model(model, "CPU", self._config).create_infer_request()
+
+    def _request(self, feed: dict[str, np.ndarray]) -> Any:
+        """The infer request for ``feed``'s shapes (compiled on first use if static)."""
+        if self._dynamic is not None:
+            return self._dynamic
+        shapes = {name: tuple(np.shape(value)) for name, value in feed.items()}
+        key = tuple(shapes[i.name] for i in self._inputs)
+        request = self._static.pop(key, None)
+        if request is None:
+            request = self._compile(shapes)
+            while len(self._static) >= STATIC_SHAPES_KEPT:
+                self._static.popitem(last=False)
+        self._static[key] = request  # most recently used last
+        return request
+
+    def compiled_shapes(self) -> list[tuple[tuple[int, ...], ...]]:
+        """The input shapes compiled so far and kept, least recently used first."""
+        return list(self._static)
 
     def get_inputs(self) -> list[SimpleNamespace]:
         """The model's inputs (objects with a ``name``)."""
@@ -89,8 +139,9 @@ class OpenVINOSession:
         returned (rapidocr asks for all of them).
         """
         del output_names
-        results = self._request.infer(feed)
-        return [np.array(results[port]) for port in self._request.model_outputs]
+        request = self._request(feed)
+        results = request.infer(feed)
+        return [np.array(results[port]) for port in request.model_outputs]
 
 
 def openvino_version() -> str:
