@@ -1,7 +1,7 @@
 """The PP-OCR text detector at lower precisions and static shapes: time per view and agreement.
 
     python benchmarks/ocr_precision.py --json [--quick] [--calibration N] [--views N]
-        [--det-side N] [--repeats R]
+        [--det-side N] [--repeats R] [--check]
 
 The detector is two thirds of a perception step's CPU time (``benchmarks/views.py``), so
 this measures the ways left to run it faster on one core, against the default (ONNX
@@ -26,7 +26,10 @@ Per variant: ``ms_per_view`` (median over the views, of the median of ``--repeat
 runs), ``speedup`` (the reference's time over it), ``mean_abs_diff`` (mean absolute
 difference of the text probability map from the reference's) and ``mask_agreement`` (the
 fraction of pixels on the same side of rapidocr's 0.3 binarisation threshold as in the
-reference's map). The OpenVINO variants are skipped without ``openvino``.
+reference's map). The OpenVINO variants are skipped without ``openvino``. ``--check`` exits
+1 unless every float32 variant computes the reference's map (mean absolute difference at
+most ``F32_TOLERANCE``): the per-shape compilation and the shipped graph must not change
+what the detector sees.
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ from flaneur.views.synthetic import SyntheticViews
 from flaneur.world.builtin import load_city
 
 MASK_THRESHOLD = 0.3  # rapidocr's DB binarisation threshold
+F32_TOLERANCE = 1e-4  # float32 variants: mean absolute difference from the reference's map
 Runner = Callable[[np.ndarray], np.ndarray]
 
 
@@ -167,9 +171,14 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--views", type=int, default=None, help="views timed and compared")
     parser.add_argument("--det-side", type=int, default=960, help="detector input side limit")
     parser.add_argument("--repeats", type=int, default=3, help="timed runs per view")
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="exit 1 unless every f32 variant computes the default's probability map",
+    )
     args = parser.parse_args(argv)
-    n_cal = args.calibration or (8 if args.quick else 60)
-    n_views = args.views or (6 if args.quick else 30)
+    n_cal = args.calibration if args.calibration is not None else (8 if args.quick else 60)
+    n_views = args.views if args.views is not None else (6 if args.quick else 30)
     if min(n_cal, n_views, args.repeats, args.det_side) < 1:
         parser.error("--calibration, --views, --repeats and --det-side must be positive")
 
@@ -217,6 +226,15 @@ def main(argv: list[str] | None = None) -> dict:
     else:
         for name, row in figures.items():
             print(f"{name:26s} {row}")
+    failures = [
+        f"{name}: mean absolute difference {row['mean_abs_diff']} > {F32_TOLERANCE}"
+        for name, row in figures.items()
+        if "f32" in name and row["mean_abs_diff"] > F32_TOLERANCE
+    ]
+    if args.check and failures:
+        for failure in failures:
+            print(f"check failed: {failure}", file=sys.stderr)
+        sys.exit(1)
     return out
 
 

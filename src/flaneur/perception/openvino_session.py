@@ -15,7 +15,7 @@ CPU, but approximate: box borders move and some readings change (measured in
 
 The models take inputs of any size, and the plugin's kernels for such dynamic shapes are
 slower than those it compiles for one fixed shape (the detector on 800x448 inputs, one
-thread: 1.3x slower in f32, 1.4-2x in bf16; ``benchmarks/ocr_precision.py``). With
+thread: 1.2x slower in f32, 1.5x in bf16; ``benchmarks/ocr_precision.py``). With
 ``static_shapes=True`` a session compiles the model once per input shape it meets (a few
 tenths of a second each) and keeps the last :data:`STATIC_SHAPES_KEPT` of them: right for
 the detector, whose input size is the view size; the recogniser's input width changes with
