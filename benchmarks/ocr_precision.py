@@ -10,7 +10,7 @@ of the built-in Helsinki city (800x460 views, longer side limited to ``--det-sid
 ``--calibration`` views for the int8 calibration and ``--views`` other views for the
 figures (different random viewpoints).
 
-Variants (each on one thread):
+Variants (each on one thread, through flaneur's own sessions, ``ocr_engine.make_session``):
 
 * ``onnxruntime-f32`` - the default: folded graph, float32 (the reference);
 * ``onnxruntime-f32-shipped`` - the graph as shipped;
@@ -18,8 +18,8 @@ Variants (each on one thread):
   QDQ format, per-channel int8 weights, uint8 activations calibrated by min-max on the
   calibration views; the model first converted to opset 13, which per-channel QDQ needs);
 * ``openvino-f32`` / ``openvino-bf16`` - OpenVINO's CPU plugin on the shipped graph
-  (``flaneur[openvino]``), with the models' dynamic input shape as flaneur runs them, and
-  ``-static`` with the input shape fixed to the views' (compiled for that shape);
+  (``flaneur[openvino]``) compiled for any input shape, and ``-static`` compiled for the
+  views' input shape (as flaneur's OpenVINO backends run the detector);
 * ``openvino-int8`` - OpenVINO on the int8 QDQ model.
 
 Per variant: ``ms_per_view`` (median over the views, of the median of ``--repeats``
@@ -46,8 +46,7 @@ from pathlib import Path
 
 import numpy as np
 
-from flaneur.perception.ocr_engine import PPOCR, model_paths, session_options
-from flaneur.perception.onnx_fold import folded_model_bytes
+from flaneur.perception.ocr_engine import PPOCR, make_session, model_paths
 from flaneur.views.synthetic import SyntheticViews
 from flaneur.world.builtin import load_city
 
@@ -112,34 +111,12 @@ def int8_model(shipped: str, calibration: list[np.ndarray], workdir: Path) -> st
     return str(quantised)
 
 
-def onnxruntime_runner(model: str | bytes) -> Runner:
-    """One-thread ONNX Runtime session of ``model``, as a function of the input."""
-    import onnxruntime as ort
-
-    session = ort.InferenceSession(
-        model, sess_options=session_options(1), providers=["CPUExecutionProvider"]
-    )
+def session_runner(path: str, backend: str, *, fold: bool = False, static: bool = False) -> Runner:
+    """flaneur's own one-thread session of the model at ``path`` under ``backend`` (see
+    :func:`~flaneur.perception.ocr_engine.make_session`), as a function of the input."""
+    session = make_session(path, backend, 1, fold=fold, static_shapes=static)
     name = session.get_inputs()[0].name
     return lambda x: session.run(None, {name: x})[0]
-
-
-def openvino_runner(path: str, precision: str, shape: tuple[int, ...] | None) -> Runner:
-    """One-thread OpenVINO CPU request of the model at ``path`` (input fixed to ``shape``)."""
-    import openvino as ov
-
-    core = ov.Core()
-    model = core.read_model(path)
-    if shape is not None:
-        model.reshape(list(shape))
-    config = {
-        "INFERENCE_PRECISION_HINT": precision,
-        "PERFORMANCE_HINT": "LATENCY",
-        "NUM_STREAMS": 1,
-        "ENABLE_CPU_PINNING": False,
-        "INFERENCE_NUM_THREADS": 1,
-    }
-    request = core.compile_model(model, "CPU", config).create_infer_request()
-    return lambda x: np.array(request.infer({0: x})[request.model_outputs[0]])
 
 
 def measure(run: Runner, inputs: list[np.ndarray], reference: list[np.ndarray], repeats: int):
@@ -185,26 +162,24 @@ def main(argv: list[str] | None = None) -> dict:
     shipped = model_paths()["Det"]
     calibration = detector_inputs(n_cal, 123, args.det_side)
     inputs = detector_inputs(n_views, 456, args.det_side)
-    shape = inputs[0].shape
     variants: dict[str, Callable[[], Runner]] = {
-        "onnxruntime-f32": lambda: onnxruntime_runner(folded_model_bytes(shipped)[0]),
-        "onnxruntime-f32-shipped": lambda: onnxruntime_runner(shipped),
+        "onnxruntime-f32": lambda: session_runner(shipped, "onnxruntime", fold=True),
+        "onnxruntime-f32-shipped": lambda: session_runner(shipped, "onnxruntime"),
     }
     has_openvino = importlib.util.find_spec("openvino") is not None
     with tempfile.TemporaryDirectory() as tmp:
         t = time.perf_counter()
         int8 = int8_model(shipped, calibration, Path(tmp))
         quantise_s = time.perf_counter() - t
-        variants["onnxruntime-int8"] = lambda: onnxruntime_runner(int8)
+        variants["onnxruntime-int8"] = lambda: session_runner(int8, "onnxruntime")
         if has_openvino:
-            for precision in ("f32", "bf16"):
-                variants[f"openvino-{precision}"] = lambda p=precision: openvino_runner(
-                    shipped, p, None
+            labels = {"openvino-f32": "openvino", "openvino-bf16": "openvino-bf16"}
+            for label, backend in labels.items():
+                variants[label] = lambda b=backend: session_runner(shipped, b)
+                variants[f"{label}-static"] = lambda b=backend: session_runner(
+                    shipped, b, static=True
                 )
-                variants[f"openvino-{precision}-static"] = lambda p=precision: openvino_runner(
-                    shipped, p, shape
-                )
-            variants["openvino-int8"] = lambda: openvino_runner(int8, "f32", None)
+            variants["openvino-int8"] = lambda: session_runner(int8, "openvino")
         reference_run = variants["onnxruntime-f32"]()
         reference = [reference_run(x) for x in inputs]
         figures = {}
@@ -214,7 +189,7 @@ def main(argv: list[str] | None = None) -> dict:
     for row in figures.values():
         row["speedup"] = round(base / row["ms_per_view"], 3)
     out = {
-        "detector_input_shape": list(shape),
+        "detector_input_shape": list(inputs[0].shape),
         "calibration_views": n_cal,
         "views": n_views,
         "int8_quantise_s": round(quantise_s, 1),
