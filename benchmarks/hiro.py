@@ -84,8 +84,8 @@ def agent_factory(config: RunConfig):
     """The runner's agents, and ``hiro-passive``: Hiro with his run options and
     ``active=false``."""
     from flaneur.agents.hiro import HiroAgent, HiroOptions
-    from flaneur.agents.options import check_options
     from flaneur.evaluate.runner import default_agent_factory
+    from flaneur.options import check_options
 
     default = default_agent_factory(config)
     passive = check_options("hiro", HiroOptions, config.options_for(PASSIVE))

@@ -299,7 +299,8 @@ def test_flaneur_agents_lists_needs_and_typed_options(capsys):
     assert set(BUILT_IN) <= set(listed)
     velma = listed["velma"]
     assert velma["schemes"] == ["turns"] and velma["needs_model"] and not velma["needs_views"]
-    assert velma["options"]["k_shot"] == {"type": "an integer", "default": 2}
+    k_shot = velma["options"]["k_shot"]
+    assert (k_shot["type"], k_shot["default"]) == ("an integer", 2)
     assert listed["forward"]["options"] == {} and listed["forward"]["schemes"] == ["any"]
     main(["agents", "mapgpt"])
     assert "'auto' or 'two-stage' or 'one-stage'" in capsys.readouterr().out

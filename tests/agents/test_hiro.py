@@ -15,12 +15,13 @@ from PIL import Image
 from flaneur.agents import AGENTS, make_agent
 from flaneur.agents.hiro import HiroAgent, HiroEyes, HiroOptions, rules
 from flaneur.agents.hiro.thinking import parse_enter, parse_place_type, parse_road
-from flaneur.agents.options import check_options, check_requirements
+from flaneur.agents.options import check_requirements
 from flaneur.env import NavigationEnv, toy_city
 from flaneur.env.toy import toy_graph
 from flaneur.errors import FlaneurError
 from flaneur.evaluate.episode import run_episode
 from flaneur.models import make_model
+from flaneur.options import check_options
 from flaneur.perception.detection import Detection, Detector
 from flaneur.perception.matching import match_box
 from flaneur.perception.ocr import TextBox

@@ -22,8 +22,9 @@ from flaneur.agents.base import (
     step_record,
 )
 from flaneur.agents.baselines import ForwardAgent, OracleAgent, RandomAgent, episode_seed
-from flaneur.agents.options import check_options, check_requirements, options_schema
+from flaneur.agents.options import check_requirements
 from flaneur.errors import FlaneurError
+from flaneur.options import check_options, options_schema
 from flaneur.registry import Registry
 
 

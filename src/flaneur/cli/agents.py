@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import typer
@@ -13,16 +12,11 @@ from flaneur.cli.output import console, print_json
 
 def describe_agent(name: str) -> dict[str, Any]:
     """What ``flaneur agents`` shows of one agent: class, schemes, needs and typed options."""
-    from flaneur.agents import AGENTS, options_schema
-    from flaneur.agents.options import describe_type, option_fields
+    from flaneur.agents import AGENTS
+    from flaneur.options import describe_options
 
     cls = AGENTS.get(name)
-    schema = options_schema(cls)
-    kinds = option_fields(schema)
-    options = {
-        f.name: {"type": describe_type(kinds[f.name]), "default": f.default}
-        for f in dataclasses.fields(schema)
-    }
+    options = describe_options(cls)
     return {
         "name": name,
         "class": f"{cls.__module__}:{cls.__qualname__}",

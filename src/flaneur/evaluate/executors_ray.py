@@ -236,7 +236,7 @@ class RayExecutor:
                 if room < min(batch, len(queue)):  # wait until a whole batch fits
                     return
                 sent = [queue.pop() for _ in range(min(room, len(queue)))]
-                keys = [(j.task, j.agent, j.scheme, j.episode.id, j.config_hash) for j, _ in sent]
+                keys = [(j.task, j.agent, j.scheme, j.item.id, j.config_hash) for j, _ in sent]
                 in_flight[workers[i].run.remote(keys)] = (sent, i, workers[i])
                 load[i] += len(sent)
 
@@ -334,10 +334,10 @@ def _lost_row(job: Any, attempts: int) -> Row:
     """The row of an episode whose worker died ``attempts`` times (run again on resume)."""
     return {
         "task": job.task,
-        "episode_id": job.episode.id,
+        "episode_id": job.item.id,
         "agent": job.agent,
         "scheme": job.scheme,
-        "category": job.episode.category,
+        "category": job.item.category,
         "termination": "agent_error",
         "error": f"its Ray worker died {attempts} times",
         "city": job.context.city.name,

@@ -175,7 +175,7 @@ class EpisodeWorker:
         The caller's pre-loaded task sets (sent as an object-store reference, which Ray
         resolves once per worker), or ``None``.
     agent_factory
-        ``name -> Agent`` (the runner's).
+        The runner's :class:`~flaneur.evaluate.runner.SolverFactories`.
     slots
         The run's :class:`ModelSlots` actor, or ``None`` without a model.
     index
@@ -232,25 +232,20 @@ class EpisodeWorker:
         """CPU seconds this worker process has used (all its threads)."""
         return time.process_time()
 
-    def _context(self, task: str, scheme: str) -> Any:
-        from flaneur.evaluate.envpool import env_pool
-        from flaneur.evaluate.episode import average_reference_length
-        from flaneur.evaluate.runner import TaskContext, _task_set
+    def _context(self, task: str) -> Any:
+        from flaneur.evaluate.runner import build_context
 
         if task not in self.contexts:
-            spec, city, episodes = _task_set(task, self.config, self._loaded)
-            episodes = list(episodes)
-            pool = env_pool(city, episodes, scheme, self.config.scheme_options)
-            avg = average_reference_length(episodes)
-            self.contexts[task] = TaskContext(city, episodes, avg, pool, spec.success_metric)
-            self.episodes[task] = {e.id: e for e in episodes}
+            context, _ = build_context(task, self.config, self._loaded)
+            self.contexts[task] = context
+            self.episodes[task] = {str(e.id): e for e in context.items}
         return self.contexts[task]
 
     async def run(self, keys: list[tuple[str, str, str, str, str]]) -> list[dict[str, Any]]:
         """Run a batch of episodes, at most ``per_worker`` of this worker's at a time, and
         score their rows together; one ``{"row": row}`` (scored) or ``{"stop": reason}``
         (token budget) per key, in order."""
-        from flaneur.evaluate.runner import EpisodeJob, run_job, score_jobs
+        from flaneur.evaluate.runner import Job, run_job, score_jobs
 
         if self._running is None:  # made on the actor's own event loop
             self._running = asyncio.Semaphore(self.per_worker)
@@ -258,9 +253,9 @@ class EpisodeWorker:
 
         async def one(key: tuple[str, str, str, str, str]) -> Any:
             task, agent, scheme, episode_id, config_hash = key
-            context = self._context(task, scheme)
+            context = self._context(task)
             episode = self.episodes[task][episode_id]
-            job = EpisodeJob(task, agent, scheme, episode, config_hash, context)
+            job = Job(task, agent, scheme, episode, config_hash, context)
             async with running:
                 try:
                     return job, await run_job(job, self.factory, self.config, self.resources)

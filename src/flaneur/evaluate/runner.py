@@ -1,11 +1,13 @@
 """The evaluation runner behind ``flaneur run``: one runner, concurrent, resumable, logged.
 
-A run is a list of jobs, one per (task set, agent, episode), handed to an executor
+Every task set is of a kind (:mod:`flaneur.evaluate.kinds`: navigation episodes, V-IRL's
+benchmarks, the planner agents' scenarios); the runner is the same for all. A run is a list
+of jobs, one per (task set, solver, item), handed to an executor
 (:mod:`flaneur.evaluate.executors`; :class:`~flaneur.evaluate.executors.LocalExecutor`
-runs at most ``concurrency`` episodes at a time on one asyncio event loop). Each job borrows
-an environment from a pool built once per (city, task set, scheme) and reset for the episode
-(:mod:`flaneur.evaluate.envpool`), gets a fresh agent instance, runs the episode
-(:func:`~flaneur.evaluate.episode.run_episode`) and scores its row at once. The single
+runs at most ``concurrency`` items at a time on one asyncio event loop). Each job is run by
+its task's kind (a navigation job borrows an environment from a pool and runs a fresh agent
+in it; a recognition job shows a recogniser the item's view) and its row is scored by the
+kind a small batch at a time. The single
 writer, :class:`~flaneur.evaluate.runlog.RunLog`, appends every finished row to
 ``DIR/episodes.jsonl`` as it arrives; ``DIR/summary.json`` is rebuilt at the end from every
 row of the log (:mod:`flaneur.evaluate.summary`), so a resumed run summarises the whole run.
@@ -15,28 +17,18 @@ Ctrl-C stops scheduling, writes the summary marked partial and raises
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from flaneur.agents import (
-    AGENTS,
-    Agent,
-    agent_class,
-    check_options,
-    check_requirements,
-    options_schema,
-)
 from flaneur.errors import FlaneurError
-from flaneur.evaluate.envpool import EnvPool, env_pool
-from flaneur.evaluate.episode import average_reference_length, run_episode, score_rows
 from flaneur.evaluate.executors import Executor, LocalExecutor, RunStop
 from flaneur.evaluate.interrupt import InterruptHandler, RunInterrupted
+from flaneur.evaluate.kinds import Job, SolverFactory, TaskContext, TaskKind, kind_named
 from flaneur.evaluate.progress import RunProgress
 from flaneur.evaluate.resources import RunResources
 from flaneur.evaluate.runlog import FINISHED, RunLog, row_success
@@ -49,6 +41,7 @@ from flaneur.evaluate.summary import (
 )
 from flaneur.models.usage import BudgetExceeded
 from flaneur.tasks.episode import Episode
+from flaneur.tasks.items import TaskItem
 from flaneur.tasks.spec import TaskSpec
 from flaneur.world.city import City
 
@@ -133,121 +126,75 @@ def select_episodes(
     return chosen[:limit] if limit is not None else chosen
 
 
-@dataclass(frozen=True)
-class EpisodeJob:
-    """One unit of work: an agent on one episode of a task set."""
+class SolverFactories:
+    """The run's ``name -> solver`` for each task kind, with the run's options for that
+    solver checked once against its typed ``Options``; or one ``override`` factory (tests,
+    benchmarks) for every kind. Picklable, so Ray workers build solvers the same way."""
 
-    task: str
-    agent: str
-    scheme: str
-    episode: Episode
-    config_hash: str
-    context: TaskContext
+    def __init__(self, config: RunConfig, override: SolverFactory | None = None) -> None:
+        self.config = config
+        self.override = override
+        self._made: dict[str, SolverFactory] = {}
 
+    def __call__(self, kind: TaskKind) -> SolverFactory:
+        if self.override is not None:
+            return self.override
+        if kind.name not in self._made:
+            self._made[kind.name] = kind.make_factory(self.config.options_for)
+        return self._made[kind.name]
 
-@dataclass(frozen=True)
-class TaskContext:
-    """What the jobs of one task set share: its city, whole episode list, statistics and
-    environment pool."""
-
-    city: City
-    task_episodes: list[Episode]
-    avg_reference_length: float | None
-    pool: EnvPool
-    success_metric: str
+    def __getstate__(self) -> dict[str, Any]:
+        return {"config": self.config, "override": self.override, "_made": {}}
 
 
-AgentFactory = Callable[[str], Agent]
+def default_agent_factory(config: RunConfig) -> SolverFactory:
+    """``name -> navigation agent`` with the run's options (see :class:`SolverFactories`)."""
+    from flaneur.evaluate.kinds.navigation import NavigationKind
+
+    return SolverFactories(config)(NavigationKind())
 
 
-def agent_env_info(job: EpisodeJob, resources: RunResources) -> dict[str, Any]:
-    """The run-level ``env_info`` keys an agent receives besides the environment's own (see
-    :func:`flaneur.agents.env_info_for`); the one place the runner assembles them."""
-    ctx = job.context
-    return {
-        "avg_reference_length": ctx.avg_reference_length,
-        "task_episodes": ctx.task_episodes,
-        "city": ctx.city,
-        **resources.env_info(ctx.city),
-    }
-
-
-def default_agent_factory(config: RunConfig) -> AgentFactory:
-    """``name -> Agent`` with the run's options for that agent: the first instance of each
-    agent's options are checked against its typed ``Options`` once (as
-    :func:`~flaneur.agents.make_agent` does), later instances are made from the class with
-    the same converted options (the check costs more than a cheap agent's whole episode)."""
-    checked: dict[str, tuple[type[Agent], dict[str, Any]]] = {}
-
-    def factory(name: str) -> Agent:
-        if name not in checked:
-            cls = agent_class(name)
-            values = check_options(name, options_schema(cls), config.options_for(name))
-            checked[name] = (cls, values)
-        cls, values = checked[name]
-        return cls(**values)
-
-    return factory
-
-
-def check_agents(config: RunConfig, scheme: str) -> None:
-    """Raise one line, before anything runs, when a registered agent of the run cannot act in
-    ``scheme`` or lacks the model, views or set-up its declarations need."""
+def check_solvers(config: RunConfig, context: TaskContext, scheme: str) -> None:
+    """Raise one line, before anything runs, when a solver of the run does not fit the task
+    set's kind, cannot act in ``scheme`` or lacks the model, views or set-up it needs."""
+    kind = context.kind
     for name in config.agents:
-        if name in AGENTS:
-            check_requirements(
-                name,
-                AGENTS.get(name),
-                scheme=scheme,
-                has_model=bool(config.llm),
-                has_views=bool(config.views),
-                options=config.options_for(name),
-                landmarks=config.landmarks,
+        if name in kind.solvers():
+            cls = kind.solver_class(name)
+            kind.check_setup(
+                name, cls, options=config.options_for(name), config=config, scheme=scheme
             )
 
 
 async def run_job(
-    job: EpisodeJob, factory: AgentFactory, config: RunConfig, resources: RunResources
+    job: Job, factories: SolverFactories, config: RunConfig, resources: RunResources
 ) -> dict[str, Any]:
     """Run one job and return its row, not yet scored (raises ``BudgetExceeded`` to stop
     the run); :func:`score_jobs` adds the metrics."""
-    agent = factory(job.agent)
-    started = time.time()
-    usage_key = f"{job.task}/{job.agent}/{job.episode.id}"
-    context = resources.usage.episode(usage_key) if resources.usage else contextlib.nullcontext()
-    with context as counters, job.context.pool.borrow() as env:
-        row = await run_episode(
-            env,
-            agent,
-            job.episode,
-            seed=config.seed,
-            task_id=job.task,
-            **agent_env_info(job, resources),
-        )
-    row["agent"] = job.agent  # the name the run knows it by (a registry name or module:Class)
-    row["city"] = job.context.city.name
-    row["success_metric"] = job.context.success_metric
-    row["config_hash"] = job.config_hash
-    row["started_at"] = round(started, 3)
-    row["duration_s"] = round(time.time() - started, 4)
-    row["usage"] = counters.to_dict() if counters is not None else {"calls": 0}
-    return row
+    kind = job.context.kind
+    return await kind.run(job, factories(kind), config, resources)
 
 
-def score_jobs(done: list[tuple[EpisodeJob, dict[str, Any]]]) -> list[dict[str, Any]]:
-    """Add the metrics to the rows of finished jobs, a city at a time; returns the rows."""
-    by_city: dict[int, list[tuple[EpisodeJob, dict[str, Any]]]] = {}
+def score_jobs(done: list[tuple[Job, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Add the metrics to the rows of finished jobs, a kind at a time; returns the rows."""
+    by_kind: dict[str, list[tuple[Job, dict[str, Any]]]] = {}
     for job, row in done:
-        if row.get("path"):
-            by_city.setdefault(id(job.context.city), []).append((job, row))
-    for group in by_city.values():
-        city = group[0][0].context.city
-        score_rows(city, [job.episode for job, _ in group], [row for _, row in group])
-    for _, row in done:  # the task's own success metric (docs/episodes.md, run rows)
-        if "success" in row:
-            row["env_success"] = row["success"]
-            row["success"] = row_success(row)
+        by_kind.setdefault(job.context.kind.name, []).append((job, row))
+    for group in by_kind.values():
+        group[0][0].context.kind.score(group)
     return [row for _, row in done]
+
+
+def build_context(
+    task: str, config: RunConfig, loaded: dict[str, tuple[City, list[Any]]] | None
+) -> tuple[TaskContext, str]:
+    """The shared context of one ``--tasks`` entry and the scheme its jobs use (the runner
+    and every Ray worker build it the same way)."""
+    spec, city, items = _task_set(task, config, loaded)
+    kind = kind_named(spec.kind)
+    scheme = (config.scheme or kind.default_scheme(spec)) if kind.default_scheme(spec) else ""
+    context = kind.context(spec, city, list(items), scheme, config)
+    return context, scheme
 
 
 def run_benchmark(
@@ -256,8 +203,8 @@ def run_benchmark(
     *,
     resume: bool = False,
     progress: str = "rich",
-    agent_factory: AgentFactory | None = None,
-    loaded: dict[str, tuple[City, list[Episode]]] | None = None,
+    agent_factory: SolverFactory | None = None,
+    loaded: dict[str, tuple[City, list[Any]]] | None = None,
     executor: Executor | None = None,
 ) -> dict[str, Any]:
     """Run agents on task sets; append episode rows to ``out`` and write its summary.
@@ -275,8 +222,8 @@ def run_benchmark(
     progress
         ``rich``, ``plain`` or ``none``.
     agent_factory
-        ``name -> Agent`` (default :func:`default_agent_factory`: the registered agents
-        with the run's options).
+        ``name -> solver`` for every task set (default: each kind's registered solvers with
+        the run's options, see :class:`SolverFactories`).
     loaded
         Pre-loaded ``{task_id: (city, episodes)}`` (tests, or callers that built them); a
         registered id keeps its declared facts, another one declares them by its episodes
@@ -298,25 +245,18 @@ def run_benchmark(
     from flaneur.tasks.resolve import register_registries
 
     folder = Path(out)
-    factory = agent_factory or default_agent_factory(config)
-    for name in config.agents:  # fail before running anything on an unknown agent
-        factory(name)
+    factories = SolverFactories(config, agent_factory)
     register_registries(config.registries)
     plans: list[Plan] = []
     contexts: dict[str, TaskContext] = {}
-    specs: dict[str, TaskSpec] = {}
     for task in config.tasks:
-        specs[task], city, episodes = _task_set(task, config, loaded)
-        episodes = list(episodes)  # agents may learn from the whole set (k-shot examples)
-        chosen = select_episodes(episodes, limit=config.limit, ids=config.ids)
-        scheme = config.scheme or specs[task].scheme
-        pool = env_pool(city, episodes, scheme, config.scheme_options)
-        pool.check()  # a bad scheme or scheme option fails now, before anything runs
-        # over the whole task set, so that --limit/--ids rows equal the full run's rows
-        avg = average_reference_length(episodes)
-        contexts[task] = TaskContext(city, episodes, avg, pool, specs[task].success_metric)
-        plans.append((task, city, chosen, scheme))
-        check_agents(config, scheme)
+        contexts[task], scheme = build_context(task, config, loaded)
+        context = contexts[task]
+        for name in config.agents:  # fail before running anything on an unknown solver
+            factories(context.kind)(name)
+        check_solvers(config, context, scheme)
+        chosen = select_episodes(context.items, limit=config.limit, ids=config.ids)
+        plans.append((task, context.city, chosen, scheme))
     hashes = {
         (task, agent): config.config_hash(task, agent, scheme)
         for task, _, _, scheme in plans
@@ -333,7 +273,7 @@ def run_benchmark(
     )
     log = RunLog(folder, resume=resume, config_hashes=hashes)
     jobs = [
-        EpisodeJob(task, agent, scheme, episode, hashes[(task, agent)], contexts[task])
+        Job(task, agent, scheme, episode, hashes[(task, agent)], contexts[task])
         for task, _, episodes, scheme in plans
         for agent in config.agents
         for episode in episodes
@@ -345,11 +285,11 @@ def run_benchmark(
     try:
         with RunProgress(len(jobs), mode=progress) as bar:
 
-            async def work(job: EpisodeJob) -> tuple[EpisodeJob, dict[str, Any]] | None:
+            async def work(job: Job) -> tuple[Job, dict[str, Any]] | None:
                 if stop:
                     return None
                 try:
-                    row = await run_job(job, factory, config, resources)
+                    row = await run_job(job, factories, config, resources)
                 except BudgetExceeded as err:
                     stop.request(str(err))
                     return None
@@ -369,7 +309,7 @@ def run_benchmark(
 
             executor = executor or LocalExecutor(config.concurrency)
             if hasattr(executor, "bind"):  # executors whose workers rebuild the jobs (Ray)
-                executor.bind(config=config, loaded=loaded, agent_factory=factory)
+                executor.bind(config=config, loaded=loaded, agent_factory=factories)
             with InterruptHandler(stop, note=bar.note, log_path=log.path):
                 executor.run(jobs, work, score_jobs, deliver, stop, cleanup=resources.aclose)
             if stop and not stop.interrupted and not resources.server_down():
@@ -386,8 +326,9 @@ def run_benchmark(
             dropped_errors=log.dropped_errors,
             stopped_early=stop.reason,
             interrupted=stop.interrupted,
+            kinds={task: ctx.kind for task, ctx in contexts.items()},
         )
-        summary["task_sets"] = {task: spec.facts() for task, spec in specs.items()}
+        summary["task_sets"] = {task: ctx.spec.facts() for task, ctx in contexts.items()}
         summary["server_down"] = resources.server_down()
         if hasattr(executor, "stats"):
             summary["executor"] = executor.stats()
@@ -405,8 +346,8 @@ def run_benchmark(
 
 
 def _task_set(
-    task: str, config: RunConfig, loaded: dict[str, tuple[City, list[Episode]]] | None
-) -> tuple[TaskSpec, City, list[Episode]]:
+    task: str, config: RunConfig, loaded: dict[str, tuple[City, list[Any]]] | None
+) -> tuple[TaskSpec, City, list[Any]]:
     """The declared facts, city and episodes of one ``--tasks`` entry (id or task file)."""
     from flaneur.tasks.formats import episode_facts
     from flaneur.tasks.registry import _REGISTRY, load_spec
@@ -415,6 +356,8 @@ def _task_set(
     if loaded and task in loaded:
         city, episodes = loaded[task]
         spec = _REGISTRY.get(task)
+        if spec is None and episodes and isinstance(episodes[0], TaskItem):
+            raise FlaneurError(f"pre-loaded task {task!r} of items must be a registered task set")
         if spec is None:
             scheme, success = episode_facts(list(episodes))
             spec = TaskSpec(
@@ -428,10 +371,12 @@ def _task_set(
 
 __all__ = [
     "SUMMARY_VERSION",
-    "EpisodeJob",
+    "Job",
     "RunConfig",
     "RunInterrupted",
-    "agent_env_info",
+    "SolverFactories",
+    "TaskContext",
+    "build_context",
     "default_agent_factory",
     "run_benchmark",
     "run_job",

@@ -20,15 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from flaneur.evaluate.provenance import git_commit, package_versions
-from flaneur.tasks.episode import Episode
 from flaneur.world.city import City
 
 SUMMARY_VERSION = 2
 """2: ``partial``, ``interrupted`` and per-run ``missing`` added; rows outside this
 invocation's selection are counted."""
 
-Plan = tuple[str, City, list[Episode], str]
-"""``(task id, city, episodes this invocation selected, scheme)``."""
+Plan = tuple[str, City, list[Any], str]
+"""``(task id, city, episodes or items this invocation selected, scheme)``."""
 
 
 def summarize_run(
@@ -42,6 +41,7 @@ def summarize_run(
     dropped_errors: int,
     stopped_early: str | None = None,
     interrupted: bool = False,
+    kinds: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The summary of a run from all its rows (see the module docstring).
 
@@ -60,6 +60,9 @@ def summarize_run(
         Why the run stopped before scheduling everything (``None`` if it did not).
     interrupted
         Whether Ctrl-C stopped it.
+    kinds
+        The task kind of each task set (:class:`~flaneur.evaluate.kinds.TaskKind`), whose
+        task-set figures join each entry (``task_metrics``).
     """
     runs = []
     missing_total = 0
@@ -67,7 +70,8 @@ def summarize_run(
         for agent in config.agents:
             mine = [r for r in rows if r["task"] == task and r["agent"] == agent]
             expected = {e.id for e in episodes} | {str(r["episode_id"]) for r in mine}
-            entry = run_entry(task, agent, scheme, city.name, mine, len(expected))
+            kind = (kinds or {}).get(task)
+            entry = run_entry(task, agent, scheme, city.name, mine, len(expected), kind=kind)
             missing_total += entry["missing"]
             runs.append(entry)
     runs += outside_entries(rows, plans, named=config.agents)
@@ -93,10 +97,17 @@ def summarize_run(
 
 
 def run_entry(
-    task: str, agent: str, scheme: str, city: str, mine: list[dict[str, Any]], episodes: int
+    task: str,
+    agent: str,
+    scheme: str,
+    city: str,
+    mine: list[dict[str, Any]],
+    episodes: int,
+    *,
+    kind: Any = None,
 ) -> dict[str, Any]:
     """The summary entry of one agent on one task set from its rows (``episodes``: how many
-    it should have)."""
+    it should have; ``kind``: the task kind whose task-set figures join it)."""
     from flaneur.metrics import summarize
 
     scored = [r["metrics"] for r in mine if r.get("metrics")]
@@ -105,9 +116,10 @@ def run_entry(
         usage.update(
             {k: v for k, v in (r.get("usage") or {}).items() if isinstance(v, int | float)}
         )
-    return {
+    entry: dict[str, Any] = {
         "task": task,
         "agent": agent,
+        "kind": kind.name if kind is not None else "navigation",
         "scheme": scheme,
         "city": city,
         "episodes": episodes,
@@ -118,6 +130,10 @@ def run_entry(
         "privileged": any(r.get("privileged") for r in mine),
         "summary": summarize(scored) if scored else None,
     }
+    figures = kind.aggregate(mine) if kind is not None and scored else None
+    if figures:
+        entry["task_metrics"] = figures
+    return entry
 
 
 def outside_entries(

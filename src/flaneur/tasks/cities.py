@@ -163,7 +163,9 @@ def infer_city(path: Path, fmt: str, episodes_city: str | None = None) -> str | 
     - map2seq / Touchdown: the nearest ancestor folder holding ``touchdown/graph``
       (the data directory layout), as ``touchdown:DIR``;
     - CitySeeker: the file's folder when it holds ``connections.json``, as ``cityseeker:DIR``;
-    - flaneur episodes: the episodes' city when it is a built-in city.
+    - flaneur episodes: the episodes' city when it is a built-in city;
+    - item files: the city their header names, a built-in city or a city pack folder
+      (relative to the file's folder when not absolute).
     """
     from flaneur.world.builtin import BUILTIN_CITIES
 
@@ -175,6 +177,10 @@ def infer_city(path: Path, fmt: str, episodes_city: str | None = None) -> str | 
     elif fmt == "cityseeker":
         if (path.parent / "connections.json").is_file():
             return f"cityseeker:{path.parent}"
+    elif fmt == "items" and episodes_city and episodes_city not in BUILTIN_CITIES:
+        pack = Path(episodes_city).expanduser()
+        pack = pack if pack.is_absolute() else path.parent / pack
+        return str(pack.resolve()) if pack.is_dir() else None
     elif episodes_city in BUILTIN_CITIES:
         return episodes_city
     return None

@@ -7,7 +7,12 @@ format         what the file is                                               sc
 ``map2seq``    map2seq JSON lines (``id``, ``navigation_text``, ``route_panoids``)  turns  tc
 ``touchdown``  Touchdown JSON lines (``route_id``, ``navigation_text``, ...)     turns     tc
 ``cityseeker`` CitySeeker ``question.json`` / ``questions.json`` (a JSON list)   headings  tcp
+``items``      flaneur item JSONL: a header (``kind``, ``version``), then items  -        header
 =============  ============================================================  ========  =======
+
+An ``items`` file (:mod:`flaneur.tasks.items`) holds a task set of another kind than
+navigation (V-IRL's benchmarks, the planner agents' scenarios); its header declares the kind
+and the success metric.
 
 An ``episodes`` file declares its facts by what its episodes are: when every episode's goal
 is a place (``goal_place_ids``) or a place category (``goal_categories``), the set is a
@@ -22,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from flaneur.errors import DataError
+from flaneur.tasks.items import ITEM_HEADER_KEYS
 
 if TYPE_CHECKING:
     from flaneur.tasks.episode import Episode
@@ -55,6 +61,7 @@ FORMATS: dict[str, TaskFormat] = {
     "map2seq": TaskFormat("map2seq", "turns", "tc", "map2seq JSON lines"),
     "touchdown": TaskFormat("touchdown", "turns", "tc", "Touchdown JSON lines"),
     "cityseeker": TaskFormat("cityseeker", "headings", "tcp", "CitySeeker question(s).json"),
+    "items": TaskFormat("items", "", None, "flaneur item JSON lines"),
 }
 """The task-file formats flaneur reads."""
 
@@ -93,7 +100,7 @@ def _first_value(path: Path) -> tuple[str, object]:
     except (json.JSONDecodeError, StopIteration):
         raise DataError(
             "cannot tell the task format: the file starts with neither a JSON object per line "
-            "nor a JSON list (pass --format episodes|map2seq|touchdown|cityseeker)",
+            "nor a JSON list (pass --format episodes|map2seq|touchdown|cityseeker|items)",
             path=path,
         ) from None
     except UnicodeDecodeError:
@@ -132,12 +139,15 @@ def detect_format(path: str | Path) -> str:
                 return "touchdown"
         if shape == "lines" and keys >= _EPISODE_KEYS:
             return "episodes"
+        if shape == "lines" and keys >= set(ITEM_HEADER_KEYS):
+            return "items"
     where = "first element of the JSON list" if shape == "list" else "first line"
     raise DataError(
         f"cannot tell the task format: the {where} is {_keys(value)}; expected flaneur "
         f"episodes ({', '.join(sorted(_EPISODE_KEYS))}), map2seq/Touchdown rows (id or "
-        f"route_id, {', '.join(sorted(_VLN_KEYS))}) or a CitySeeker question list "
-        f"({', '.join(sorted(_CITYSEEKER_KEYS))}); pass --format to choose",
+        f"route_id, {', '.join(sorted(_VLN_KEYS))}), a CitySeeker question list "
+        f"({', '.join(sorted(_CITYSEEKER_KEYS))}) or an item file header (kind, version); "
+        "pass --format to choose",
         path=path,
     )
 
@@ -148,8 +158,9 @@ def episode_facts(episodes: list[Episode]) -> tuple[str, str]:
     return ("headings", "tcp") if place_goals else ("turns", "tc")
 
 
-def load_task_file(path: str | Path, fmt: str, city: City, *, category: str = "") -> list[Episode]:
-    """Read a task file in format ``fmt`` into episodes of ``city`` (no node check).
+def load_task_file(path: str | Path, fmt: str, city: City, *, category: str = "") -> list:
+    """Read a task file in format ``fmt`` into episodes of ``city`` (no node check), or the
+    items of an item file.
 
     Parameters
     ----------
@@ -168,6 +179,10 @@ def load_task_file(path: str | Path, fmt: str, city: City, *, category: str = ""
     from flaneur.tasks.loaders import load_vln_jsonl
 
     check_format(fmt)
+    if fmt == "items":
+        from flaneur.tasks.items import read_items
+
+        return read_items(path)[1]
     if fmt == "episodes":
         return read_episodes(path)
     if fmt in ("map2seq", "touchdown"):

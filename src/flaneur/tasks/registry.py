@@ -28,25 +28,17 @@ from flaneur.tasks.cities import (
     load_task_city,
 )
 from flaneur.tasks.episode import Episode
+from flaneur.tasks.items import TaskItem
 from flaneur.tasks.loaders import check_episodes
 from flaneur.tasks.spec import TaskBuilder, TaskSpec
 from flaneur.world.city import City
 from flaneur.world.sources.cityseeker import cityseeker_questions_path
 
+TaskItems = list[Episode] | list[TaskItem]
+"""What a task set holds: navigation episodes, or items of another kind."""
+
 DATA_ENV = "FLANEUR_DATA"
 """Environment variable naming the data directory."""
-
-
-def _helsinki_needs_v1(data_dir: Path | None) -> tuple[City, list[Episode]]:
-    from flaneur.tasks.builtin_sets import helsinki_needs_v1
-
-    return helsinki_needs_v1(data_dir)
-
-
-def _helsinki_virl_vln_v1(data_dir: Path | None) -> tuple[City, list[Episode]]:
-    from flaneur.bench.vln_set import helsinki_virl_vln_v1
-
-    return helsinki_virl_vln_v1(data_dir)
 
 
 VELMA_FACTS = {"scheme": "turns", "success_metric": "tc"}
@@ -104,7 +96,7 @@ BUILTIN_TASKS: list[TaskSpec] = [
         city="helsinki",
         split="all",
         loader="generated",
-        build=_helsinki_needs_v1,
+        build="flaneur.tasks.builtin_sets:helsinki_needs_v1",
         origin="built-in",
         **NEED_FACTS,
     ),
@@ -114,7 +106,7 @@ BUILTIN_TASKS: list[TaskSpec] = [
         city="helsinki",
         split="all",
         loader="generated",
-        build=_helsinki_virl_vln_v1,
+        build="flaneur.bench.vln_set:helsinki_virl_vln_v1",
         origin="built-in",
         scheme="headings",
         success_metric="virl_success",
@@ -135,7 +127,7 @@ def register_task(spec: TaskSpec, *, replace: bool = False) -> TaskSpec:
         undeclared scheme or success metric.
     """
     from flaneur.tasks.formats import FORMATS
-    from flaneur.tasks.spec import ID_PATTERN, SCHEME_NAMES, SUCCESS_METRICS
+    from flaneur.tasks.spec import ID_PATTERN, KIND_PATTERN, NAVIGATION, SCHEME_NAMES
 
     if spec.id in _REGISTRY and not replace:
         raise FlaneurError(f"task {spec.id!r} is already registered")
@@ -153,18 +145,28 @@ def register_task(spec: TaskSpec, *, replace: bool = False) -> TaskSpec:
         raise FlaneurError(
             f"task {spec.id!r}: loader {spec.loader!r} is not one of {', '.join(FORMATS)}"
         )
-    if spec.scheme not in SCHEME_NAMES:
+    if not KIND_PATTERN.match(spec.kind):
+        raise FlaneurError(f"task {spec.id!r}: kind {spec.kind!r} must be like virl-aria")
+    if spec.kind == NAVIGATION and spec.scheme not in SCHEME_NAMES:
         raise FlaneurError(
             f"task {spec.id!r}: scheme {spec.scheme!r} is not one of {', '.join(SCHEME_NAMES)}"
         )
-    if spec.success_metric not in SUCCESS_METRICS:
+    _check_success_metric(spec)
+    _REGISTRY[spec.id] = spec
+    _gymnasium_hook(spec)
+    return spec
+
+
+def _check_success_metric(spec: TaskSpec) -> None:
+    from flaneur.tasks.spec import ID_PATTERN, NAVIGATION, SUCCESS_METRICS
+
+    if spec.kind == NAVIGATION and spec.success_metric not in SUCCESS_METRICS:
         raise FlaneurError(
             f"task {spec.id!r}: success metric {spec.success_metric!r} is not one of "
             + ", ".join(SUCCESS_METRICS)
         )
-    _REGISTRY[spec.id] = spec
-    _gymnasium_hook(spec)
-    return spec
+    if not ID_PATTERN.match(spec.success_metric or ""):
+        raise FlaneurError(f"task {spec.id!r}: success metric {spec.success_metric!r} is no name")
 
 
 def _gymnasium_hook(spec: TaskSpec) -> None:
@@ -172,7 +174,7 @@ def _gymnasium_hook(spec: TaskSpec) -> None:
     import sys
 
     registration = sys.modules.get("flaneur.env.registration")
-    if registration is not None:
+    if registration is not None and spec.kind == "navigation":
         registration.register_task_env(spec.id)
 
 
@@ -260,11 +262,11 @@ def spec_city(spec: TaskSpec, data_dir: Path | None, *, rebuild: bool = False) -
     return load_city_spec(spec.city, rebuild=rebuild)
 
 
-def load_episodes(spec: TaskSpec, data_dir: Path | None, city: City) -> list[Episode]:
-    """Read the episodes of a file-based task set into ``city`` (no node check)."""
+def load_episodes(spec: TaskSpec, data_dir: Path | None, city: City) -> TaskItems:
+    """Read the episodes (or items) of a file-based task set into ``city`` (no node check)."""
     from flaneur.tasks.formats import load_task_file
 
-    episodes: list[Episode] = []
+    episodes: list = []
     for rel in spec.files:
         path = Path(rel) if data_dir is None else data_dir / rel
         episodes += load_task_file(path, spec.loader, city, category=spec.category)
@@ -273,25 +275,28 @@ def load_episodes(spec: TaskSpec, data_dir: Path | None, city: City) -> list[Epi
 
 def load_spec(
     spec: TaskSpec, data_dir: str | Path | None = None, *, rebuild_city: bool = False
-) -> tuple[City, list[Episode]]:
-    """Load a task set: its city and its episodes, checked against the city.
+) -> tuple[City, TaskItems]:
+    """Load a task set: its city and its episodes (checked against the city) or items.
 
     The data directory (``data_dir``, else ``$FLANEUR_DATA``) is required only by sets that
     read it (:attr:`TaskSpec.needs_data_dir`); generated sets receive it as given (possibly
     ``None``).
     """
-    if spec.build is not None:
+    build = spec.builder()
+    if build is not None:
         folder = None
         if data_dir is not None or os.environ.get(DATA_ENV):
             folder = resolve_data_dir(data_dir, task=spec.id)
-        city, episodes = spec.build(folder)
-        check_episodes(episodes, city)
-        return city, episodes
-    folder = resolve_data_dir(data_dir, task=spec.id) if spec.needs_data_dir else None
-    _require_files(spec, folder)
-    city = spec_city(spec, folder, rebuild=rebuild_city)
-    episodes = load_episodes(spec, folder, city)
-    check_episodes(episodes, city)
+        city, episodes = build(folder)
+    else:
+        folder = resolve_data_dir(data_dir, task=spec.id) if spec.needs_data_dir else None
+        _require_files(spec, folder)
+        city = spec_city(spec, folder, rebuild=rebuild_city)
+        episodes = load_episodes(spec, folder, city)
+    if spec.kind == "navigation":
+        check_episodes(episodes, city)  # type: ignore[arg-type]
+    elif not episodes:
+        raise DataError(f"task {spec.id!r} holds no items")
     return city, episodes
 
 
@@ -302,7 +307,7 @@ def load_task(
     fmt: str | None = None,
     city: str | None = None,
     rebuild_city: bool = False,
-) -> tuple[City, list[Episode]]:
+) -> tuple[City, TaskItems]:
     """Load a task set — a registered id or a task file — with its city, checked.
 
     Parameters
@@ -347,6 +352,8 @@ def count_episodes(spec: TaskSpec, data_dir: Path | None) -> int | None:
         path = Path(rel) if not spec.needs_data_dir else data_dir / rel
         if spec.loader == "cityseeker":
             total += sum(1 for _ in iter_json_array(path.read_text(encoding="utf-8")))
+        elif spec.loader == "items":
+            total += sum(1 for _ in iter_json_lines(path)) - 1  # the header
         else:
             total += sum(1 for _ in iter_json_lines(path))
     return total
@@ -359,6 +366,7 @@ __all__ = [
     "DATA_ENV",
     "CitySource",
     "TaskBuilder",
+    "TaskItems",
     "TaskSpec",
     "city_cache_key",
     "count_episodes",

@@ -56,8 +56,10 @@ def file_spec(
     fmt = check_format(fmt) if fmt else detect_format(path)
     declared = FORMATS[fmt]
     scheme, success = declared.scheme, declared.success_metric
-    episodes_city = None
-    if scheme is None or success is None:
+    kind, episodes_city = "navigation", None
+    if fmt == "items":
+        kind, success, episodes_city = _item_facts(path)
+    elif scheme is None or success is None:
         from flaneur.tasks.episode import read_episodes
 
         episodes = read_episodes(path)
@@ -74,14 +76,27 @@ def file_spec(
     return TaskSpec(
         id=task_id or str(shown),
         description=f"{declared.description} {path.name}",
+        kind=kind,
         city=city,
         files=(str(path),),
         split="all",
         loader=fmt,
-        scheme=scheme,
-        success_metric=success,
+        scheme=scheme or "",
+        success_metric=success or "",
         origin="file",
     )
+
+
+def _item_facts(path: Path) -> tuple[str, str, str | None]:
+    """``(kind, success metric, city)`` that an item file's header declares."""
+    from flaneur.tasks.items import read_item_header
+
+    header = read_item_header(path)
+    success = header.get("success_metric")
+    if not isinstance(success, str) or not success:
+        raise DataError("the header must declare its 'success_metric'", path=path, line=1)
+    city = header.get("city")
+    return str(header["kind"]), success, city if isinstance(city, str) and city else None
 
 
 def _looks_like_path(ref: str) -> bool:
@@ -154,7 +169,8 @@ def spec_of_run(task: str, summary: dict) -> TaskSpec:
             split=str(facts.get("split") or "all"),
             loader=str(facts["loader"]),
             category=str(facts.get("category") or ""),
-            scheme=str(facts.get("scheme") or "turns"),
+            kind=str(facts.get("kind") or "navigation"),
+            scheme=str(facts.get("scheme") if "scheme" in facts else "turns"),
             success_metric=str(facts.get("success_metric") or "tc"),
             origin=str(facts.get("origin") or "file"),
         )

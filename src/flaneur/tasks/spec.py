@@ -18,9 +18,11 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from flaneur.tasks.episode import Episode
+    from flaneur.tasks.items import TaskItem
     from flaneur.world.city import City
 
-TaskBuilder = Callable[[Path | None], "tuple[City, list[Episode]]"]
+TaskBuilder = Callable[[Path | None], "tuple[City, list[Episode] | list[TaskItem]]"]
+"""``build(data_dir) -> (city, episodes or items)``: how a generated task set is made."""
 
 SUCCESS_METRICS = ("tc", "tcp", "tce", "tcc", "sr", "osr", "virl_success")
 """Row metrics (true/false per episode) a task set may declare as its success metric."""
@@ -31,6 +33,12 @@ ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
 SCHEME_NAMES = ("turns", "headings", "nodes")
 """Action schemes a task set may declare as its default (see :mod:`flaneur.env.schemes`)."""
 
+NAVIGATION = "navigation"
+"""The kind of task sets whose items are navigation episodes run in ``NavigationEnv``."""
+
+KIND_PATTERN = re.compile(r"^[a-z][a-z0-9-]*$")
+"""Task kinds: ``navigation``, ``virl-recognition``, ``virl-aria``, ..."""
+
 
 @dataclass(frozen=True)
 class TaskSpec:
@@ -40,6 +48,11 @@ class TaskSpec:
     ----------
     id
         Versioned id, e.g. ``map2seq-unseen-dev-v1`` (for a task file: the path as given).
+    kind
+        What its items are and what solves them: ``navigation`` (episodes, solved by agents
+        in ``NavigationEnv``) or another kind of :data:`flaneur.evaluate.kinds.KINDS`
+        (``virl-recognition``, ``virl-aria``, ...: items of an item file, see
+        :mod:`flaneur.tasks.items`).
     description
         One line for ``flaneur tasks ls``.
     city
@@ -59,12 +72,16 @@ class TaskSpec:
         Category written into the episodes by the Touchdown / map2seq loaders (default: the
         loader's name).
     scheme
-        Default action scheme of the set (``turns``, ``headings`` or ``nodes``).
+        Default action scheme of the set (``turns``, ``headings`` or ``nodes``; empty for
+        kinds other than navigation).
     success_metric
         The row metric that says whether an episode succeeded (``tc`` for route following,
-        ``tcp`` for finding a place); one of :data:`SUCCESS_METRICS`.
+        ``tcp`` for finding a place; one of :data:`SUCCESS_METRICS` for navigation), or an
+        item succeeded (the kind's own metric, e.g. ``top1`` for place recognition).
     build
-        Optional hook for generated sets: ``build(data_dir) -> (city, episodes)``.
+        Optional hook for generated sets: ``build(data_dir) -> (city, episodes or items)``,
+        or its ``"package.module:function"`` name (imported when the set is loaded, so the
+        registry imports nothing of the layers that build sets).
     origin
         Where the set was registered: ``built-in``, a registry file, ``$FLANEUR_TASKS``, an
         entry point, ``file`` (a task file given directly) or ``python``.
@@ -72,6 +89,7 @@ class TaskSpec:
 
     id: str
     description: str
+    kind: str = NAVIGATION
     city: str = ""
     files: tuple[str, ...] = ()
     split: str = "dev"
@@ -79,7 +97,7 @@ class TaskSpec:
     category: str = ""
     scheme: str = "turns"
     success_metric: str = "tc"
-    build: TaskBuilder | None = field(default=None, compare=False)
+    build: TaskBuilder | str | None = field(default=None, compare=False)
     origin: str = field(default="python", compare=False)
 
     @property
@@ -99,6 +117,7 @@ class TaskSpec:
         """The declared facts as a JSON-ready dict (recorded in run summaries)."""
         return {
             "id": self.id,
+            "kind": self.kind,
             "loader": self.loader or ("generated" if self.build else ""),
             "files": list(self.files),
             "city": self.city,
@@ -108,3 +127,11 @@ class TaskSpec:
             "success_metric": self.success_metric,
             "origin": self.origin,
         }
+
+    def builder(self) -> TaskBuilder | None:
+        """The ``build`` hook, imported when given by name."""
+        if isinstance(self.build, str):
+            from flaneur.registry import import_object
+
+            return import_object(self.build, what=f"task {self.id!r} builder")  # type: ignore[no-any-return]
+        return self.build

@@ -90,25 +90,22 @@ class PlaySession:
         player: str,
         into: Path | None = None,
     ) -> None:
-        from flaneur.evaluate.envpool import env_pool
-        from flaneur.evaluate.episode import average_reference_length
+        from flaneur.evaluate.kinds.navigation import navigation_context
         from flaneur.evaluate.resources import RunResources
-        from flaneur.evaluate.runner import EpisodeJob, RunConfig, TaskContext, run_job
+        from flaneur.evaluate.runner import Job, RunConfig, SolverFactories, run_job
 
         self.id = secrets.token_urlsafe(12)
         self.task, self.city, self.episode, self.player = task, city, episode, player
         self.scheme = spec.scheme
         self.agent = HumanAgent()
         config = RunConfig(agents=(HUMAN,), tasks=(task,))
-        pool = env_pool(city, task_episodes, spec.scheme)
-        context = TaskContext(
-            city, task_episodes, average_reference_length(task_episodes), pool, spec.success_metric
-        )
-        self._job = EpisodeJob(
+        context = navigation_context(spec, city, task_episodes, spec.scheme, {})
+        self._job = Job(
             task, HUMAN, spec.scheme, episode, config.config_hash(task, HUMAN, spec.scheme), context
         )
+        factories = SolverFactories(config, lambda _name: self.agent)
         self._episode: Coroutine[Any, Any, dict[str, Any]] = run_job(
-            self._job, lambda _name: self.agent, config, RunResources()
+            self._job, factories, config, RunResources()
         )
         self.row: dict[str, Any] | None = None
         self.into = into
