@@ -163,9 +163,9 @@ def bench_geocode(city, rng: np.random.Generator, limit: int | None) -> dict:
 
 
 def bench_recommender(quick: bool) -> dict:
-    from flaneur.tasks.builtin_sets import helsinki_needs_v1
+    from flaneur.tasks.registry import get_task, load_spec
 
-    city, episodes = helsinki_needs_v1()
+    city, episodes = load_spec(get_task("helsinki-needs-v1"))
     tasks = [e for e in episodes if e.category in RECOMMENDER_CATEGORIES]
     if quick:
         tasks = tasks[::4]

@@ -35,6 +35,11 @@ class _Mismatch(Exception):
 
 
 @dataclass(frozen=True)
+class NoOptions:
+    """The options of a plug-in that takes none."""
+
+
+@dataclass(frozen=True)
 class Range:
     """Inclusive bounds of a numeric option, given as ``Annotated[int, Range(lo, hi)]``.
 
@@ -91,6 +96,9 @@ def describe_type(tp: Any) -> str:
         return " or ".join(repr(v) for v in typing.get_args(tp))
     if origin in (Union, types.UnionType):
         return " or ".join(describe_type(a) for a in typing.get_args(tp)) + suffix
+    if origin is dict:
+        key_type, value_type = typing.get_args(tp) or (Any, Any)
+        return f"a table of {describe_type(key_type)} to {describe_type(value_type)}"
     if origin is tuple:
         args = typing.get_args(tp)
         if len(args) == 2 and args[1] is Ellipsis:
@@ -159,6 +167,11 @@ def _coerce(value: Any, tp: Any) -> Any:
         (arg,) = typing.get_args(tp) or (Any,)
         if isinstance(value, list | tuple):
             return [coerce(v, arg) for v in value]
+        raise _Mismatch
+    if origin is dict:
+        key_type, value_type = typing.get_args(tp) or (Any, Any)
+        if isinstance(value, dict):
+            return {coerce(k, key_type): coerce(v, value_type) for k, v in value.items()}
         raise _Mismatch
     if isinstance(tp, type):
         if isinstance(value, tp):
@@ -303,6 +316,7 @@ def describe_options(cls: type) -> dict[str, dict[str, Any]]:
 
 
 __all__ = [
+    "NoOptions",
     "Range",
     "check_options",
     "coerce",

@@ -17,11 +17,12 @@ from typer.testing import CliRunner
 from flaneur.bench.detection import build_detection_set, evaluate_detection, view_headings
 from flaneur.bench.detection_metrics import heading_in_span, match_box, score_detection
 from flaneur.bench.detection_run import build_detection, run_detection, write_detection_csv
-from flaneur.bench.regions import Region, RegionError
 from flaneur.bench.types import TYPES_20, TYPES_96, TypeListError
 from flaneur.cli import app
 from flaneur.env.toy import toy_city
 from flaneur.perception.detection import Detection, SceneDetector, SceneNoise
+from flaneur.services.errors import RegionError
+from flaneur.services.region import Region
 from flaneur.views.base import View
 from flaneur.views.synthetic import SyntheticViews
 

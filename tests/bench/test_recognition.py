@@ -12,10 +12,12 @@ from shapely.geometry import Point, box
 
 from flaneur.bench.recognisers import CLIPRecogniser, VLMRecogniser, rank_from_reply
 from flaneur.bench.recognition import build_recognition_set, evaluate_recognition
-from flaneur.bench.regions import Region, RegionError, grid_regions, load_regions
 from flaneur.bench.types import TYPES_96
 from flaneur.env.toy import toy_city
+from flaneur.errors import DataError
 from flaneur.models import make_model
+from flaneur.services.errors import RegionError
+from flaneur.services.region import Region, grid_regions, read_regions
 from flaneur.testing.fake_openai import FakeOpenAIServer
 
 
@@ -65,7 +67,7 @@ def test_geojson_regions_and_errors(tmp_path: Path) -> None:
             }
         )
     )
-    assert [r.name for r in load_regions(good)] == ["Kamppi"]
+    assert [r.name for r in read_regions(good)] == ["Kamppi"]
     bad = tmp_path / "bad.geojson"
     bad.write_text(
         json.dumps(
@@ -77,11 +79,11 @@ def test_geojson_regions_and_errors(tmp_path: Path) -> None:
             }
         )
     )
-    with pytest.raises(RegionError, match="feature 0: expected a Polygon"):
-        load_regions(bad)
+    with pytest.raises(DataError, match="feature 0: expected a Polygon"):
+        read_regions(bad)
     (tmp_path / "junk.geojson").write_text("{nope")
-    with pytest.raises(RegionError, match="not JSON"):
-        load_regions(tmp_path / "junk.geojson")
+    with pytest.raises(DataError, match="not a JSON text file"):
+        read_regions(tmp_path / "junk.geojson")
 
 
 class _ByColour:

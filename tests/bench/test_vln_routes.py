@@ -13,13 +13,12 @@ import shapely
 
 from flaneur.bench.vln_eval import Leg, OCRRecogniser, OracleRecogniser, evaluate, parse_legs
 from flaneur.bench.vln_routes import (
-    VlnRegion,
     best_start,
     collect_routes,
-    grid_regions,
     route_episodes,
 )
 from flaneur.services.errors import RegionError
+from flaneur.services.region import Region, grid_regions
 from flaneur.world import City, Places, StreetGraph
 
 LAT0, LNG0 = 60.0, 25.0
@@ -86,9 +85,9 @@ def city() -> City:
     return small_city()
 
 
-def everything(city: City) -> VlnRegion:
+def everything(city: City) -> Region:
     west, south, east, north = city.bbox
-    return VlnRegion("all", shapely.box(west - 0.01, south - 0.01, east + 0.01, north + 0.01))
+    return Region("all", shapely.box(west - 0.01, south - 0.01, east + 0.01, north + 0.01))
 
 
 def test_best_start_takes_most_landmarks_not_the_first(city):
@@ -121,7 +120,7 @@ def test_tourist_with_oracle_reaches_the_cafe(city):
 
 
 def test_region_without_viewpoints_is_an_error(city):
-    far = VlnRegion("far", shapely.box(30.0, 70.0, 30.01, 70.01))
+    far = Region("far", shapely.box(30.0, 70.0, 30.01, 70.01))
     with pytest.raises(RegionError, match="region 'far' holds no viewpoint of vlngrid"):
         collect_routes(city, [far])
 
@@ -169,7 +168,7 @@ def test_task_set_is_registered():
 
     spec = get_task("helsinki-virl-vln-v1")
     assert (spec.scheme, spec.success_metric, spec.city) == ("headings", "virl_success", "helsinki")
-    assert spec.build is not None and not spec.needs_data_dir
+    assert spec.generator == "virl-vln" and not spec.needs_data_dir
 
 
 def test_parse_legs_reads_landmark_and_side():

@@ -189,7 +189,7 @@ def test_region_errors(grid, tmp_path):
         sample_region(grid, far)
     file = tmp_path / "region.geojson"
     file.write_text('{"type": "Point", "coordinates": [25, 60]}')
-    with pytest.raises(DataError, match="no Polygon"):
+    with pytest.raises(DataError, match="expected a Polygon or MultiPolygon"):
         load_polygon(file)
     file.write_text(
         '{"type": "Feature", "geometry": {"type": "Polygon", "coordinates": '

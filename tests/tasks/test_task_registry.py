@@ -133,7 +133,7 @@ def test_register_generated_task(tmp_path, monkeypatch):
         assert seen[-1] == tmp_path
     finally:
         registry._REGISTRY.pop("tiny-gen-v1", None)
-    with pytest.raises(FlaneurError, match="needs a build callable"):
+    with pytest.raises(FlaneurError, match="needs a generator or a build callable"):
         register_task(TaskSpec(id="broken-v1", description="", city="nowhere"))
 
 

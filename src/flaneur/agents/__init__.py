@@ -16,7 +16,9 @@ from flaneur.agents.base import (
     EnvInfo,
     EnvView,
     NoOptions,
+    Planner,
     Privileged,
+    SolveInfo,
     StepRecord,
     env_info_for,
     step_record,
@@ -29,12 +31,17 @@ from flaneur.registry import Registry
 
 
 def _check_agent_class(name: str, entry: Any) -> None:
-    if not (isinstance(entry, type) and issubclass(entry, Agent)):
-        raise FlaneurError(f"agent {name!r} is {entry!r}, not a subclass of flaneur.agents.Agent")
+    if not (isinstance(entry, type) and issubclass(entry, Agent | Planner)):
+        raise FlaneurError(
+            f"agent {name!r} is {entry!r}, not a subclass of flaneur.agents.Agent or Planner"
+        )
 
 
-AGENTS: Registry[type[Agent]] = Registry("agent", group="flaneur.agents", check=_check_agent_class)
-"""Agent classes by name (``flaneur run --agent NAME``); language-model agents load lazily."""
+AGENTS: Registry[type[Agent] | type[Planner]] = Registry(
+    "agent", group="flaneur.agents", check=_check_agent_class
+)
+"""Agent classes by name (``flaneur run --agent NAME``): navigation agents and V-IRL's
+planner agents; language-model agents load lazily."""
 for _name, _entry in {
     "random": RandomAgent,
     "forward": ForwardAgent,
@@ -81,8 +88,10 @@ __all__ = [
     "ForwardAgent",
     "NoOptions",
     "OracleAgent",
+    "Planner",
     "Privileged",
     "RandomAgent",
+    "SolveInfo",
     "StepRecord",
     "agent_class",
     "check_options",

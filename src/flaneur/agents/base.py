@@ -15,12 +15,17 @@ the action slot for the environment and a :data:`StepRecord` describing how it w
 from __future__ import annotations
 
 import abc
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, TypedDict
+from typing import TYPE_CHECKING, Any, ClassVar, TypedDict
 
 from flaneur.agents.envinfo import EnvInfo, EnvView, Privileged, env_info_for
+from flaneur.options import NoOptions
 from flaneur.tasks.episode import Episode
+from flaneur.tasks.items import TaskItem
+
+if TYPE_CHECKING:
+    from flaneur.world.city import City
 
 
 class StepRecord(TypedDict, total=False):
@@ -40,6 +45,9 @@ class StepRecord(TypedDict, total=False):
         Self-reported or computed confidence in [0, 1].
     parse_failures
         Number of outputs that could not be parsed before this action.
+    moves
+        What the agent did before this action in its own action words, where those are
+        finer than the scheme's (V-IRL's tourist turns in place with ``turn_direction``).
     """
 
     prompt_id: str | None
@@ -48,6 +56,7 @@ class StepRecord(TypedDict, total=False):
     thoughts: str | None
     confidence: float | None
     parse_failures: int
+    moves: list[str]
 
 
 def step_record(**fields: Any) -> StepRecord:
@@ -82,11 +91,6 @@ class Action:
     slot: int
     name: str = ""
     record: StepRecord = field(default_factory=step_record)
-
-
-@dataclass(frozen=True)
-class NoOptions:
-    """The options of an agent that takes none."""
 
 
 class Agent(abc.ABC):
@@ -130,13 +134,82 @@ class Agent(abc.ABC):
         """Choose the next action from the observation (Gymnasium dict plus ``"info"``)."""
 
 
+@dataclass(frozen=True)
+class SolveInfo:
+    """What a planner (and any solver of a task kind other than navigation) gets besides
+    the item: the city, the task set and the run's resources.
+
+    Attributes
+    ----------
+    task_id
+        The task set's id.
+    city
+        Its city.
+    items
+        The whole task set.
+    seed
+        The run's seed.
+    model
+        The run's :class:`~flaneur.models.ChatModel` (``--llm``; cached, usage counted), or
+        ``None``.
+    views
+        The run's view provider for the city (``--views``), or ``None``.
+    landmarks
+        The run's ``--landmarks`` value, or ``None``.
+    state
+        The task kind's shared state of the task set (a view renderer, ...).
+    """
+
+    task_id: str
+    city: City
+    items: Sequence[TaskItem]
+    seed: int
+    model: Any = None
+    views: Any = None
+    landmarks: str | None = None
+    state: Any = None
+
+
+class Planner(abc.ABC):
+    """Base class of V-IRL's planner agents (Aria, Vivek, Peng, Diego, Local, RX-399, Imani):
+    given one scenario (a persona and what it asks for) they produce a plan, a
+    recommendation, a count, in one go rather than step by step.
+
+    Subclasses set :attr:`name`, the task kinds they :attr:`solves`, their declared needs and
+    :attr:`Options` (as :class:`Agent` does), and implement :meth:`solve`. The result is a
+    JSON-ready dict the task's scorer reads; model exchanges go under ``"records"`` (each
+    with its ``prompt_id``) and are moved into the row.
+    """
+
+    interface_base: ClassVar[bool] = True
+    """Marks the interface class: option schemas look only at the classes below it."""
+    name: ClassVar[str] = "planner"
+    solves: ClassVar[tuple[str, ...]] = ()
+    """Task kinds whose scenarios it plans (``virl-aria``, ...)."""
+    schemes: ClassVar[tuple[str, ...]] = ()
+    needs_model: ClassVar[bool] = False
+    needs_views: ClassVar[bool] = False
+    Options: ClassVar[type] = NoOptions
+
+    @classmethod
+    def check_setup(cls, options: dict[str, Any], setup: Any) -> None:
+        """As :meth:`Agent.check_setup`: needs that depend on the options."""
+        return None
+
+    @abc.abstractmethod
+    async def solve(self, item: TaskItem, info: SolveInfo) -> dict[str, Any]:
+        """The plan for one scenario (see the class docstring)."""
+
+
 __all__ = [
     "Action",
     "Agent",
     "EnvInfo",
     "EnvView",
     "NoOptions",
+    "Planner",
     "Privileged",
+    "SolveInfo",
     "StepRecord",
     "env_info_for",
     "step_record",

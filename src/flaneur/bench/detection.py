@@ -26,10 +26,10 @@ import numpy as np
 import shapely
 
 from flaneur.bench.detection_metrics import match_box, score_detection
-from flaneur.bench.regions import Region, region_of_points
 from flaneur.bench.sets import score_items
 from flaneur.bench.types import place_virl_types, type_label
 from flaneur.geo import bearing
+from flaneur.services.region import Region, region_of_points
 from flaneur.views.base import View
 from flaneur.world.city import City
 

@@ -21,7 +21,6 @@ from flaneur.bench.detection import (
     build_detection_set,
     evaluate_detection,
 )
-from flaneur.bench.regions import Region, RegionError, grid_regions, load_regions
 from flaneur.bench.runner import open_run, progress
 from flaneur.bench.sets import write_set
 from flaneur.bench.types import VIRL_TO_FLANEUR, load_type_list, type_label
@@ -31,6 +30,8 @@ from flaneur.perception.detection import (
     SceneDetector,
     StorefrontDetector,
 )
+from flaneur.services.errors import RegionError
+from flaneur.services.region import Region, grid_regions, read_regions
 from flaneur.views.base import View
 from flaneur.world.builtin import load_city
 from flaneur.world.city import City
@@ -71,7 +72,7 @@ def build_detection(
         Unknown types in the list (named).
     """
     type_list = load_type_list(types)
-    given = load_regions(regions) if regions else None
+    given = read_regions(regions) if regions else None
     city = city or load_city(city_spec)
     region_list: list[Region] = given or grid_regions(city, cell_m)
     items, truth, grid = build_detection_set(

@@ -16,10 +16,10 @@ from numpy.typing import NDArray
 from PIL import Image
 
 from flaneur.bench.metrics import mean_accuracy, topk_hits
-from flaneur.bench.regions import Region, region_of_points
 from flaneur.bench.sets import score_items
 from flaneur.bench.types import place_virl_types, type_label
 from flaneur.geo import bearing
+from flaneur.services.region import Region, region_of_points
 from flaneur.views.base import View
 from flaneur.world.city import City
 

@@ -23,10 +23,11 @@ from flaneur.bench.recognition import (
     build_recognition_set,
     evaluate_recognition,
 )
-from flaneur.bench.regions import RegionError, grid_regions, load_regions
 from flaneur.bench.sets import read_set, write_set
 from flaneur.bench.types import load_type_list
 from flaneur.bench.vqa import VQA_VERSION, build_vqa_set, evaluate_vqa
+from flaneur.services.errors import RegionError
+from flaneur.services.region import grid_regions, read_regions
 from flaneur.world.builtin import load_city
 from flaneur.world.city import City
 
@@ -73,7 +74,7 @@ def build_sets(
         When no region holds a usable place (a polygon with no viewpoints or places).
     """
     type_list = load_type_list(types)  # before the city: a bad list fails at once
-    given_regions = load_regions(regions) if regions else None
+    given_regions = read_regions(regions) if regions else None
     city = load_city(city_spec)
     region_list = given_regions or grid_regions(city, cell_m)
     items = build_recognition_set(city, region_list, type_list, seed=seed, per_region=per_region)

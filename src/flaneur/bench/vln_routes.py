@@ -32,6 +32,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import Annotated, Any
 
 import numpy as np
 import shapely
@@ -39,10 +40,13 @@ import shapely
 from flaneur.agents.virl.local import LANDMARK_RADIUS_M, Local, landmark_at
 from flaneur.bench.types import TYPES_20, VIRL_TO_FLANEUR
 from flaneur.errors import FlaneurError
+from flaneur.options import Range, option
 from flaneur.services.directions import Route, directions
 from flaneur.services.errors import RegionError, UnreachableError
 from flaneur.services.geocode import GeocodeResult
+from flaneur.services.region import Region, grid_regions, region_has_viewpoints
 from flaneur.tasks.episode import Episode
+from flaneur.tasks.generators import Generator
 from flaneur.world.city import City
 
 DEST_VIEWPOINT_M = 20.0
@@ -57,14 +61,6 @@ COLLECTOR_VERSION = 1
 
 VLN_TYPES = MappingProxyType({t: VIRL_TO_FLANEUR[t] for t in TYPES_20})
 """V-IRL's 20 place types → flaneur categories (the one map: :mod:`flaneur.bench.types`)."""
-
-
-@dataclass(frozen=True)
-class VlnRegion:
-    """A named polygon in ``(lng, lat)``."""
-
-    name: str
-    polygon: shapely.Geometry
 
 
 @dataclass(frozen=True)
@@ -84,25 +80,6 @@ class VlnRoute:
     def intersections(self) -> tuple[int, ...]:
         """Key positions before the destination (viewpoint indices)."""
         return self.route.key_positions[:-1]
-
-
-def grid_regions(city: City, cell_m: float = REGION_CELL_M) -> list[VlnRegion]:
-    """Square cells of ``cell_m`` metres over the city holding at least one place."""
-    if cell_m <= 0:
-        raise RegionError(f"region cell size must be positive, got {cell_m}")
-    graph, places = city.graph, city.places
-    if len(places) == 0:
-        raise RegionError(f"city {city.name!r} has no places to build VLN routes to")
-    origin = np.minimum(graph.xy.min(axis=0), places.xy.min(axis=0))
-    cells = np.floor((places.xy - origin) / cell_m).astype(int)
-    out = []
-    for col, row in sorted({(int(c), int(r)) for c, r in cells}, key=lambda cr: (cr[1], cr[0])):
-        xs = np.array([origin[0] + col * cell_m, origin[0] + (col + 1) * cell_m])
-        ys = np.array([origin[1] + row * cell_m, origin[1] + (row + 1) * cell_m])
-        lat, lng = graph.projection.inverse(xs, ys)
-        box = shapely.box(float(min(lng)), float(min(lat)), float(max(lng)), float(max(lat)))
-        out.append(VlnRegion(f"r{row:02d}c{col:02d}", box))
-    return out
 
 
 def destination_rows(city: City, polygon: shapely.Geometry) -> np.ndarray:
@@ -127,12 +104,6 @@ def destination_rows(city: City, polygon: shapely.Geometry) -> np.ndarray:
     nodes = np.atleast_1d(graph.nearest_node(places.lat[rows], places.lng[rows]))
     gap = np.hypot(*(graph.xy[nodes] - places.xy[rows]).T)
     return rows[gap <= DEST_VIEWPOINT_M]
-
-
-def region_has_viewpoints(city: City, polygon: shapely.Geometry) -> bool:
-    """Whether any viewpoint of the city lies inside ``polygon``."""
-    graph = city.graph
-    return bool(shapely.contains_xy(polygon, graph.lng, graph.lat).any())
 
 
 def landmark_count(city: City, node: int, exclude: int) -> int:
@@ -176,9 +147,17 @@ def best_start(city: City, dest_row: int, goal: int) -> tuple[Route, int] | None
     return None if best is None else (best[1], best[2])
 
 
+@dataclass(frozen=True)
+class VlnOptions:
+    """Options of the ``virl-vln`` generator."""
+
+    per_region: Annotated[int, Range(1, 1000)] = option(PER_REGION, "routes per region at most")
+    cell_m: Annotated[float, Range(50, 50_000)] = option(REGION_CELL_M, "region cell side, m")
+
+
 def collect_routes(
     city: City,
-    regions: Sequence[VlnRegion] | None = None,
+    regions: Sequence[Region] | None = None,
     *,
     seed: int = 0,
     per_region: int = PER_REGION,
@@ -281,6 +260,32 @@ def route_episodes(city: City, routes: Sequence[VlnRoute]) -> list[Episode]:
         counts[item.region] = counts.get(item.region, 0) + 1
         out.append(route_episode(city, item, counts[item.region]))
     return out
+
+
+class VlnRoutes(Generator):
+    """V-IRL's VLN routes with Local's instructions in every 500 m cell of the city that
+    has viewpoints (``size`` caps the routes; ``per_region`` per cell)."""
+
+    kind = "navigation"
+    version = COLLECTOR_VERSION
+    success_metric = "virl_success"
+    scheme = "headings"
+    description = "V-IRL's vision-language navigation routes"
+    default_size = 10_000
+    Options = VlnOptions
+
+    def make(
+        self, city: City, *, seed: int, size: int, set_name: str, options: Any
+    ) -> tuple[list[Episode], dict[str, Any]]:
+        regions = grid_regions(city, options.cell_m)
+        usable = [r for r in regions if region_has_viewpoints(city, r.polygon)]
+        routes = collect_routes(city, usable, seed=seed, per_region=options.per_region)
+        episodes = route_episodes(city, routes)[:size]
+        check_set(episodes)
+        for episode in episodes:
+            episode.metadata.update(scheme="headings", success_metric="virl_success")
+        skipped = {r.name: "holds no viewpoint" for r in regions if r not in usable}
+        return episodes, {"regions": len(usable), "skipped": skipped}
 
 
 def check_set(episodes: Sequence[Episode]) -> None:

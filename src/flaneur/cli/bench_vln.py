@@ -67,12 +67,11 @@ def run_vln(
     from flaneur.bench.vln_eval import evaluate
     from flaneur.bench.vln_recognisers import RECOGNISERS, make_vln_recogniser
     from flaneur.bench.vln_routes import (
-        VlnRegion,
         check_set,
         collect_routes,
         route_episodes,
     )
-    from flaneur.bench.vln_set import SET_ID, cached_vln_set
+    from flaneur.bench.vln_set import SET_ID, helsinki_virl_vln_v1
     from flaneur.errors import FlaneurError
 
     unknown = sorted(set(recognisers) - set(RECOGNISERS))
@@ -89,17 +88,17 @@ def run_vln(
     bar, update = _progress("collecting routes", quiet)
     with bar or _Null():
         if city == "helsinki" and regions is None and seed == 0 and per_region == 10 and not online:
-            city_obj, episodes = cached_vln_set("helsinki", SET_ID, seed=0, progress=update)
+            city_obj, episodes = helsinki_virl_vln_v1(None, update)
             set_name = SET_ID
         else:
             from flaneur.agents.virl.local import Local
-            from flaneur.services.region import load_polygon
+            from flaneur.services.region import Region, load_polygon
             from flaneur.world.builtin import load_city
 
             city_obj = load_city(city)
             found = None
             if regions is not None:
-                found = [VlnRegion(regions.stem, load_polygon(regions))]
+                found = [Region(regions.stem, load_polygon(regions))]
             local = Local(city_obj, thinker) if thinker is not None else None
             routes = collect_routes(
                 city_obj, found, seed=seed, per_region=per_region, local=local, progress=update

@@ -48,7 +48,7 @@ def ls(
     tasks = []
     for spec in list_tasks():
         where = folder if spec.needs_data_dir else None
-        if spec.build is not None:
+        if spec.build is not None or spec.generator:
             status, count = "generated", None
         elif spec.needs_data_dir and folder is None:
             status, count = "no data dir", None
@@ -59,6 +59,7 @@ def ls(
             "id": spec.id,
             "episodes": count,
             "status": status,
+            "kind": spec.kind,
             "city": spec.city,
             "split": spec.split,
             "format": spec.loader,
@@ -148,57 +149,135 @@ def check(
             )
 
 
-@tasks_app.command("generate")
+GENERATE_HELP = (
+    "Generate a task set of one kind on any city pack (or built-in city) and write it to a "
+    "file that `flaneur run --tasks FILE --city PACK` runs: need tasks, V-IRL's benchmarks "
+    "(virl-vln, virl-recognition, virl-vqa, virl-detection) and the scenarios of V-IRL's agents "
+    "(virl-local, virl-ling, virl-peng, virl-aria, virl-vivek, virl-diego, virl-rx399, "
+    "virl-imani, virl-hiro). Parts of the city that cannot serve (a region without viewpoints, "
+    "a type without places) are skipped and reported; see `flaneur tasks kinds` for each "
+    "kind's -T options."
+)
+
+
+@tasks_app.command("generate", help=GENERATE_HELP)
 def generate(
     city: str = typer.Argument(..., help="A city pack folder or built-in city (e.g. helsinki)."),
-    out: Path = typer.Option(..., "-o", "--out", help="Episodes file (.jsonl) to write."),
-    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the start-node sampling."),
-    per_template: int = typer.Option(
-        2, "--per-template", min=1, help="Episodes per need template."
+    out: Path = typer.Option(..., "-o", "--out", help="Task file to write (.jsonl)."),
+    kind: str = typer.Option("needs", "--kind", help="What to generate (flaneur tasks kinds)."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed (same seed, same set)."),
+    size: int | None = typer.Option(
+        None, "--size", min=1, help="Items to make at most (default: the kind's)."
     ),
-    categories: str | None = typer.Option(
-        None, "--categories", help="Comma-separated task categories (default: all eight)."
+    task_option: list[str] | None = typer.Option(
+        None, "-T", "--task-option", metavar="KEY=VALUE", help="A typed option of the kind."
     ),
-    min_hops: int = typer.Option(5, "--min-hops", min=1, help="Fewest hops from start to target."),
-    max_hops: int = typer.Option(25, "--max-hops", min=1, help="Most hops from start to target."),
+    per_template: int | None = typer.Option(None, "--per-template", min=1, hidden=True),
+    categories: str | None = typer.Option(None, "--categories", hidden=True),
+    min_hops: int | None = typer.Option(None, "--min-hops", min=1, hidden=True),
+    max_hops: int | None = typer.Option(None, "--max-hops", min=1, hidden=True),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
-    """Generate CitySeeker-style implicit-need tasks on a city and print counts per category."""
     from flaneur.cli.failures import check_output_path
-    from flaneur.tasks.episode import write_episodes
-    from flaneur.tasks.generate import generate_need_tasks
+    from flaneur.tasks.cities import absolute_city_spec
+    from flaneur.tasks.generators import GENERATORS, generate_set
     from flaneur.world.builtin import load_city
 
     check_output_path(out, "--out", folder=False)
-    if max_hops < min_hops:
-        raise typer.BadParameter(
-            f"--max-hops {max_hops} is below --min-hops {min_hops} (a reversed range)"
-        )
+    GENERATORS.get(kind)  # an unknown kind fails before the city loads
+    options = _task_options(task_option or [])
+    legacy = {"per_template": per_template, "categories": categories}
+    legacy |= {"min_hops": min_hops, "max_hops": max_hops}
+    for key, value in legacy.items():  # the need generator's old flags: -T KEY=VALUE now
+        if value is not None:
+            options.setdefault(key, value)
     model = load_city(city)
-    wanted = tuple(c.strip() for c in categories.split(",")) if categories else None
-    report = generate_need_tasks(
+    made = generate_set(
+        kind,
         model,
+        city_spec=absolute_city_spec(city, Path.cwd()),
         seed=seed,
-        per_template=per_template,
-        categories=wanted,
-        min_hops=min_hops,
-        max_hops=max_hops,
+        size=size,
+        options=options,
     )
-    write_episodes(report.episodes, out)
-    result = {"out": str(out), "city": model.name, "seed": seed, **report.to_json()}
+    made.write(out)
+    result = {"out": str(out), "kind": kind, "city": model.name, "seed": seed, **made.report}
     if json_out:
         print_json(result)
         return
+    _print_generated(result, made.report)
+
+
+def _task_options(items: list[str]) -> dict[str, object]:
+    """``-T KEY=VALUE`` strings as a dict (VALUE read as JSON when it parses)."""
+    import json
+
+    from flaneur.errors import ArgumentError
+
+    out: dict[str, object] = {}
+    for item in items:
+        key, sep, text = item.partition("=")
+        if not sep or not key.strip():
+            raise ArgumentError(f"-T takes KEY=VALUE, not {item!r}")
+        try:
+            out[key.strip()] = json.loads(text)
+        except json.JSONDecodeError:
+            out[key.strip()] = text
+    return out
+
+
+def _print_generated(result: dict[str, object], report: dict[str, object]) -> None:
     from rich.table import Table
 
-    table = Table(title=f"{len(report.episodes)} tasks on {model.name} -> {out}")
+    counts = report.get("counts") or {}
+    table = Table(
+        title=f"{result['items']} {result['kind']} items on {result['city']} -> {result['out']}"
+    )
     table.add_column("category")
-    table.add_column("tasks", justify="right")
-    for category, count in report.counts.items():
-        table.add_row(category, str(count))
+    table.add_column("items", justify="right")
+    for category, count in dict(counts).items():  # type: ignore[call-overload]
+        table.add_row(str(category), str(count))
     console.print(table)
-    if report.skipped:
-        console.print(f"skipped {len(report.skipped)} template(s) (see --json for reasons)")
+    skipped = report.get("skipped") or {}
+    if skipped:
+        console.print(f"skipped {len(skipped)} part(s) of the city (see --json for reasons)")
+
+
+@tasks_app.command("kinds")
+def kinds_command(
+    json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """List what `tasks generate --kind` makes: each kind, its task kind, success metric and
+    typed -T options with their defaults."""
+    from flaneur.options import describe_options
+    from flaneur.tasks.generators import GENERATORS
+
+    rows = []
+    for name in GENERATORS.names():
+        cls = GENERATORS.get(name)
+        rows.append(
+            {
+                "kind": name,
+                "task_kind": cls.kind,
+                "success_metric": cls.success_metric,
+                "default_size": cls.default_size,
+                "description": cls.description,
+                "options": describe_options(cls.Options),
+            }
+        )
+    if json_out:
+        print_json({"kinds": rows})
+        return
+    from rich.table import Table
+
+    table = Table(title="flaneur tasks generate CITY --kind KIND -T KEY=VALUE")
+    for col in ("kind", "task kind / success", "description", "-T options"):
+        table.add_column(col, overflow="fold")
+    for r in rows:
+        opts = ", ".join(f"{k}={v['default']!r}" for k, v in r["options"].items())
+        facts = f"{r['task_kind']} / {r['success_metric']}"
+        table.add_row(r["kind"], facts, r["description"], opts or "-")
+    console.print(table)
 
 
 @tasks_app.command("validate")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import typer
@@ -25,10 +26,13 @@ LLM_HELP = "Model for the agent's language steps (e.g. openai/gpt-4o-mini); offl
 
 def _agent_command(name: str, summary: str):
     def command(
-        config: Path = typer.Argument(..., help="Persona/config file (.toml, .yaml or .yml)."),
+        config: Path = typer.Argument(..., help="Persona/scenario file (.toml, .yaml or .yml)."),
         overrides: list[str] = typer.Argument(None, help="KEY=VALUE overrides, e.g. budget=60."),
         out: Path = typer.Option(
-            Path(f"virl-{name}"), "-o", "--out", help="Output folder (result.json, map.html)."
+            Path(f"virl-{name}"),
+            "-o",
+            "--out",
+            help="Run folder: scenario.jsonl, episodes.jsonl, summary.json, result.json, map.html.",
         ),
         city: str | None = typer.Option(
             None, "--city", help=CITY_HELP + " Default: the persona's."
@@ -36,6 +40,11 @@ def _agent_command(name: str, summary: str):
         llm: str | None = typer.Option(None, "--llm", help=LLM_HELP),
         llm_base_url: str | None = typer.Option(
             None, "--llm-base-url", help="OpenAI-compatible server URL."
+        ),
+        views: str | None = typer.Option(
+            None,
+            "--views",
+            help="View provider for agents that look (synthetic, panorama:DIR, ...).",
         ),
         json_out: bool = typer.Option(False, "--json", help="Print the result as one JSON object."),
         feedback: str | None = typer.Option(
@@ -49,22 +58,25 @@ def _agent_command(name: str, summary: str):
             ),
         ),
     ) -> None:
-        from flaneur.agents.virl.common import make_thinker
-        from flaneur.report.virl_run import run_agent
-        from flaneur.services.persona import load_persona
-        from flaneur.world.builtin import load_city
+        from flaneur.cli.failures import check_output_path
+        from flaneur.report.virl_run import run_scenario
 
         if feedback is not None and name != "diego":
             from flaneur.errors import ArgumentError
 
             raise ArgumentError(f"--feedback is an option of diego, not of {name}")
-        extra = [f"feedback={feedback}"] if feedback is not None else []
-        persona = load_persona(config, [*(overrides or []), *extra])
-        thinker = make_thinker(llm, llm_base_url)
-        try:
-            result = run_agent(name, load_city(city or persona.city), persona, out, thinker=thinker)
-        finally:
-            thinker.close()
+        check_output_path(out, "--out", folder=True)
+        extra = [f"feedback={json.dumps(feedback)}"] if feedback is not None else []
+        result = run_scenario(
+            name,
+            config,
+            [*(overrides or []), *extra],
+            out,
+            city=city,
+            llm=llm,
+            llm_base_url=llm_base_url,
+            views=views,
+        )
         if json_out:
             print_json(result)
         else:
@@ -78,54 +90,27 @@ def _agent_command(name: str, summary: str):
 
 
 PERSONA_FIELDS = (
-    "The persona file needs name, city, start (a place, address or lat,lng), "
-    "background and intention; status (0-100 values) and budget are optional."
+    "The file holds the scenario (name, city, start: a place, address or lat,lng; "
+    "background, intention; optional status values 0-100 and budget; and what this agent's "
+    "scenario asks for) and the agent's options; `flaneur agents NAME` lists the options and "
+    "`flaneur tasks kinds` the scenario fields. The scenario runs through the one runner "
+    "(flaneur run --tasks OUT/scenario.jsonl --agent NAME runs it again)."
 )
 AGENT_HELP = {
-    "local": (
-        "Local, the direction giver: a question -> route -> milestones -> instruction.",
-        "Options: question (required).",
-    ),
-    "ling": (
-        "Ling, the tourist: follows Local's instruction with compass actions; re-asks.",
-        "Options: question (required), heading (0), step_limit (30), max_asks (3).",
-    ),
-    "peng": (
-        "Peng, the route optimizer: places of a sentence in the best order, walked.",
-        "Options: sentence (default: the intention), mode (walking).",
-    ),
-    "aria": (
-        "Aria, the place recommender: places for an intention, rated, best first.",
-        "Options: radius_m (500), keep (15).",
-    ),
-    "vivek": (
-        "Vivek, the estate recommender: listings ranked by nearby amenities.",
-        "Options: listings (RentCast JSON or CSV file) or synthetic_listings (30), "
-        "top (5); budget filters.",
-    ),
-    "diego": (
-        "Diego, the concierge: a day plan, grounded vs ungrounded travel times.",
-        "Options: wishes (place names), feedback (a file, or - to be asked between rounds on "
-        "stdin; also --feedback), ablation (true).",
-    ),
-    "robot": (
-        "RX-399, the urban assistance robot: walks start -> end, counts objects, crops.",
-        "Options: end (required), labels (trash bin), views_per_point (3), seed (0), "
-        "looks (1: V-IRL's single zoomed check; 2 looks again at another zoom), "
-        "detector (scene; or yolo-world, yolo, owlvit with weights = a model file), "
-        "noise (the scene simulator's profile: default, or virl = scores small objects "
-        "lower, as V-IRL's GLIP), memory (a memory.json to continue from).",
-    ),
-    "planner": (
-        "Imani, the urban planner: counts in a polygon vs OpenStreetMap, heat map.",
-        "Options: polygon (a GeoJSON file or a list of lat, lng pairs; required), "
-        "labels (trash bin, bench), spacing (50 m), views_per_point (6), seed (0), looks (1), "
-        "detector, weights, noise and memory (as for robot).",
-    ),
+    "local": "Local, the direction giver: a question -> route -> milestones -> instruction.",
+    "ling": "Ling, the tourist: follows Local's instruction with compass actions; re-asks.",
+    "peng": "Peng, the route optimizer: places of a sentence in the best order, walked.",
+    "aria": "Aria, the place recommender: places for an intention, rated, best first.",
+    "vivek": "Vivek, the estate recommender: listings ranked by nearby amenities.",
+    "diego": "Diego, the concierge: a day plan, grounded vs ungrounded travel times.",
+    "rx399": "RX-399, the urban assistance robot: walks start -> end, counts objects, crops.",
+    "imani": "Imani, the urban planner: counts in a polygon vs OpenStreetMap, heat map.",
+    "robot": "RX-399 (the same as rx399).",
+    "planner": "Imani (the same as imani).",
 }
 
-for _name, (_summary, _options) in AGENT_HELP.items():
-    virl_app.command(_name)(_agent_command(_name, f"{_summary}\n\n{PERSONA_FIELDS} {_options}"))
+for _name, _summary in AGENT_HELP.items():
+    virl_app.command(_name)(_agent_command(_name, f"{_summary}\n\n{PERSONA_FIELDS}"))
 
 
 @virl_app.command("geocode")

@@ -87,7 +87,8 @@ def register_task_env(task_id: str) -> str:
 
 
 def register_envs() -> list[str]:
-    """Register ``flaneur/toy-v0`` and every registered task set with Gymnasium (idempotent).
+    """Register ``flaneur/toy-v0`` and every registered navigation task set with Gymnasium
+    (idempotent; task sets of other kinds are not environments).
 
     Returns the ids. A registry file or entry point that fails to load leaves its sets out
     here; the error is reported by the command or call that looks tasks up.
@@ -100,7 +101,8 @@ def register_envs() -> list[str]:
         specs = list_tasks()
     except FlaneurError:
         specs = list(BUILTIN_TASKS)
-    return ["flaneur/toy-v0", *(register_task_env(spec.id) for spec in specs)]
+    navigation = [spec for spec in specs if spec.kind == "navigation"]
+    return ["flaneur/toy-v0", *(register_task_env(spec.id) for spec in navigation)]
 
 
 __all__ = [

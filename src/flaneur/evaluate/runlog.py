@@ -20,9 +20,9 @@ from typing import Any
 
 from flaneur.errors import FlaneurError
 
-FINISHED = frozenset({"stopped", "step_limit", "invalid_action"})
-"""Terminations of episodes that ran to an end; the others (model, agent or task errors,
-budget exhausted) are run again by ``--resume``."""
+FINISHED = frozenset({"stopped", "step_limit", "invalid_action", "completed"})
+"""Terminations of episodes that ran to an end (``completed``: an item a solver answered);
+the others (model, agent or task errors, budget exhausted) are run again by ``--resume``."""
 
 RowKey = tuple[str, str, str]
 

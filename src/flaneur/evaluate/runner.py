@@ -326,7 +326,7 @@ def run_benchmark(
             dropped_errors=log.dropped_errors,
             stopped_early=stop.reason,
             interrupted=stop.interrupted,
-            kinds={task: ctx.kind for task, ctx in contexts.items()},
+            kinds=contexts,
         )
         summary["task_sets"] = {task: ctx.spec.facts() for task, ctx in contexts.items()}
         summary["server_down"] = resources.server_down()

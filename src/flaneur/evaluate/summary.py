@@ -61,8 +61,8 @@ def summarize_run(
     interrupted
         Whether Ctrl-C stopped it.
     kinds
-        The task kind of each task set (:class:`~flaneur.evaluate.kinds.TaskKind`), whose
-        task-set figures join each entry (``task_metrics``).
+        The shared context of each task set (:class:`~flaneur.evaluate.kinds.TaskContext`),
+        whose kind's task-set figures join each entry (``task_metrics``).
     """
     runs = []
     missing_total = 0
@@ -70,8 +70,8 @@ def summarize_run(
         for agent in config.agents:
             mine = [r for r in rows if r["task"] == task and r["agent"] == agent]
             expected = {e.id for e in episodes} | {str(r["episode_id"]) for r in mine}
-            kind = (kinds or {}).get(task)
-            entry = run_entry(task, agent, scheme, city.name, mine, len(expected), kind=kind)
+            context = (kinds or {}).get(task)
+            entry = run_entry(task, agent, scheme, city.name, mine, len(expected), context=context)
             missing_total += entry["missing"]
             runs.append(entry)
     runs += outside_entries(rows, plans, named=config.agents)
@@ -104,10 +104,10 @@ def run_entry(
     mine: list[dict[str, Any]],
     episodes: int,
     *,
-    kind: Any = None,
+    context: Any = None,
 ) -> dict[str, Any]:
     """The summary entry of one agent on one task set from its rows (``episodes``: how many
-    it should have; ``kind``: the task kind whose task-set figures join it)."""
+    it should have; ``context``: the task set's, whose kind's task-set figures join it)."""
     from flaneur.metrics import summarize
 
     scored = [r["metrics"] for r in mine if r.get("metrics")]
@@ -119,7 +119,7 @@ def run_entry(
     entry: dict[str, Any] = {
         "task": task,
         "agent": agent,
-        "kind": kind.name if kind is not None else "navigation",
+        "kind": context.kind.name if context is not None else "navigation",
         "scheme": scheme,
         "city": city,
         "episodes": episodes,
@@ -130,7 +130,7 @@ def run_entry(
         "privileged": any(r.get("privileged") for r in mine),
         "summary": summarize(scored) if scored else None,
     }
-    figures = kind.aggregate(mine) if kind is not None and scored else None
+    figures = context.kind.aggregate(mine, context) if context is not None and scored else None
     if figures:
         entry["task_metrics"] = figures
     return entry

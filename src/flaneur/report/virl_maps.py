@@ -14,9 +14,40 @@ from typing import Any
 
 from flaneur.world.city import City
 
+MAP_DRAWERS: dict[str, str] = {
+    "local": "flaneur.report.virl_route_maps:local_map",
+    "ling": "flaneur.report.virl_route_maps:ling_map",
+    "peng": "flaneur.report.virl_agent_maps:peng_map",
+    "aria": "flaneur.report.virl_agent_maps:aria_map",
+    "vivek": "flaneur.report.virl_agent_maps:vivek_map",
+    "diego": "flaneur.report.virl_agent_maps:diego_map",
+    "rx399": "flaneur.report.virl_survey_maps:robot_map",
+    "imani": "flaneur.report.virl_survey_maps:planner_map",
+}
+"""Per agent, ``"module:function"`` drawing its scenario's map:
+``draw(city, item, row) -> (folium map or None, {file name: text})``."""
 
-def write_outputs(folder: str | Path, result: dict[str, Any], fmap: Any | None) -> Path:
-    """Write ``result.json`` (and ``map.html`` from a folium map) into ``folder``.
+
+def scenario_map(name: str, city: City, item: Any, row: dict[str, Any]) -> tuple[Any, dict]:
+    """The map (and extra files, e.g. an SVG) of one scenario run of agent ``name``."""
+    from flaneur.registry import import_object
+
+    spec = MAP_DRAWERS.get(name)
+    if spec is None:
+        return None, {}
+    draw = import_object(spec, what=f"map of {name}")
+    fmap, extra = draw(city, item, row)
+    return fmap, dict(extra or {})
+
+
+def write_outputs(
+    folder: str | Path,
+    result: dict[str, Any],
+    fmap: Any | None,
+    extra: dict[str, str] | None = None,
+) -> Path:
+    """Write ``result.json`` (and ``map.html`` from a folium map, and ``extra`` text files
+    by name) into ``folder``.
 
     Each file is written to a temporary name and renamed, so a failed run never leaves a
     half-written file. The map is saved with :func:`flaneur.report.leaflet_map.save_map`
@@ -32,6 +63,10 @@ def write_outputs(folder: str | Path, result: dict[str, Any], fmap: Any | None) 
     if fmap is not None:
         page = save_map(fmap, out / ".map.html.tmp")
         os.replace(page, out / "map.html")
+    for file_name, text in (extra or {}).items():
+        part = out / f".{file_name}.tmp"
+        part.write_text(text, encoding="utf-8")
+        os.replace(part, out / file_name)
     os.replace(tmp, out / "result.json")
     return out
 

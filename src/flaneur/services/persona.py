@@ -13,12 +13,32 @@ import json
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from flaneur.errors import DataError
+from flaneur.options import Range, option
 
 REQUIRED = ("name", "city", "start", "background", "intention")
 DEFAULT_STATUS = 50.0
+
+
+@dataclass(frozen=True)
+class PersonaFields:
+    """The typed fields every scenario of V-IRL's agents holds (a persona file's keys);
+    each scenario kind adds its own (``question``, ``sentence``, ``wishes``, ...)."""
+
+    name: str = option("", "who the persona is")
+    city: str = option("", "their city (built-in name or city pack); default: --city")
+    start: str = option("", "where they start: a place name, an address or lat,lng")
+    background: str = option("", "what kind of person they are")
+    intention: str = option("", "what they want")
+    status: dict[str, Annotated[float, Range(0, 100)]] = option({}, "status values, 0-100")
+    budget: Annotated[float, Range(0, 1e12)] | None = option(None, "money available")
+
+    def __post_init__(self) -> None:
+        for key in ("name", "start", "background", "intention"):
+            if not str(getattr(self, key)).strip():
+                raise DataError(f"field {key!r} must be a non-empty string (it is missing)")
 
 
 @dataclass

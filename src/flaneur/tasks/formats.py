@@ -153,7 +153,14 @@ def detect_format(path: str | Path) -> str:
 
 
 def episode_facts(episodes: list[Episode]) -> tuple[str, str]:
-    """``(scheme, success metric)`` that a list of flaneur episodes declares by its goals."""
+    """``(scheme, success metric)`` that a list of flaneur episodes declares: the same
+    ``scheme`` and ``success_metric`` in every episode's metadata (generated sets write
+    them), else by its goals."""
+    declared = {(e.metadata.get("scheme"), e.metadata.get("success_metric")) for e in episodes}
+    if len(declared) == 1:
+        scheme, success = declared.pop()
+        if isinstance(scheme, str) and isinstance(success, str) and scheme and success:
+            return scheme, success
     place_goals = bool(episodes) and all(e.goal_place_ids or e.goal_categories for e in episodes)
     return ("headings", "tcp") if place_goals else ("turns", "tc")
 

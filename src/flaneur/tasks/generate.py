@@ -12,13 +12,15 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from flaneur.errors import FlaneurError
+from flaneur.options import Range, option
 from flaneur.tasks.episode import Episode
+from flaneur.tasks.generators import Generator
 from flaneur.tasks.needs import TASK_CATEGORIES, NeedTemplate, PlaceMatcher, load_templates
 from flaneur.world.city import City
 
@@ -217,6 +219,49 @@ def generate_need_tasks(
                 f"city {city.name!r} has too few places for task categor(y/ies) {empty} ({reasons})"
             )
     return GenerationReport(episodes, counts, skipped)
+
+
+@dataclass(frozen=True)
+class NeedOptions:
+    """Options of the ``needs`` generator (``tasks generate CITY --kind needs -T KEY=VALUE``)."""
+
+    per_template: Annotated[int, Range(1, 1000)] = option(2, "episodes per need template")
+    categories: tuple[str, ...] = option((), "task categories to make (default: all eight)")
+    min_hops: Annotated[int, Range(1, 10_000)] = option(5, "fewest hops from start to target")
+    max_hops: Annotated[int, Range(1, 10_000)] = option(25, "most hops from start to target")
+
+    def __post_init__(self) -> None:
+        if self.max_hops < self.min_hops:
+            raise FlaneurError(
+                f"max_hops {self.max_hops} is below min_hops {self.min_hops} (a reversed range)"
+            )
+
+
+class NeedTasks(Generator):
+    """CitySeeker-style implicit-need tasks (see :func:`generate_need_tasks`); ``size``
+    caps the number of episodes (default: every template, ``per_template`` each)."""
+
+    kind = "navigation"
+    version = GENERATOR_VERSION
+    success_metric = "tcp"
+    scheme = "headings"
+    description = "CitySeeker-style implicit-need tasks (I'm thirsty, ...)"
+    default_size = 10_000
+    Options = NeedOptions
+
+    def make(
+        self, city: City, *, seed: int, size: int, set_name: str, options: Any
+    ) -> tuple[list[Episode], dict[str, Any]]:
+        report = generate_need_tasks(
+            city,
+            seed=seed,
+            per_template=options.per_template,
+            categories=options.categories or None,
+            min_hops=options.min_hops,
+            max_hops=options.max_hops,
+            set_name=set_name,
+        )
+        return report.episodes[:size], {"counts": report.counts, "skipped": report.skipped}
 
 
 def _make_episode(

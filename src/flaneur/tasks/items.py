@@ -168,9 +168,7 @@ def read_items(
             raise DataError("expected a JSON object per line", path=path, line=no)
         item = TaskItem.from_json(value, where=f"{path}:{no}")
         if item.id in seen:
-            raise DataError(
-                f"item id {item.id!r} repeats line {seen[item.id]}", path=path, line=no
-            )
+            raise DataError(f"item id {item.id!r} repeats line {seen[item.id]}", path=path, line=no)
         seen[item.id] = no
         items.append(item)
     if not items:

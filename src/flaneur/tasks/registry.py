@@ -96,20 +96,26 @@ BUILTIN_TASKS: list[TaskSpec] = [
         city="helsinki",
         split="all",
         loader="generated",
-        build="flaneur.tasks.builtin_sets:helsinki_needs_v1",
+        generator="needs",
         origin="built-in",
         **NEED_FACTS,
     ),
-    TaskSpec(
-        id="helsinki-virl-vln-v1",
-        description="V-IRL's VLN routes (Local's instructions) on built-in Helsinki (seed 0)",
-        city="helsinki",
-        split="all",
-        loader="generated",
-        build="flaneur.bench.vln_set:helsinki_virl_vln_v1",
-        origin="built-in",
-        scheme="headings",
-        success_metric="virl_success",
+    *(
+        TaskSpec(
+            id=f"helsinki-{name}-v1",
+            description=f"{text} on built-in Helsinki (generated offline, seed 0)",
+            kind=kind,
+            city="helsinki",
+            split="all",
+            loader="generated",
+            generator=name,
+            origin="built-in",
+            scheme=scheme,
+            success_metric=success,
+        )
+        for name, kind, scheme, success, text in (
+            ("virl-vln", "navigation", "headings", "virl_success", "V-IRL's VLN routes"),
+        )
     ),
 ]
 """The built-in task sets (all v1)."""
@@ -136,12 +142,15 @@ def register_task(spec: TaskSpec, *, replace: bool = False) -> TaskSpec:
             f"task id {spec.id!r} may hold only letters, digits and _ . : - "
             "(and starts with a letter or digit)"
         )
-    if spec.build is None and (not spec.city or not spec.files):
+    made = spec.build is not None or bool(spec.generator)
+    if not made and (not spec.city or not spec.files):
         raise FlaneurError(
-            f"task {spec.id!r} needs a build callable, or a city (one of {sorted(CITY_SOURCES)} "
-            "or a city spec) and episode files"
+            f"task {spec.id!r} needs a generator or a build callable, or a city (one of "
+            f"{sorted(CITY_SOURCES)} or a city spec) and episode files"
         )
-    if spec.build is None and spec.loader not in FORMATS:
+    if spec.generator and not spec.city:
+        raise FlaneurError(f"task {spec.id!r}: a generated set needs a city")
+    if not made and spec.loader not in FORMATS:
         raise FlaneurError(
             f"task {spec.id!r}: loader {spec.loader!r} is not one of {', '.join(FORMATS)}"
         )
@@ -283,7 +292,20 @@ def load_spec(
     ``None``).
     """
     build = spec.builder()
-    if build is not None:
+    if spec.generator:
+        from flaneur.tasks.generators import cached_generated_set
+
+        city = load_city_spec(spec.city, rebuild=rebuild_city)
+        episodes = cached_generated_set(
+            spec.generator,
+            city,
+            city_spec=spec.city,
+            set_id=spec.id,
+            seed=spec.seed,
+            size=spec.size,
+            options=dict(spec.options),
+        )
+    elif build is not None:
         folder = None
         if data_dir is not None or os.environ.get(DATA_ENV):
             folder = resolve_data_dir(data_dir, task=spec.id)
@@ -340,7 +362,7 @@ def load_task(
 
 def count_episodes(spec: TaskSpec, data_dir: Path | None) -> int | None:
     """Number of episodes of a file-based set, or ``None`` if its files or city are missing."""
-    if spec.build is not None or (spec.needs_data_dir and data_dir is None):
+    if spec.build is not None or spec.generator or (spec.needs_data_dir and data_dir is None):
         return None
     if missing_files(spec, data_dir if spec.needs_data_dir else None):
         return None

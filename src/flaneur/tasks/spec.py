@@ -78,9 +78,16 @@ class TaskSpec:
         The row metric that says whether an episode succeeded (``tc`` for route following,
         ``tcp`` for finding a place; one of :data:`SUCCESS_METRICS` for navigation), or an
         item succeeded (the kind's own metric, e.g. ``top1`` for place recognition).
+    generator
+        For generated sets: the generator (:data:`flaneur.tasks.generators.GENERATORS`) that
+        makes them on :attr:`city` with :attr:`seed`, :attr:`size` and :attr:`options`, on
+        first use (then cached).
+    seed, size, options
+        The generator's seed, number of items (``None``: its default) and typed options.
     build
-        Optional hook for generated sets: ``build(data_dir) -> (city, episodes or items)``,
-        or its ``"package.module:function"`` name (imported when the set is loaded, so the
+        Optional hook for sets made by code of their own:
+        ``build(data_dir) -> (city, episodes or items)``, or its ``"package.module:function"``
+        name (imported when the set is loaded, so the
         registry imports nothing of the layers that build sets).
     origin
         Where the set was registered: ``built-in``, a registry file, ``$FLANEUR_TASKS``, an
@@ -97,6 +104,10 @@ class TaskSpec:
     category: str = ""
     scheme: str = "turns"
     success_metric: str = "tc"
+    generator: str = ""
+    seed: int = 0
+    size: int | None = None
+    options: tuple[tuple[str, object], ...] = ()
     build: TaskBuilder | str | None = field(default=None, compare=False)
     origin: str = field(default="python", compare=False)
 
@@ -109,7 +120,7 @@ class TaskSpec:
         """
         from flaneur.tasks.cities import CITY_SOURCES
 
-        if self.build is not None:
+        if self.build is not None or self.generator:
             return False
         return self.city in CITY_SOURCES or any(not Path(f).is_absolute() for f in self.files)
 
@@ -118,7 +129,8 @@ class TaskSpec:
         return {
             "id": self.id,
             "kind": self.kind,
-            "loader": self.loader or ("generated" if self.build else ""),
+            "loader": self.loader or ("generated" if self.build or self.generator else ""),
+            "generator": self.generator,
             "files": list(self.files),
             "city": self.city,
             "split": self.split,

@@ -23,6 +23,16 @@ KINDS: Registry[type[TaskKind]] = Registry("task kind", group="flaneur.kinds", c
 """Task kinds by name."""
 for _name, _entry in {
     "navigation": "flaneur.evaluate.kinds.navigation:NavigationKind",
+    "virl-recognition": "flaneur.evaluate.kinds.virl_bench:RecognitionKind",
+    "virl-vqa": "flaneur.evaluate.kinds.virl_bench:VqaKind",
+    "virl-detection": "flaneur.evaluate.kinds.detection:DetectionKind",
+    "virl-local": "flaneur.evaluate.kinds.scenarios:LocalScenarios",
+    "virl-peng": "flaneur.evaluate.kinds.scenarios:PengScenarios",
+    "virl-aria": "flaneur.evaluate.kinds.scenarios:AriaScenarios",
+    "virl-vivek": "flaneur.evaluate.kinds.scenarios:VivekScenarios",
+    "virl-diego": "flaneur.evaluate.kinds.scenarios:DiegoScenarios",
+    "virl-rx399": "flaneur.evaluate.kinds.scenarios:RobotScenarios",
+    "virl-imani": "flaneur.evaluate.kinds.scenarios:ImaniScenarios",
 }.items():
     KINDS.register(_name, _entry)
 

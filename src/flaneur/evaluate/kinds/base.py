@@ -202,8 +202,12 @@ class TaskKind(abc.ABC):
     def score(self, done: Sequence[tuple[Job, dict[str, Any]]]) -> None:
         """Add ``metrics`` and ``success`` to the rows of finished jobs (in place)."""
 
-    def aggregate(self, rows: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
-        """Task-set figures that are not means of rows (``None``: the means say it all)."""
+    def aggregate(
+        self, rows: Sequence[dict[str, Any]], context: TaskContext
+    ) -> dict[str, Any] | None:
+        """Task-set figures of one solver's scored rows that are not means of rows (mean
+        per-class accuracy, ratios over all routes), each ``{"value", "n", "ci95"}``;
+        ``None``: the means of the row metrics say it all."""
         return None
 
 
