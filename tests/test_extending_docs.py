@@ -64,11 +64,10 @@ def recipe(tmp_path, monkeypatch):
     AGENTS.unregister("lefty")
     CITY_SOURCE_KINDS.unregister("square")
     VIEWS.unregister("sky")
-    task_registry._REGISTRY.pop("square-walks-v1", None)
-    for metric in [m for m in metric_table.ADDED if m.key == "revisits"]:
-        metric_table.ADDED.remove(metric)
-        metric_table.BY_KEY.pop(metric.key, None)
-        METRIC_LABELS.pop(metric.key, None)
+    task_registry.TASKS.unregister("square-walks-v1")
+    metric_table.ADDED.unregister("revisits")
+    metric_table.BY_KEY.pop("revisits", None)
+    METRIC_LABELS.pop("revisits", None)
 
 
 def test_the_document_has_every_recipe():

@@ -62,6 +62,9 @@ class Registry(Generic[T]):
     check
         Called on every loaded entry; raises :class:`FlaneurError` when it is not usable
         (e.g. not an :class:`~flaneur.agents.Agent` subclass).
+    importable
+        Whether a ``"module:Name"`` given as a name is imported directly (plug-in classes);
+        ``False`` for registries of records whose names may hold ``:`` (task-set ids).
     """
 
     def __init__(
@@ -70,10 +73,12 @@ class Registry(Generic[T]):
         *,
         group: str | None = None,
         check: Callable[[str, Any], None] | None = None,
+        importable: bool = True,
     ) -> None:
         self.kind = kind
         self.group = group
         self._check = check
+        self.importable = importable
         self._entries: dict[str, T | str] = {}
         self._scanned = group is None
 
@@ -81,7 +86,7 @@ class Registry(Generic[T]):
     def register(self, name: str, entry: T | str, *, replace: bool = False) -> None:
         """Add ``entry`` (an object or a ``"module:Name"`` string) under ``name``."""
         self._scan()
-        if not name or ":" in name:
+        if not name or (self.importable and ":" in name):
             raise FlaneurError(f"{self.kind} name {name!r} must be non-empty and have no ':'")
         if name in self._entries and not replace:
             raise FlaneurError(f"{self.kind} {name!r} is already registered")
@@ -106,7 +111,8 @@ class Registry(Generic[T]):
         return list(self._entries)
 
     def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and (":" in name or name in self.names())
+        importable = self.importable and ":" in str(name)
+        return isinstance(name, str) and (importable or name in self.names())
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.names())
@@ -129,16 +135,17 @@ class Registry(Generic[T]):
         self._scan()
         if name in self._entries:
             entry = self._entries[name]
-            if isinstance(entry, str):
+            if isinstance(entry, str) and self.importable:
                 entry = import_object(entry, what=f"{self.kind} {name!r}")
                 self._entries[name] = entry
-        elif ":" in name:
+        elif self.importable and ":" in name:
             entry = import_object(name, what=self.kind)
         elif default is not _MISSING:
             return default
         else:
             known = ", ".join(self.names())
-            raise FlaneurError(f"unknown {self.kind} {name!r}; choose from {known} or module:Name")
+            direct = " or module:Name" if self.importable else ""
+            raise FlaneurError(f"unknown {self.kind} {name!r}; choose from {known}{direct}")
         if self._check is not None:
             self._check(name, entry)
         return entry  # type: ignore[return-value]

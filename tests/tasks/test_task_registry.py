@@ -132,7 +132,7 @@ def test_register_generated_task(tmp_path, monkeypatch):
         load_task("tiny-gen-v1")
         assert seen[-1] == tmp_path
     finally:
-        registry._REGISTRY.pop("tiny-gen-v1", None)
+        registry.TASKS.unregister("tiny-gen-v1")
     with pytest.raises(FlaneurError, match="needs a generator or a build callable"):
         register_task(TaskSpec(id="broken-v1", description="", city="nowhere"))
 

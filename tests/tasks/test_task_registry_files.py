@@ -20,10 +20,12 @@ from flaneur.tasks.user_registry import discover_task_sets, read_registry_file
 @pytest.fixture(autouse=True)
 def clean_registry() -> Iterator[None]:
     """Drop the sets a test registers, and forget discovery, afterwards."""
-    before = dict(registry._REGISTRY)
+    before = {name: registry.TASKS.get(name) for name in registry.TASKS.names()}
     yield
-    registry._REGISTRY.clear()
-    registry._REGISTRY.update(before)
+    for name in registry.TASKS.names():
+        registry.TASKS.unregister(name)
+    for name, spec in before.items():
+        registry.TASKS.register(name, spec)
     discover_task_sets.__globals__["_discovered"] = False
     discover_task_sets.__globals__["_discovery_error"] = None
 
@@ -210,7 +212,7 @@ def test_run_and_report_on_a_registry_set(toml: Path, tmp_path: Path) -> None:
     assert summary["config"]["registries"] == [str(toml)]
     assert summary["task_sets"]["my-routes-v1"]["origin"] == str(toml)
     assert summary["runs"][0]["summary"]["overall"]["metrics"]["tc"]["mean"] == 1.0
-    registry._REGISTRY.pop("my-routes-v1")  # a new process: the report reads the run's registry
+    registry.TASKS.unregister("my-routes-v1")  # a new process: the report reads the run's registry
     result = runner.invoke(app, ["report", str(out), "--json"])
     assert result.exit_code == 0, result.output
     assert "<svg" in Path(json.loads(result.stdout)["report"]).read_text(encoding="utf-8")

@@ -350,12 +350,12 @@ def _task_set(
 ) -> tuple[TaskSpec, City, list[Any]]:
     """The declared facts, city and episodes of one ``--tasks`` entry (id or task file)."""
     from flaneur.tasks.formats import episode_facts
-    from flaneur.tasks.registry import _REGISTRY, load_spec
+    from flaneur.tasks.registry import TASKS, load_spec
     from flaneur.tasks.resolve import resolve_task
 
     if loaded and task in loaded:
         city, episodes = loaded[task]
-        spec = _REGISTRY.get(task)
+        spec = TASKS.get(task, None)
         if spec is None and episodes and isinstance(episodes[0], TaskItem):
             raise FlaneurError(f"pre-loaded task {task!r} of items must be a registered task set")
         if spec is None:

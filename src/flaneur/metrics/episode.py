@@ -19,7 +19,7 @@ from flaneur.geo import haversine
 from flaneur.metrics import cityseeker, r2r, velma, virl
 from flaneur.metrics.distances import HOPS, METRES, MetricCache, as_index_array, cache_for
 from flaneur.metrics.facts import EpisodeFacts, episode_facts
-from flaneur.metrics.table import ADDED
+from flaneur.metrics.table import added_metrics
 from flaneur.tasks.episode import Episode
 from flaneur.world.city import City
 
@@ -139,7 +139,7 @@ def batch_metrics(
                 kpa,
             )
         )
-    for metric in ADDED:  # metrics registered by users and plug-ins, one run at a time
+    for metric in added_metrics():  # metrics registered by users and plug-ins, one run at a time
         for row, episode, walk in zip(rows, episodes, walks, strict=True):
             row[metric.key] = metric.compute(city, episode, walk)  # type: ignore[misc]
     return rows

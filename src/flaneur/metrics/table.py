@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from flaneur.errors import FlaneurError
+from flaneur.registry import Registry
 
 
 @dataclass(frozen=True)
@@ -86,8 +87,40 @@ METRIC_LABELS: dict[str, str] = {
 BY_KEY: dict[str, Metric] = {m.key: m for m in METRICS}
 """The metric of each field (built-in and registered)."""
 
-ADDED: list[Metric] = []
-"""Metrics added with :func:`register_metric`, computed after the built-in ones."""
+
+def _check_added(name: str, entry: Any) -> None:
+    if not isinstance(entry, Metric) or entry.compute is None:
+        raise FlaneurError(
+            f"metric {name!r} is {entry!r}, not a Metric with a compute(city, episode, path)"
+        )
+    if entry.key != name:
+        raise FlaneurError(f"metric {name!r} is registered under another key ({entry.key!r})")
+    known = BY_KEY.get(name)
+    if known is not None and known.compute is None:
+        raise FlaneurError(f"metric {name!r} is already defined (a built-in)")
+
+
+ADDED: Registry[Metric] = Registry("metric", group="flaneur.metrics", check=_check_added)
+"""Metrics added with :func:`register_metric` or by outside packages (entry-point group
+``flaneur.metrics``: a :class:`Metric` object), computed after the built-in ones."""
+
+
+def _adopt(metric: Metric) -> None:
+    """Make a loaded added metric known to row fields and report labels."""
+    BY_KEY[metric.key] = metric
+    METRIC_LABELS.pop(metric.key, None)
+    if metric.column is not None:
+        METRIC_LABELS[metric.key] = metric.label
+
+
+def added_metrics() -> list[Metric]:
+    """The added metrics (entry points loaded), in registration order."""
+    out = []
+    for _, metric in ADDED.items():
+        if BY_KEY.get(metric.key) is not metric:
+            _adopt(metric)
+        out.append(metric)
+    return out
 
 
 def register_metric(metric: Metric, *, replace: bool = False) -> Metric:
@@ -108,13 +141,8 @@ def register_metric(metric: Metric, *, replace: bool = False) -> Metric:
     known = BY_KEY.get(metric.key)
     if known is not None and (known.compute is None or not replace):
         raise FlaneurError(f"metric {metric.key!r} is already defined")
-    if known is not None:
-        ADDED.remove(known)
-        METRIC_LABELS.pop(metric.key, None)
-    ADDED.append(metric)
-    BY_KEY[metric.key] = metric
-    if metric.column is not None:
-        METRIC_LABELS[metric.key] = metric.label
+    ADDED.register(metric.key, metric, replace=True)
+    _adopt(metric)
     return metric
 
 
@@ -126,5 +154,6 @@ __all__ = [
     "METRIC_LABELS",
     "ROW_FIELDS",
     "Metric",
+    "added_metrics",
     "register_metric",
 ]

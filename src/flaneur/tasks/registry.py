@@ -19,6 +19,7 @@ import os
 from pathlib import Path
 
 from flaneur.errors import DataError, FlaneurError
+from flaneur.registry import Registry
 from flaneur.tasks.cities import (
     CITY_CACHE_VERSION,
     CITY_SOURCES,
@@ -115,12 +116,20 @@ BUILTIN_TASKS: list[TaskSpec] = [
         )
         for name, kind, scheme, success, text in (
             ("virl-vln", "navigation", "headings", "virl_success", "V-IRL's VLN routes"),
+            ("virl-recognition", "virl-recognition", "", "top1", "V-IRL's place recognition"),
+            ("virl-vqa", "virl-vqa", "", "correct", "V-IRL's place VQA (circular)"),
         )
     ),
 ]
 """The built-in task sets (all v1)."""
 
-_REGISTRY: dict[str, TaskSpec] = {spec.id: spec for spec in BUILTIN_TASKS}
+TASKS: Registry[TaskSpec] = Registry("task set", importable=False)
+"""Task sets by id: the built-ins, :func:`register_task`, registry files (``--registry``,
+``$FLANEUR_TASKS``) and the entry-point group ``flaneur.tasks`` (read by
+:func:`flaneur.tasks.user_registry.discover_task_sets`, whose entry points may load to several
+sets at once)."""
+for _spec in BUILTIN_TASKS:
+    TASKS.register(_spec.id, _spec)
 
 
 def register_task(spec: TaskSpec, *, replace: bool = False) -> TaskSpec:
@@ -135,7 +144,7 @@ def register_task(spec: TaskSpec, *, replace: bool = False) -> TaskSpec:
     from flaneur.tasks.formats import FORMATS
     from flaneur.tasks.spec import ID_PATTERN, KIND_PATTERN, NAVIGATION, SCHEME_NAMES
 
-    if spec.id in _REGISTRY and not replace:
+    if spec.id in TASKS.names() and not replace:
         raise FlaneurError(f"task {spec.id!r} is already registered")
     if not ID_PATTERN.match(spec.id):
         raise FlaneurError(
@@ -161,7 +170,7 @@ def register_task(spec: TaskSpec, *, replace: bool = False) -> TaskSpec:
             f"task {spec.id!r}: scheme {spec.scheme!r} is not one of {', '.join(SCHEME_NAMES)}"
         )
     _check_success_metric(spec)
-    _REGISTRY[spec.id] = spec
+    TASKS.register(spec.id, spec, replace=True)
     _gymnasium_hook(spec)
     return spec
 
@@ -201,7 +210,7 @@ def list_tasks() -> list[TaskSpec]:
     from flaneur.tasks.user_registry import discover_task_sets
 
     discover_task_sets()
-    return [_REGISTRY[key] for key in sorted(_REGISTRY)]
+    return [TASKS.get(key) for key in sorted(TASKS.names())]
 
 
 def get_task(task_id: str) -> TaskSpec:
@@ -209,12 +218,12 @@ def get_task(task_id: str) -> TaskSpec:
     from flaneur.tasks.user_registry import discover_task_sets
 
     discover_task_sets()
-    try:
-        return _REGISTRY[task_id]
-    except KeyError:
+    spec = TASKS.get(task_id, None)
+    if spec is None:
         raise FlaneurError(
-            f"unknown task {task_id!r}; registered tasks: {', '.join(sorted(_REGISTRY))}"
-        ) from None
+            f"unknown task {task_id!r}; registered tasks: {', '.join(sorted(TASKS.names()))}"
+        )
+    return spec
 
 
 def resolve_data_dir(data_dir: str | Path | None, *, task: str | None = None) -> Path:
@@ -386,6 +395,7 @@ __all__ = [
     "CITY_CACHE_VERSION",
     "CITY_SOURCES",
     "DATA_ENV",
+    "TASKS",
     "CitySource",
     "TaskBuilder",
     "TaskItems",

@@ -115,12 +115,12 @@ def resolve_task(ref: str, *, fmt: str | None = None, city: str | None = None) -
     DataError
         A task file whose format or city cannot be told (see :func:`file_spec`).
     """
-    from flaneur.tasks.registry import _REGISTRY, list_tasks
+    from flaneur.tasks.registry import TASKS, list_tasks
 
     ref = ref.strip()
     known = {spec.id for spec in list_tasks()}  # discovers registry files and entry points
     if ref in known:
-        return _REGISTRY[ref]
+        return TASKS.get(ref)
     if Path(ref).expanduser().is_file():
         return file_spec(ref, fmt=fmt, city=city)
     if _looks_like_path(ref):
@@ -154,11 +154,11 @@ def spec_of_run(task: str, summary: dict) -> TaskSpec:
     """The task set a run's rows name, for reports: a registered id, else the facts the run
     recorded (``summary["task_sets"]``: files and city by absolute path), else the run's
     ``--format`` / ``--city`` applied to ``task`` as a file."""
-    from flaneur.tasks.registry import _REGISTRY, list_tasks
+    from flaneur.tasks.registry import TASKS, list_tasks
 
     list_tasks()
-    if task in _REGISTRY:
-        return _REGISTRY[task]
+    if task in TASKS.names():
+        return TASKS.get(task)
     facts = (summary.get("task_sets") or {}).get(task)
     if facts and facts.get("files") and facts.get("loader") not in ("", "generated"):
         return TaskSpec(

@@ -208,11 +208,11 @@ def register_registry_file(path: str | Path, *, origin: str = "") -> list[TaskSp
     DataError
         Invalid file, or an id already registered from elsewhere (naming both origins).
     """
-    from flaneur.tasks.registry import _REGISTRY, register_task
+    from flaneur.tasks.registry import TASKS, register_task
 
     specs = read_registry_file(path, origin=origin)
     for spec in specs:
-        known = _REGISTRY.get(spec.id)
+        known = TASKS.get(spec.id, None)
         if known is not None and known.origin != spec.origin:
             raise DataError(
                 f"id: task {spec.id!r} is already registered (from {known.origin})",

@@ -72,14 +72,14 @@ class TaskStore:
 
     def spec(self, task: str, summary: dict[str, Any] | None = None) -> TaskSpec:
         """The spec of ``task``: a ``--tasks`` file, a registered id, or as a run records it."""
-        from flaneur.tasks.registry import _REGISTRY, list_tasks
+        from flaneur.tasks.registry import TASKS, list_tasks
         from flaneur.tasks.resolve import file_spec, spec_of_run
 
         if task in self.task_files:
             return file_spec(self.task_files[task], task_id=task)
         list_tasks()
-        if task in _REGISTRY:
-            return _REGISTRY[task]
+        if task in TASKS.names():
+            return TASKS.get(task)
         if summary is not None:
             return spec_of_run(task, summary)
         raise FlaneurError(f"unknown task set {task!r}")

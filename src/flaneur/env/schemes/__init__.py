@@ -15,14 +15,21 @@ from flaneur.env.schemes.headings import HeadingsScheme
 from flaneur.env.schemes.nodes import NodesScheme
 from flaneur.env.schemes.turns import TURN_ACTIONS, TurnsScheme
 from flaneur.errors import FlaneurError
+from flaneur.registry import Registry
 from flaneur.world.graph import StreetGraph
 
-SCHEMES: dict[str, type] = {
-    "turns": TurnsScheme,
-    "headings": HeadingsScheme,
-    "nodes": NodesScheme,
-}
-"""Scheme classes by name."""
+
+def _check_scheme(name: str, entry: Any) -> None:
+    if not isinstance(entry, type):
+        raise FlaneurError(f"action scheme {name!r} is {entry!r}, not an action scheme class")
+
+
+SCHEMES: Registry[type] = Registry(
+    "action scheme", group="flaneur.schemes", check=_check_scheme
+)
+"""Scheme classes by name (entry-point group ``flaneur.schemes`` adds more)."""
+for _name, _cls in {"turns": TurnsScheme, "headings": HeadingsScheme, "nodes": NodesScheme}.items():
+    SCHEMES.register(_name, _cls)
 
 
 def make_scheme(name: str, graph: StreetGraph, **options: Any) -> ActionScheme:
@@ -33,12 +40,7 @@ def make_scheme(name: str, graph: StreetGraph, **options: Any) -> ActionScheme:
     FlaneurError
         For an unknown scheme name or option.
     """
-    try:
-        cls = SCHEMES[name]
-    except KeyError:
-        raise FlaneurError(
-            f"unknown action scheme {name!r}; choose one of {', '.join(SCHEMES)}"
-        ) from None
+    cls = SCHEMES.get(name)
     try:
         return cls(graph, **options)
     except TypeError as err:

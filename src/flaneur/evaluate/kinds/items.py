@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from flaneur.agents.base import SolveInfo
-from flaneur.errors import FlaneurError
+from flaneur.errors import DataError, FlaneurError
 from flaneur.evaluate.kinds.base import (
     FINISHED_ITEM,
     Job,
@@ -35,6 +35,7 @@ from flaneur.evaluate.kinds.base import (
 from flaneur.evaluate.resources import RunResources
 from flaneur.models.errors import ModelError
 from flaneur.models.usage import BudgetExceeded
+from flaneur.services.errors import RegionError, UnknownPlaceError, UnreachableError
 from flaneur.tasks.items import TaskItem
 from flaneur.tasks.spec import TaskSpec
 from flaneur.world.city import City
@@ -43,6 +44,18 @@ from flaneur.world.city import City
 class ItemError(FlaneurError):
     """An item the task's city cannot serve (a start outside the city, a place it lacks):
     its row ends ``task_error`` with this one line, and the rest of the run goes on."""
+
+
+ITEM_ERRORS: tuple[type[Exception], ...] = (
+    ItemError,
+    DataError,
+    UnknownPlaceError,
+    RegionError,
+    UnreachableError,
+)
+"""Failures that say an item is bad for its city, not that the solver failed: malformed
+scenario data, a place name or start the city does not have, a region outside it, a
+waypoint it cannot reach. Their rows end ``task_error``."""
 
 
 def solve_info(job: Job, config: Any, resources: RunResources) -> SolveInfo:
@@ -103,7 +116,7 @@ class ItemKind(TaskKind):
                     row["records"] = records
             except BudgetExceeded:
                 raise  # the runner stops scheduling; this item is not written
-            except ItemError as err:
+            except ITEM_ERRORS as err:
                 row.update(termination="task_error", error=str(err))
             except ModelError as err:
                 row.update(termination="model_error", error=str(err))
@@ -122,4 +135,4 @@ class ItemKind(TaskKind):
             row["success"] = bool(metrics.get(job.context.success_metric))
 
 
-__all__ = ["ItemError", "ItemKind", "SolveInfo", "solve_info"]
+__all__ = ["ITEM_ERRORS", "ItemError", "ItemKind", "SolveInfo", "solve_info"]
