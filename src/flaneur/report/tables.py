@@ -86,21 +86,38 @@ def metrics_of(run: dict) -> dict:
     return (run.get("summary") or {}).get("overall", {}).get("metrics", {})
 
 
+def run_figures(run: dict) -> dict[str, float | None]:
+    """The figures of one (task, agent) entry a table shows, by column label: for navigation
+    the table metrics (:data:`~flaneur.metrics.table.METRIC_LABELS`), for other kinds every
+    row metric's mean, then the task-set figures (``task_metrics``, e.g. mAcc)."""
+    metrics = metrics_of(run)
+    if run.get("kind", "navigation") == "navigation":
+        return {label: (metrics.get(k) or {}).get("mean") for k, label in METRIC_LABELS.items()}
+    figures = {key: (value or {}).get("mean") for key, value in metrics.items()}
+    for key, value in (run.get("task_metrics") or {}).items():
+        figures[key] = value.get("value") if isinstance(value, dict) else value
+    return figures
+
+
 def results_tables(summary: dict) -> list[Table]:
     """One Rich table per task set: agents side by side, the metrics that apply."""
-    labels = METRIC_LABELS
     tables = []
     for task in dict.fromkeys(run["task"] for run in summary["runs"]):
         runs = [r for r in summary["runs"] if r["task"] == task]
-        means = [{k: (metrics_of(r).get(k) or {}).get("mean") for k in labels} for r in runs]
-        shown = [k for k in labels if any(m[k] is not None for m in means)]
-        table = Table(title=f"{task} ({runs[0]['scheme']} scheme)")
-        for col in ("agent", "n", *(labels[k] for k in shown)):
+        figures = [run_figures(r) for r in runs]
+        shown = [
+            k
+            for k in dict.fromkeys(k for f in figures for k in f)
+            if any(f.get(k) is not None for f in figures)
+        ]
+        kind = runs[0].get("kind", "navigation")
+        facts = f"{runs[0]['scheme']} scheme" if kind == "navigation" else kind
+        table = Table(title=f"{task} ({facts})")
+        for col in ("agent", "n", *shown):
             table.add_column(col, no_wrap=True, justify="left" if col == "agent" else "right")
-        for run in runs:
-            metrics = metrics_of(run)
-            values = [format_value((metrics.get(k) or {}).get("mean"), 2) for k in shown]
-            table.add_row(agent_label(run), str(run["rows"]), *values)
+        for run, values in zip(runs, figures, strict=True):
+            cells = [format_value(values.get(k), 2) for k in shown]
+            table.add_row(agent_label(run), str(run["rows"]), *cells)
         ended = {r["agent"]: r["by_termination"] for r in runs}
         table.caption = "; ".join(
             f"{agent}: " + ", ".join(f"{k} {v}" for k, v in sorted(terms.items()))
