@@ -1,19 +1,22 @@
-"""V-IRL's perception benchmarks on the built-in Helsinki city, offline.
+"""V-IRL's benchmarks on the built-in Helsinki city (or any city pack), offline, through the
+one runner (:func:`flaneur.evaluate.runner.run_benchmark`).
 
-Builds the recognition and VQA sets (grid regions, V-IRL's 96 types, seed 0), then scores:
-the offline recogniser (PP-OCR + MiniLM) on recognition; a scripted model served by flaneur's
-fake OpenAI-compatible server (through the model layer, with the model matcher) and the
-offline embedder answerer on VQA, circular and plain. Prints one JSON object with ``--json``.
+Recognition and VQA: the sets of the ``virl-recognition`` / ``virl-vqa`` generators (grid
+regions, V-IRL's 96 types, seed 0, ``--per-region`` places per region), scored by the
+offline recogniser (PP-OCR + MiniLM) and the oracle; VQA by a scripted model served by
+flaneur's fake OpenAI-compatible server (the ``model`` answerer with the model matcher, the
+view attached), by the offline embedder answerer and by the oracle. One VQA run gives both
+the circular and the plain (first-pass) scores.
 
-VLN (``flaneur.bench.vln_*``, set ``helsinki-virl-vln-v1``): the tourist's Success with the
-oracle landmark recogniser on every route and with the OCR recogniser on the first 10
-routes (3 with ``--quick``; ``benchmarks/virl_vln.py`` runs them all).
+Detection (``virl-detection``): V-IRL's 20 types, a seeded sample of ``--det-per-region``
+viewpoints per region (1 with ``--quick``), 13 views each; AR and the accuracy of matched
+boxes of the OCR storefront detector and of the scene detector simulator on the first
+``--det-viewpoints`` viewpoints (3 with ``--quick``).
 
-Detection (``flaneur.bench.detection*``): V-IRL's 20 types, viewpoints on a 20 m grid in each
-region (a seeded sample of ``--det-per-region`` per region, 2 by default, 1 with
-``--quick``), 13 views each (fov 60/90/120 all around, pitch 10); AR and the accuracy of
-matched boxes of the OCR storefront detector and of the scene detector simulator, on the
-same viewpoints (the first ``--det-viewpoints``; 3 with ``--quick``).
+VLN: the navigation oracle on every route of the city's V-IRL VLN set
+(``helsinki-virl-vln-v1`` for Helsinki), a check of the routes and of V-IRL's Success.
+TODO(vln): the tourist with the OCR landmark recogniser (``vln_ocr_success``) returns once
+V-IRL's tourist is a navigation agent of the runner (it is being ported).
 
 Usage::
 
@@ -33,151 +36,152 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
-from flaneur.bench.answerers import EmbedderAnswerer, ModelAnswerer
-from flaneur.bench.detection_run import build_detection, run_detection
-from flaneur.bench.parse import AnswerParser, ModelMatcher
-from flaneur.bench.recognisers import OfflineRecogniser
-from flaneur.bench.runner import build_sets, run_recognition, run_vqa
-from flaneur.bench.sets import read_set
-from flaneur.bench.vln_eval import OCRRecogniser, OracleRecogniser, evaluate
-from flaneur.bench.vln_set import helsinki_virl_vln_v1
-from flaneur.models import make_model
-from flaneur.perception.ocr import OCR
+from flaneur.evaluate.runner import RunConfig, run_benchmark
+from flaneur.tasks.cities import absolute_city_spec
+from flaneur.tasks.generators import generate_set
 from flaneur.testing.fake_openai import FakeOpenAIServer
 from flaneur.testing.vqa_policy import ScriptedVQAPolicy
+from flaneur.world.builtin import load_city
 
 
-def vln_set(city: str) -> tuple:
-    """The VLN routes of a city: ``helsinki-virl-vln-v1`` for Helsinki (cached), else
-    collected now on the pack's 500 m grid cells (seed 0)."""
-    if city == "helsinki":
-        return helsinki_virl_vln_v1()
-    from flaneur.bench.vln_routes import collect_routes, route_episodes
-    from flaneur.world.builtin import load_city
-
-    city_obj = load_city(city)
-    return city_obj, route_episodes(city_obj, collect_routes(city_obj, None, seed=0))
+def make_set(kind: str, city: str, out: Path, *, seed: int, options: dict) -> tuple[Path, dict]:
+    """Generate a task set of ``kind`` on ``city`` into ``out``; its file and report."""
+    spec = absolute_city_spec(city, Path.cwd())
+    made = generate_set(kind, load_city(spec), city_spec=spec, seed=seed, options=options)
+    return made.write(out / f"{kind}.jsonl"), made.report
 
 
-def measure_vln(ocr_routes: int, city: str = "helsinki") -> dict:
-    """V-IRL VLN on the city's route set (flaneur.bench.vln_*): oracle on every route,
-    OCR on the first ``ocr_routes`` (PP-OCR on synthetic views is the slow part)."""
-    city_obj, episodes = vln_set(city)
-    oracle = evaluate(city_obj, episodes, OracleRecogniser(city_obj))["metrics"]
-    ocr = evaluate(city_obj, episodes[:ocr_routes], OCRRecogniser(city_obj))["metrics"]
+def run(task: Path | str, agents: tuple[str, ...], out: Path, **config: Any) -> dict:
+    """Run ``agents`` on ``task`` into ``out``; the summary entries by agent."""
+    summary = run_benchmark(
+        RunConfig(agents=agents, tasks=(str(task),), **config), out, progress="none"
+    )
+    return {entry["agent"]: entry for entry in summary["runs"]}
+
+
+def means(entry: dict) -> dict:
+    """The means of an entry's row metrics."""
+    metrics = ((entry.get("summary") or {}).get("overall") or {}).get("metrics") or {}
+    return {name: m["mean"] for name, m in metrics.items()}
+
+
+def value(entry: dict, name: str) -> Any:
+    """A task-set figure of an entry."""
+    return (entry.get("task_metrics") or {}).get(name, {}).get("value")
+
+
+def rows(out: Path, agent: str) -> list[dict]:
+    """The rows of one agent in a run folder."""
+    lines = (out / "episodes.jsonl").read_text(encoding="utf-8").splitlines()
+    return [r for r in map(json.loads, lines) if r["agent"] == agent]
+
+
+def measure_recognition(city: str, out: Path, per_region: int, seed: int) -> dict:
+    """Recognition with the offline recogniser and the oracle."""
+    options = {"per_region": per_region}
+    task, report = make_set("virl-recognition", city, out, seed=seed, options=options)
+    entries = run(task, ("offline", "oracle"), out / "recognition", concurrency=1)
+    offline = entries["offline"]
+    figures = {f"recognition_{k}_offline": v for k, v in means(offline).items()}
     return {
-        "vln_routes": len(episodes),
-        "vln_oracle_success": oracle["success"],
-        "vln_ocr_success": ocr["success"],
-        "vln_ocr_routes": min(ocr_routes, len(episodes)),
-        "vln_oracle_metrics": oracle,
-        "vln_ocr_metrics": ocr,
+        "regions": report["regions"],
+        "recognition_places": offline["episodes"],
+        "recognition_macc_offline": value(offline, "macc"),
+        "recognition_acc_offline": value(offline, "acc"),
+        "recognition_macc_ci95_offline": offline["task_metrics"]["macc"]["ci95"],
+        **figures,
+        "recognition_top1_oracle": means(entries["oracle"])["top1"],
     }
 
 
-def measure_detection(
-    out: Path, per_region: int, viewpoints: int | None, seed: int, city: str = "helsinki"
-) -> dict:
+def measure_vqa(city: str, out: Path, per_region: int, seed: int) -> dict:
+    """VQA with the scripted model (fake server), the embedder answerer and the oracle."""
+    options = {"per_region": per_region}
+    task, _ = make_set("virl-vqa", city, out, seed=seed, options=options)
+    questions = [json.loads(x) for x in task.read_text(encoding="utf-8").splitlines()[1:]]
+    truth = [(q["options"], q["options"][q["answer"]]) for q in questions]
+    with FakeOpenAIServer(ScriptedVQAPolicy(truth, seed=seed)) as server:
+        folder = out / "vqa-model"
+        model = run(
+            task,
+            ("model",),
+            folder,
+            llm="fake-model",
+            llm_base_url=server.base_url,
+            cache_mode="off",
+            concurrency=4,
+        )["model"]
+        requests = server.chat_count
+    read_by = [how for r in rows(folder, "model") for how in r["result"]["read_by"]]
+    entries = run(task, ("embedder", "oracle"), out / "vqa", concurrency=1)
+    embedder = entries["embedder"]
+    return {
+        "vqa_places": model["episodes"],
+        "vqa_macc_circular": value(model, "macc_circular"),
+        "vqa_macc_plain": value(model, "macc_plain"),
+        "vqa_acc_circular": value(model, "acc_circular"),
+        "vqa_acc_plain": value(model, "acc_plain"),
+        "vqa_questions_asked": len(read_by),
+        "vqa_none_replies": read_by.count("none"),
+        "vqa_matcher_used": read_by.count("matcher") + read_by.count("none"),
+        "fake_server_requests": requests,
+        "vqa_macc_circular_embedder": value(embedder, "macc_circular"),
+        "vqa_macc_plain_embedder": value(embedder, "macc_plain"),
+        "vqa_correct_oracle": means(entries["oracle"])["correct"],
+    }
+
+
+def measure_detection(city: str, out: Path, per_region: int, viewpoints: int | None, seed: int):
     """Place detection with the OCR storefront detector and the scene simulator."""
-    built = build_detection(city, out, types="20", per_region=per_region, seed=seed)
-    figures: dict = {
-        "detection_grid_viewpoints": built["detection_grid_viewpoints"],
-        "detection_set_viewpoints": built["detection_viewpoints"],
-        "detection_set_places": built["detection_places"],
-    }
+    options = {"types": "20", "per_region": per_region}
+    task, report = make_set("virl-detection", city, out, seed=seed, options=options)
+    figures: dict = {"detection_set_places": report.get("places")}
     for name in ("ocr", "scene"):
         t0 = time.perf_counter()
-        res = run_detection(
-            built["detection_set"],
-            name,
-            limit=viewpoints,
-            resume=False,
-            show_progress=False,
-            seed=seed,
-        )
-        figures[f"detection_ar_{name}"] = res["ar"]
-        figures[f"detection_ar_localisation_{name}"] = res["ar_localisation"]
-        figures[f"detection_box_accuracy_{name}"] = res["box_accuracy"]
-        figures[f"detection_boxes_{name}"] = res["boxes"]
-        figures[f"detection_matched_boxes_{name}"] = res["matched_boxes"]
+        entry = run(task, (name,), out / f"detection-{name}", limit=viewpoints, concurrency=1)[name]
+        mine = rows(out / f"detection-{name}", name)
+        figures[f"detection_ar_{name}"] = value(entry, "ar")
+        figures[f"detection_ar_localisation_{name}"] = value(entry, "ar_localisation")
+        figures[f"detection_box_accuracy_{name}"] = value(entry, "box_accuracy")
+        for count in ("boxes", "matched_boxes"):
+            figures[f"detection_{count}_{name}"] = sum(r["metrics"][count] for r in mine)
         figures[f"detection_seconds_{name}"] = round(time.perf_counter() - t0, 1)
-        figures["detection_viewpoints"] = res["viewpoints"]
-        figures["detection_views"] = res["views"]
-        figures["detection_places"] = res["places"]
-        figures["detection_types_with_places"] = res["types_with_places"]
+        figures["detection_viewpoints"] = entry["rows"]
+        figures["detection_places"] = sum(r["metrics"]["places"] for r in mine)
     return figures
+
+
+def measure_vln(city: str, out: Path, seed: int) -> dict:
+    """The navigation oracle on the city's V-IRL VLN routes (V-IRL's Success)."""
+    if city == "helsinki":
+        task: Path | str = "helsinki-virl-vln-v1"
+    else:
+        task, _ = make_set("virl-vln", city, out, seed=seed, options={})
+    entry = run(task, ("oracle",), out / "vln", city=city, concurrency=4)["oracle"]
+    return {"vln_routes": entry["episodes"], "vln_oracle_success": means(entry)["virl_success"]}
 
 
 def measure(
     out: Path,
     per_region: int,
     seed: int,
-    ocr_routes: int = 10,
     det_per_region: int = 2,
     det_viewpoints: int | None = None,
     city: str = "helsinki",
 ) -> dict:
-    """Build the sets of ``city`` in ``out`` and run every offline evaluator; the figures."""
+    """Every offline figure of ``city`` (sets and runs in ``out``)."""
     t0 = time.perf_counter()
-    detection = measure_detection(out, det_per_region, det_viewpoints, seed, city)
-    sizes = build_sets(city, out, per_region=per_region, seed=seed)
-    ocr = OCR()
-    rec = run_recognition(
-        sizes["recognition_set"], OfflineRecogniser(ocr=ocr), resume=False, show_progress=False
-    )
-    _, vqa_items = read_set(sizes["vqa_set"], "virl-vqa", 1)
-    truth = [(it["options"], it["options"]["ABCD".index(it["answer"])]) for it in vqa_items]
-    figures: dict = {}
-    with FakeOpenAIServer(ScriptedVQAPolicy(truth, seed=seed)) as server:
-        model = make_model("fake-model", base_url=server.base_url)
-        for mode, circular in (("circular", True), ("plain", False)):
-            parser = AnswerParser(ModelMatcher(model))
-            res = run_vqa(
-                sizes["vqa_set"],
-                ModelAnswerer(model).answer,
-                parser,
-                "scripted",
-                circular=circular,
-                resume=False,
-                show_progress=False,
-            )
-            figures[f"vqa_macc_{mode}"] = res["macc_circular" if circular else "macc_plain"]
-            figures[f"vqa_acc_{mode}"] = res["acc_circular" if circular else "acc_plain"]
-            figures[f"vqa_none_replies_{mode}"] = res["none_replies"]
-            figures[f"vqa_matcher_used_{mode}"] = res["matcher_used"]
-            figures[f"vqa_questions_asked_{mode}"] = res["asked"]
-        figures["fake_server_requests"] = server.chat_count
-    emb = {}
-    for mode, circular in (("circular", True), ("plain", False)):
-        res = run_vqa(
-            sizes["vqa_set"],
-            EmbedderAnswerer(ocr=ocr).answer,
-            AnswerParser(),
-            "embedder",
-            circular=circular,
-            resume=False,
-            show_progress=False,
-        )
-        emb[mode] = res["macc_circular" if circular else "macc_plain"]
-    vln = measure_vln(ocr_routes, city)
+    out.mkdir(parents=True, exist_ok=True)
     return {
         "city": city,
         "seed": seed,
         "per_region": per_region,
-        **vln,
-        **detection,
-        "regions": sizes["regions"],
-        "recognition_places": sizes["recognition_places"],
-        "vqa_places": sizes["vqa_places"],
-        "recognition_macc_offline": rec["macc"],
-        "recognition_acc_offline": rec["acc"],
-        "recognition_top1_offline": rec["top1"],
-        "recognition_top3_offline": rec["top3"],
-        "recognition_top5_offline": rec["top5"],
-        **figures,
-        "vqa_macc_circular_embedder": emb["circular"],
-        "vqa_macc_plain_embedder": emb["plain"],
+        **measure_vln(city, out, seed),
+        **measure_detection(city, out, det_per_region, det_viewpoints, seed),
+        **measure_recognition(city, out, per_region, seed),
+        **measure_vqa(city, out, per_region, seed),
         "seconds": round(time.perf_counter() - t0, 1),
     }
 
@@ -190,7 +194,6 @@ HEADLINES = (
     "detection_ar_ocr",
     "detection_ar_scene",
     "vln_oracle_success",
-    "vln_ocr_success",
 )
 PAPER_HEADLINES = {
     "recognition_macc_offline": "CLIP 0.182-0.413 (Table 4)",
@@ -198,8 +201,7 @@ PAPER_HEADLINES = {
     "vqa_macc_plain": "0.821-0.849 (Table 7)",
     "detection_ar_ocr": "AR20 0.058-0.237 (Table 3)",
     "detection_ar_scene": "AR20 0.058-0.237 (Table 3)",
-    "vln_oracle_success": "0.88 (Table 8)",
-    "vln_ocr_success": "PP-OCR 0.28 (Table 5, mini)",
+    "vln_oracle_success": "0.88 (Table 8, the tourist with oracle landmarks)",
 }
 PAPER_NOTE = (
     "The paper measured 14 districts in 12 cities with Google Street View and real models; "
@@ -219,15 +221,18 @@ def check(result: dict) -> list[str]:
     problems = []
     if result["recognition_places"] < 5 or result["vqa_places"] < 5:
         problems.append("benchmark sets are too small")
-    for key, value in result.items():
-        if key.startswith(("recognition_macc", "vqa_macc")) and not 0.0 <= value <= 1.0:
-            problems.append(f"{key}={value} outside [0, 1]")
+    for key, got in result.items():
+        bounded = key.startswith(("recognition_macc", "vqa_macc")) and "ci95" not in key
+        if bounded and (got is None or not 0.0 <= got <= 1.0):
+            problems.append(f"{key}={got} outside [0, 1]")
+    if result["recognition_top1_oracle"] != 1.0 or result["vqa_correct_oracle"] != 1.0:
+        problems.append("an oracle was not always right")
     if (
         result["vqa_macc_circular"] > result["vqa_macc_plain"] + 1e-9
         and result["vqa_acc_circular"] > result["vqa_acc_plain"] + 1e-9
     ):
         problems.append("circular accuracy above single-pass accuracy")
-    if result["vqa_matcher_used_circular"] == 0:
+    if result["vqa_matcher_used"] == 0:
         problems.append("the scripted model's text replies never reached the matcher")
     if result["vln_routes"] < 5 or result["vln_oracle_success"] < 0.85:
         problems.append("VLN: too few routes or oracle Success below 0.85")
@@ -235,13 +240,25 @@ def check(result: dict) -> list[str]:
         problems.append("detection: no ground-truth place near the scored viewpoints")
     for name in ("ocr", "scene"):
         for key in (f"detection_ar_{name}", f"detection_ar_localisation_{name}"):
-            if not 0.0 <= result[key] <= 1.0:
+            if result[key] is None or not 0.0 <= result[key] <= 1.0:
                 problems.append(f"{key}={result[key]} outside [0, 1]")
-    if result["detection_ar_scene"] <= 0.0:
+    if not result["detection_ar_scene"]:
         problems.append("detection: the scene simulator recalled no storefront at all")
     if result["vqa_acc_plain"] < 0.5:
         problems.append("the scripted model (mostly right) scored below 0.5 single-pass")
     return problems
+
+
+def _print(result: dict, cities: list[str]) -> None:
+    for key, got in result.items():
+        if key in ("cities", "paper", "paper_note"):
+            continue
+        print(f"{key:34s} {got:.4f}" if isinstance(got, float) else f"{key:34s} {got}")
+    print(f"\n{'per city':24s} " + " ".join(f"{c[:14]:>14s}" for c in cities) + "  paper")
+    for key in HEADLINES:
+        row = " ".join(f"{result['cities'][c][key]:14.3f}" for c in cities)
+        print(f"{key:24s} {row}  {PAPER_HEADLINES.get(key, '')}")
+    print(PAPER_NOTE)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -252,12 +269,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--check", action="store_true", help="exit 1 when a gate fails")
     ap.add_argument("--per-region", type=int, default=5, help="places per region (default 5)")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument(
-        "--vln-ocr-routes",
-        type=int,
-        default=10,
-        help="VLN routes scored with the OCR recogniser (default 10)",
-    )
     ap.add_argument(
         "--det-per-region",
         type=int,
@@ -275,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
         action="append",
         help="built-in city or city pack folder; repeat for per-city rows (default helsinki)",
     )
-    ap.add_argument("--out", type=Path, help="keep the sets and results here (one folder a city)")
+    ap.add_argument("--out", type=Path, help="keep the sets and runs here (one folder a city)")
     args = ap.parse_args(argv)
     per_region = 2 if args.quick else args.per_region
     cities = args.city or ["helsinki"]
@@ -286,7 +297,6 @@ def main(argv: list[str] | None = None) -> int:
                 (args.out or Path(tmp)) / Path(city).name,
                 per_region,
                 args.seed,
-                ocr_routes=3 if args.quick else args.vln_ocr_routes,
                 det_per_region=1 if args.quick else args.det_per_region,
                 det_viewpoints=3 if args.quick else args.det_viewpoints,
                 city=city,
@@ -299,15 +309,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(result))
     else:
-        for key, value in result.items():
-            if key in ("cities", "paper", "paper_note"):
-                continue
-            print(f"{key:34s} {value:.4f}" if isinstance(value, float) else f"{key:34s} {value}")
-        print(f"\n{'per city':24s} " + " ".join(f"{c[:14]:>14s}" for c in cities) + "  paper")
-        for key in HEADLINES:
-            row = " ".join(f"{result['cities'][c][key]:14.3f}" for c in cities)
-            print(f"{key:24s} {row}  {PAPER_HEADLINES.get(key, '')}")
-        print(PAPER_NOTE)
+        _print(result, cities)
     for p in problems:
         print(f"check failed: {p}", file=sys.stderr)
     return 1 if problems else 0

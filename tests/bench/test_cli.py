@@ -1,4 +1,5 @@
-"""``flaneur bench``: end to end on the toy city, and one-line errors of the console script."""
+"""``flaneur bench types|recognition|vqa|report`` end to end on the toy city, and one-line
+errors of the console script for hostile options."""
 
 from __future__ import annotations
 
@@ -10,11 +11,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from flaneur.bench.sets import read_set
 from flaneur.cli import app
 from flaneur.env.toy import toy_city
-from flaneur.testing.fake_openai import FakeOpenAIServer
-from flaneur.testing.vqa_policy import ScriptedVQAPolicy
+from flaneur.tasks.generators import generate_set
 
 FLANEUR = Path(sys.executable).with_name("flaneur")
 
@@ -24,47 +23,49 @@ def _json(result) -> dict:
     return json.loads(result.output.strip().splitlines()[-1])
 
 
-def test_build_and_vqa_with_scripted_model(tmp_path: Path) -> None:
-    pack = toy_city().save(tmp_path / "toy")
-    out = tmp_path / "bench"
+@pytest.fixture(scope="module")
+def sets(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("bench-cli")
+    city = toy_city()
+    pack = city.save(folder / "toy")
+    out = {"pack": pack}
+    for kind in ("virl-recognition", "virl-vqa"):
+        made = generate_set(kind, city, city_spec=str(pack), options={"cell_m": 10000})
+        out[kind] = made.write(folder / f"{kind}.jsonl")
+    return out
+
+
+def test_types_json() -> None:
+    listed = _json(CliRunner().invoke(app, ["bench", "types", "20", "--json"]))
+    assert listed["count"] == 20 and listed["types"]["movie_theater"] == ["cinema"]
+
+
+def test_short_forms_run_and_report(sets: dict[str, Path], tmp_path: Path) -> None:
     runner = CliRunner()
-    built = _json(
+    recognition, table = tmp_path / "recognition", tmp_path / "t.csv"
+    args = ["bench", "recognition", "--task", str(sets["virl-recognition"]), "--out"]
+    figures = _json(
         runner.invoke(
             app,
-            [
-                "bench",
-                "build",
-                "--city",
-                str(pack),
-                "--out",
-                str(out),
-                "--cell-m",
-                "10000",
-                "--json",
-            ],
+            [*args, str(recognition), "--recogniser", "oracle", "--json", "--csv", str(table)],
+            catch_exceptions=False,
         )
     )
-    assert built["recognition_places"] == 3 and built["vqa_places"] == 3
-    header, items = read_set(out / "vqa-v1.jsonl", "virl-vqa", 1)
-    assert header["seed"] == 0 and header["writer"] == "offline"
-    truth = [(it["options"], it["options"]["ABCD".index(it["answer"])]) for it in items]
-    with FakeOpenAIServer(ScriptedVQAPolicy(truth, styles={"letter": 1.0})) as server:
-        args = [
-            "bench",
-            "vqa",
-            str(out),
-            "--model",
-            "fake-model",
-            "--base-url",
-            server.base_url,
-            "--json",
-        ]
-        first = _json(runner.invoke(app, args))
-        assert first["acc_circular"] == 1.0 and first["asked"] == 12
-        assert server.requests[0].image_count == 1
-        again = _json(runner.invoke(app, [*args, "--csv", str(tmp_path / "t.csv")]))
-        assert again["acc_circular"] == 1.0 and server.chat_count == 12  # resumed: none asked
-    rows = (tmp_path / "t.csv").read_text().splitlines()
+    assert figures["metrics"]["top1"] == 1.0 and figures["task_metrics"]["macc"]["value"] == 1.0
+    assert figures["items"] == 3 and figures["by_termination"] == {"completed": 3}
+    vqa, oracle = tmp_path / "vqa", ("--answerer", "oracle", "--json")
+    answered = _json(
+        runner.invoke(
+            app,
+            ["bench", "vqa", "--task", str(sets["virl-vqa"]), "--out", str(vqa), *oracle],
+        )
+    )
+    assert answered["task_metrics"]["macc_circular"]["value"] == 1.0
+    report = _json(runner.invoke(app, ["bench", "report", str(recognition), str(vqa), "--json"]))
+    toy = report["cities"]["toy"]
+    assert toy["recognition"]["oracle"]["macc"] == 1.0
+    assert toy["vqa"]["oracle"]["macc_plain"] == 1.0
+    rows = table.read_text().splitlines()
     assert rows[0] == "table,name,accuracy,weight" and "type,bank,1.000000,1" in rows
 
 
@@ -72,43 +73,39 @@ def test_build_and_vqa_with_scripted_model(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "args, expected",
     [
-        (["bench", "types", "bank,spaceport"], "'spaceport'"),
-        (["bench", "build", "--types", "cafe,nope_type"], "'nope_type'"),
-        (["bench", "recognition", "/no/such/folder"], "no benchmark set"),
-        (["bench", "recognition", ".", "--recogniser", "clip"], "--clip-weights"),
-        (["bench", "vqa", ".", "--answerer", "model"], "--model"),
-        (["bench", "vln", "-r", "clip"], "--clip-weights"),
-        (["bench", "vln", "-r", "vlm"], "--vlm"),
-        (["bench", "report", "/no/such/folder"], "no benchmark set"),
+        (["bench", "recognition", "--task", "{rec}", "-o", "nope=1"], "has no option nope"),
+        (
+            [
+                "bench",
+                "vqa",
+                "--task",
+                "{vqa}",
+                "--answerer=model",
+                "--llm=m",
+                "-o",
+                "with_image=3",
+            ],
+            "with_image=3 must be true/false",
+        ),
+        (["tasks", "generate", "{pack}", "--kind", "virl-vqa", "-T", "per_region=-1"], "1 to 1000"),
+        (["tasks", "generate", "{pack}", "--kind", "virl-recognition", "-T", "cell_m=NaN"], "nan"),
+        (["bench", "recognition", "--task", "{rec}", "--recogniser", "clip"], "needs weights"),
+        (["bench", "report", "{pack}"], "not a run folder"),
     ],
 )
-def test_console_script_one_line_errors(args: list[str], expected: str, tmp_path: Path) -> None:
+def test_console_script_one_line_errors(
+    args: list[str], expected: str, sets: dict[str, Path], tmp_path: Path
+) -> None:
+    fill = {"rec": sets["virl-recognition"], "vqa": sets["virl-vqa"], "pack": sets["pack"]}
+    argv = [a.format(**fill) for a in args]
+    if argv[0] == "tasks":
+        argv += ["-o", str(tmp_path / "set.jsonl")]
+    elif argv[1] != "report":
+        argv += ["--out", str(tmp_path / "run")]
     done = subprocess.run(
-        [str(FLANEUR), *args], capture_output=True, text=True, timeout=120, cwd=tmp_path
+        [str(FLANEUR), *argv], capture_output=True, text=True, timeout=120, cwd=tmp_path
     )
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error:") and expected in lines[0], lines
-
-
-def test_polygon_with_no_places_is_an_error(tmp_path: Path) -> None:
-    pack = toy_city().save(tmp_path / "toy")
-    regions = tmp_path / "sea.geojson"
-    regions.write_text(
-        json.dumps({"type": "Polygon", "coordinates": [[[0, 0], [1, 0], [1, 1], [0, 0]]]})
-    )
-    result = CliRunner().invoke(
-        app,
-        [
-            "bench",
-            "build",
-            "--city",
-            str(pack),
-            "--regions",
-            str(regions),
-            "--out",
-            str(tmp_path / "b"),
-        ],
-    )
-    assert result.exit_code != 0
-    assert "no named place" in str(result.exception)
+    assert not (tmp_path / "run").exists() and not (tmp_path / "set.jsonl").exists()

@@ -6,7 +6,15 @@ import math
 
 import pytest
 
-from flaneur.bench.metrics import circular_correct, mean_accuracy, rotate_options, topk_hits
+from flaneur.bench.metrics import (
+    accuracy_figures,
+    circular_correct,
+    expected_letter,
+    mean_accuracy,
+    rank_labels,
+    rotate_options,
+    topk_hits,
+)
 
 
 def test_macc_multi_type_places_add_one_over_k() -> None:
@@ -48,12 +56,14 @@ def test_macc_repeated_type_counts_once() -> None:
 
 def test_topk_hits_with_ties_in_label_order() -> None:
     labels = ["bank", "cafe", "bar", "gym", "park", "zoo"]
-    scores = [0.1, 0.9, 0.5, 0.7, 0.2, 0.3]  # ranked: cafe, gym, bar, zoo, park, bank
-    assert topk_hits(scores, labels, ["gym"]) == {1: False, 3: True, 5: True}
-    assert topk_hits(scores, labels, ["bank"]) == {1: False, 3: False, 5: False}
-    assert topk_hits(scores, labels, ["park", "cafe"])[1] is True
-    flat = [0.0] * 6  # all tied: the first labels win, nothing lucky
-    assert topk_hits(flat, labels, ["bank"])[1] and not topk_hits(flat, labels, ["zoo"])[5]
+    scores = [0.1, 0.9, 0.5, 0.7, 0.2, 0.3]
+    ranked = rank_labels(scores, labels)
+    assert ranked == ["cafe", "gym", "bar", "zoo", "park", "bank"]
+    assert topk_hits(ranked, ["gym"]) == {1: False, 3: True, 5: True}
+    assert topk_hits(ranked, ["bank"]) == {1: False, 3: False, 5: False}
+    assert topk_hits(ranked, ["park", "cafe"])[1] is True
+    flat = rank_labels([0.0] * 6, labels)  # all tied: the first labels win, nothing lucky
+    assert flat == labels and topk_hits(flat, ["bank"])[1] and not topk_hits(flat, ["zoo"])[5]
 
 
 def test_rotate_options_moves_the_answer_back() -> None:
@@ -64,19 +74,28 @@ def test_rotate_options_moves_the_answer_back() -> None:
     assert rotate_options(opts, 2, 3) == (["z", "w", "x", "y"], 3)
 
 
-def test_circular_needs_all_four_passes_and_stops_at_first_wrong() -> None:
-    opts = ["true", "f1", "f2", "f3"]
-    calls: list[list[str]] = []
+def test_circular_needs_all_four_passes() -> None:
+    # true option at index 2: C, then B, A, D as the options shift left
+    assert [expected_letter(2, shift) for shift in range(4)] == ["C", "B", "A", "D"]
+    assert circular_correct(["C", "B", "A", "D"], 2)
+    assert not circular_correct(["C", "B", "A"], 2)  # stopped early: not correct
+    assert not circular_correct(["C", "C", "C", "C"], 2)  # position bias: right once
+    assert not circular_correct([], 0)
 
-    def always_right(options: list[str], idx: int) -> bool:
-        calls.append(options)
-        return options[idx] == "true"
 
-    assert circular_correct(always_right, opts, 0) == (True, 4)
-    assert [c.index("true") for c in calls] == [0, 3, 2, 1]
-
-    def always_a(options: list[str], idx: int) -> bool:  # position bias: always "A"
-        return idx == 0
-
-    assert circular_correct(always_a, opts, 0) == (False, 2)  # right once, wrong at pass 2
-    assert circular_correct(always_a, opts, 1) == (False, 1)
+def test_accuracy_figures_hand_computed_and_seeded() -> None:
+    outcomes = [(["cafe"], True), (["cafe", "bar"], False), (["bar"], True), (["bank"], True)]
+    figures = accuracy_figures(outcomes)
+    # cafe 1/1.5, bar 1/1.5, bank 1/1 -> mAcc (2/3 + 2/3 + 1) / 3; acc 3/4
+    assert figures["macc"]["value"] == pytest.approx((2 / 3 + 2 / 3 + 1) / 3)
+    assert figures["acc"]["value"] == 0.75 and figures["acc"]["n"] == 4
+    assert accuracy_figures(outcomes) == figures  # same places, same interval
+    for figure in figures.values():
+        lo, hi = figure["ci95"]
+        assert 0.0 <= lo <= figure["value"] <= hi <= 1.0
+    perfect = accuracy_figures([(["cafe"], True)] * 5)
+    assert perfect["macc"] == {"value": 1.0, "n": 5, "ci95": [1.0, 1.0]}
+    assert accuracy_figures([]) == {}
+    untyped = accuracy_figures([([], True)])
+    assert untyped["macc"] == {"value": None, "n": 1, "ci95": None}
+    assert untyped["acc"]["value"] == 1.0

@@ -1,4 +1,5 @@
-"""Place recognition: set construction on the toy city, evaluation, recognisers."""
+"""Place recognition: the generator on a tiny city, every recogniser through the one runner,
+resume, and the kind's task-set figures (hand-computed)."""
 
 from __future__ import annotations
 
@@ -7,113 +8,181 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from PIL import Image
-from shapely.geometry import Point, box
 
-from flaneur.bench.recognisers import CLIPRecogniser, VLMRecogniser, rank_from_reply
-from flaneur.bench.recognition import build_recognition_set, evaluate_recognition
-from flaneur.bench.types import TYPES_96
+from flaneur.bench.recognisers import CLIPRecogniser, rank_from_reply
 from flaneur.env.toy import toy_city
-from flaneur.errors import DataError
-from flaneur.models import make_model
+from flaneur.errors import FlaneurError
+from flaneur.evaluate.kinds.virl_bench import RecognitionKind
+from flaneur.evaluate.runner import RunConfig, run_benchmark
 from flaneur.services.errors import RegionError
-from flaneur.services.region import Region, grid_regions, read_regions
+from flaneur.tasks.generators import generate_set
+from flaneur.tasks.items import read_items, write_items
 from flaneur.testing.fake_openai import FakeOpenAIServer
 
-
-def _everywhere() -> list[Region]:
-    return [Region("all", box(-180, -90, 180, 90))]
+TIMING = ("started_at", "duration_s")
 
 
-def test_build_set_aims_at_named_places_deterministically() -> None:
+def _polygon(name: str, west: float, south: float, east: float, north: float) -> dict:
+    ring = [[west, south], [east, south], [east, north], [west, north], [west, south]]
+    return {
+        "type": "Feature",
+        "properties": {"name": name},
+        "geometry": {"type": "Polygon", "coordinates": [ring]},
+    }
+
+
+@pytest.fixture(scope="module")
+def toy(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """The toy city's pack, a region file with an empty region, and its recognition set."""
+    folder = tmp_path_factory.mktemp("recognition")
     city = toy_city()
-    items = build_recognition_set(city, _everywhere(), TYPES_96, seed=0)
-    assert build_recognition_set(city, _everywhere(), TYPES_96, seed=0) == items
-    by_id = {it["place_id"]: it for it in items}
-    assert set(by_id) == {"cafe-aalto", "bank", "museum"}  # the unnamed kiosk is skipped
-    assert by_id["bank"]["types"] == ["bank"] and by_id["museum"]["types"] == ["museum"]
-    for it in items:
-        assert 0 <= it["heading"] < 360 and it["distance_m"] <= 40
-    assert len(build_recognition_set(city, _everywhere(), TYPES_96, per_region=1)) == 1
-    assert build_recognition_set(city, [Region("sea", box(0, 0, 1, 1))], TYPES_96) == []
-
-
-def test_grid_regions_cover_every_place() -> None:
-    city = toy_city()
-    regions = grid_regions(city, cell_m=200)
-    union = [r.polygon for r in regions]
-    for lat, lng in zip(city.places.lat, city.places.lng, strict=True):
-        assert any(p.buffer(1e-9).contains(Point(lng, lat)) for p in union)
-    with pytest.raises(RegionError):
-        grid_regions(city, cell_m=0)
-
-
-def test_geojson_regions_and_errors(tmp_path: Path) -> None:
-    good = tmp_path / "r.geojson"
-    good.write_text(
-        json.dumps(
-            {
-                "type": "FeatureCollection",
-                "features": [
-                    {
-                        "type": "Feature",
-                        "properties": {"name": "Kamppi"},
-                        "geometry": {
-                            "type": "Polygon",
-                            "coordinates": [[[0, 0], [1, 0], [1, 1], [0, 0]]],
-                        },
-                    }
-                ],
-            }
-        )
+    pack = city.save(folder / "toy")
+    regions = folder / "regions.geojson"
+    features = [_polygon("land", 24.99, 59.99, 25.01, 60.01), _polygon("sea", 0, 0, 1, 1)]
+    regions.write_text(json.dumps({"type": "FeatureCollection", "features": features}))
+    made = generate_set(
+        "virl-recognition", city, city_spec=str(pack), options={"regions": str(regions)}
     )
-    assert [r.name for r in read_regions(good)] == ["Kamppi"]
-    bad = tmp_path / "bad.geojson"
-    bad.write_text(
-        json.dumps(
-            {
-                "type": "FeatureCollection",
-                "features": [
-                    {"type": "Feature", "geometry": {"type": "Point", "coordinates": [0, 0]}}
-                ],
-            }
-        )
+    items = made.write(folder / "recognition.jsonl")
+    return {"city": city, "pack": pack, "regions": regions, "made": made, "items": items}
+
+
+def _run(tmp_path: Path, task: Path, agent: str, factory=None, **config) -> tuple[dict, list[dict]]:
+    out = tmp_path / f"run-{agent}"
+    run = RunConfig(agents=(agent,), tasks=(str(task),), **config)
+    summary = run_benchmark(run, out, progress="none", agent_factory=factory)
+    rows = [json.loads(x) for x in (out / "episodes.jsonl").read_text().splitlines()]
+    return summary["runs"][0], rows
+
+
+def test_generation_skips_the_empty_region_and_is_deterministic(toy: dict) -> None:
+    made = toy["made"]
+    assert made.report["skipped"] == {"sea": "no named place of the type list"}
+    assert made.report["per_region"] == {"land": 3}
+    items = {it.id: it for it in made.items}
+    assert set(items) == {"cafe-aalto", "bank", "museum"}  # the unnamed kiosk is skipped
+    bank = items["bank"]
+    assert bank.category == "bank" and bank["types"] == ["bank"] and bank["region"] == "land"
+    assert bank["candidates"] == "96" and 0 <= bank["heading"] < 360 and bank["distance_m"] <= 40
+    assert {"node", "pitch", "fov"} <= set(bank.data)
+    header, again = read_items(toy["items"], kind="virl-recognition")
+    assert header["success_metric"] == "top1" and again == made.items
+    one = generate_set(
+        "virl-recognition",
+        toy["city"],
+        city_spec=str(toy["pack"]),
+        options={"regions": str(toy["regions"]), "per_region": 1, "types": "bank,cafe"},
     )
-    with pytest.raises(DataError, match="feature 0: expected a Polygon"):
-        read_regions(bad)
-    (tmp_path / "junk.geojson").write_text("{nope")
-    with pytest.raises(DataError, match="not a JSON text file"):
-        read_regions(tmp_path / "junk.geojson")
+    assert len(one.items) == 1 and one.items[0]["candidates"] == ["bank", "cafe"]
 
 
-class _ByColour:
-    """Reads the place type from the image colour (a perfect recogniser for red/green)."""
+def test_a_city_without_usable_places_is_one_line(toy: dict, tmp_path: Path) -> None:
+    sea = tmp_path / "sea.geojson"
+    sea.write_text(json.dumps(_polygon("sea", 0, 0, 1, 1)))
+    with pytest.raises(RegionError, match="no named place of the type list") as err:
+        generate_set("virl-recognition", toy["city"], city_spec="x", options={"regions": str(sea)})
+    assert "\n" not in str(err.value)
+    with pytest.raises(FlaneurError, match="'spaceport'"):
+        generate_set("virl-recognition", toy["city"], city_spec="x", options={"types": "spaceport"})
 
-    name = "colour"
 
-    def scores(self, image: Image.Image, labels: list[str]) -> np.ndarray:
-        r, g, _ = image.getpixel((0, 0))
-        want = "bank" if r > g else "cafe"
-        return np.array([1.0 if label == want else 0.0 for label in labels])
+def test_oracle_and_offline_recognisers_through_the_runner(toy: dict, tmp_path: Path) -> None:
+    oracle, _ = _run(tmp_path, toy["items"], "oracle")
+    assert oracle["summary"]["overall"]["metrics"]["top1"]["mean"] == 1.0
+    assert oracle["task_metrics"]["macc"] == {"value": 1.0, "n": 3, "ci95": [1.0, 1.0]}
+    offline, rows = _run(tmp_path, toy["items"], "offline", concurrency=2)
+    assert offline["by_termination"] == {"completed": 3}
+    # the synthetic signs carry the names ("Harbour Bank", "Sea Museum", "Cafe Aalto")
+    assert offline["summary"]["overall"]["metrics"]["top1"]["mean"] >= 2 / 3
+    assert all(len(r["result"]["predicted"]) == 5 for r in rows)
 
 
-def test_evaluate_recognition_hand_computed() -> None:
-    types = ["bank", "cafe", "bar"]
+class _FakeBackend:
+    """CLIP stand-in: the image embedding points at the caption of the second type."""
+
+    name = "fake"
+
+    def embed_texts(self, texts: list[str]) -> np.ndarray:
+        return np.eye(len(texts), 4, dtype=np.float32)
+
+    def embed_images(self, images: list) -> np.ndarray:
+        return np.array([[0.0, 1.0, 0.0, 0.0]], dtype=np.float32)
+
+
+def test_clip_recogniser_softmax_through_the_runner(toy: dict, tmp_path: Path) -> None:
     items = [
-        {"place_id": "a", "types": ["bank"], "colour": "red"},  # right
-        {"place_id": "b", "types": ["cafe", "bar"], "colour": "green"},  # right (cafe)
-        {"place_id": "c", "types": ["bar"], "colour": "green"},  # wrong: says cafe
+        {**it.to_json(), "candidates": ["cafe", "bank", "museum"]}
+        for it in read_items(toy["items"])[1]
     ]
-    images = {c: Image.new("RGB", (4, 4), c) for c in ("red", "green")}
-    written: list[dict] = []
-    r = evaluate_recognition(
-        items, types, _ByColour(), lambda it: images[it["colour"]], on_result=written.append
-    )
-    assert r["top1"] == pytest.approx(2 / 3) and r["places"] == 3
-    # bank 1/1; cafe 0.5/0.5; bar 0.5/1.5 -> mAcc (1 + 1 + 1/3) / 3
-    assert r["macc"] == pytest.approx(7 / 9)
-    assert r["top3"] == 1.0 and len(written) == 3
-    assert r["results"][2]["predicted"][0] == "cafe"
+    header = {"kind": "virl-recognition", "version": 1, "success_metric": "top1"}
+    task = write_items(tmp_path / "three.jsonl", {**header, "city": str(toy["pack"])}, items)
+    clip = CLIPRecogniser(backend=_FakeBackend(), weights="tag")
+    entry, rows = _run(tmp_path, task, "clip", factory=lambda name: clip)
+    assert [r["result"]["predicted"][0] for r in rows] == ["bank"] * 3
+    assert entry["summary"]["overall"]["metrics"]["top1"]["mean"] == pytest.approx(1 / 3)
+    with pytest.raises(FlaneurError, match="needs weights"):
+        run_benchmark(RunConfig(agents=("clip",), tasks=(str(task),)), tmp_path / "no")
+
+
+def test_vlm_recogniser_through_the_fake_server(toy: dict, tmp_path: Path) -> None:
+    with FakeOpenAIServer(lambda request: "1. cafe\n2. museum\n3. bank") as server:
+        entry, rows = _run(
+            tmp_path,
+            toy["items"],
+            "vlm",
+            llm="fake-model",
+            llm_base_url=server.base_url,
+            cache_mode="off",
+        )
+        assert server.chat_count == 3 and server.requests[0].image_count == 1
+    metrics = entry["summary"]["overall"]["metrics"]
+    assert metrics["top1"]["mean"] == pytest.approx(1 / 3) and metrics["top3"]["mean"] == 1.0
+    assert rows[0]["records"][0]["prompt_id"] == "virl-recognition-vlm-1"
+    with pytest.raises(FlaneurError, match="needs a language model"):
+        run_benchmark(RunConfig(agents=("vlm",), tasks=(str(toy["items"]),)), tmp_path / "x")
+
+
+def test_resume_after_losing_the_last_row_gives_identical_rows(toy: dict, tmp_path: Path) -> None:
+    config = RunConfig(agents=("offline",), tasks=(str(toy["items"]),), concurrency=1)
+    out = tmp_path / "run"
+    run_benchmark(config, out, progress="none")
+    log = out / "episodes.jsonl"
+    before = log.read_text().splitlines()
+    log.write_text("\n".join(before[:-1]) + "\n")
+    run_benchmark(config, out, resume=True, progress="none")
+    after = log.read_text().splitlines()
+
+    def strip(lines: list[str]) -> list[dict]:
+        rows = [json.loads(x) for x in lines]
+        return [{k: v for k, v in r.items() if k not in TIMING} for r in rows]
+
+    assert strip(after) == strip(before)
+
+
+def test_an_item_the_city_cannot_show_is_a_task_error_row(toy: dict, tmp_path: Path) -> None:
+    good = read_items(toy["items"])[1][0].to_json()
+    bad = {**good, "id": "nowhere", "node": "no-such-node"}
+    header = {"kind": "virl-recognition", "version": 1, "success_metric": "top1"}
+    task = write_items(tmp_path / "bad.jsonl", {**header, "city": str(toy["pack"])}, [good, bad])
+    entry, rows = _run(tmp_path, task, "offline")
+    assert entry["by_termination"] == {"completed": 1, "task_error": 1}
+    error = next(r for r in rows if r["termination"] == "task_error")["error"]
+    assert "nowhere" in error and "\n" not in error
+
+
+def test_task_figures_hand_computed() -> None:
+    def row(pid: str, types: list[str], top1: bool) -> dict:
+        return {"episode_id": pid, "result": {"types": types}, "metrics": {"top1": top1}}
+
+    rows = [row("c", ["bar"], False), row("a", ["bank"], True), row("b", ["cafe", "bar"], True)]
+    figures = RecognitionKind().aggregate(rows, None)  # type: ignore[arg-type]
+    # bank 1/1; cafe 0.5/0.5; bar 0.5/1.5 -> mAcc (1 + 1 + 1/3) / 3; acc 2/3
+    assert figures["macc"]["value"] == pytest.approx(7 / 9) and figures["macc"]["n"] == 3
+    assert figures["acc"]["value"] == pytest.approx(2 / 3)
+    again = RecognitionKind().aggregate(list(reversed(rows)), None)  # type: ignore[arg-type]
+    assert again == figures  # the finishing order of rows does not move the interval
+    lo, hi = figures["acc"]["ci95"]
+    assert 0.0 <= lo <= 2 / 3 <= hi <= 1.0
 
 
 def test_rank_from_reply() -> None:
@@ -121,28 +190,3 @@ def test_rank_from_reply() -> None:
     s = rank_from_reply("1. Convenience store\n2. cafe\nthen maybe a bank", labels)
     assert list(np.argsort(-s)[:3]) == [1, 3, 2] and s[0] == 0  # "store" inside the longer one
     assert not rank_from_reply("no idea", labels).any()
-
-
-class _FakeBackend:
-    name = "fake"
-
-    def embed_texts(self, texts: list[str]) -> np.ndarray:
-        return np.eye(len(texts), 4, dtype=np.float32)
-
-    def embed_images(self, images: list[Image.Image]) -> np.ndarray:
-        return np.array([[0.0, 1.0, 0.0, 0.0]], dtype=np.float32)
-
-
-def test_clip_recogniser_softmax() -> None:
-    probs = CLIPRecogniser(backend=_FakeBackend()).scores(Image.new("RGB", (2, 2)), ["a", "b"])
-    assert probs.sum() == pytest.approx(1.0) and probs[1] > 0.99
-
-
-def test_vlm_recogniser_through_fake_server() -> None:
-    with FakeOpenAIServer(["bank\ncafe", "I do not know"]) as server:
-        vlm = VLMRecogniser(make_model("fake-model", base_url=server.base_url))
-        img = Image.new("RGB", (8, 8), "white")
-        first = vlm.scores(img, ["cafe", "bank", "bar"])
-        second = vlm.scores(img, ["cafe", "bank", "bar"])
-        assert server.requests[0].image_count == 1
-    assert list(np.argsort(-first)[:2]) == [1, 0] and not second.any() and vlm.unparsed == 1

@@ -1,30 +1,66 @@
-"""Place VQA: offline options, answer parsing, circular evaluation, the fake server."""
+"""Place VQA: offline options, reply reading, every answerer through the one runner, circular
+evaluation hand-computed, and rows that do not depend on concurrency."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from flaneur.bench.answerers import ModelAnswerer, options_of_prompt
-from flaneur.bench.parse import AnswerParser, EmbedderMatcher, ModelMatcher, exact_letter
-from flaneur.bench.vqa import build_vqa_set, evaluate_vqa, format_question, intention_pool
-from flaneur.bench.vqa_llm import LLMOptionWriter
-from flaneur.models import make_model
+from flaneur.bench.parse import EmbedderMatcher, exact_letter, read_reply
+from flaneur.bench.vqa import format_question, intention_pool, offline_options
+from flaneur.env.toy import toy_city
+from flaneur.evaluate.kinds.virl_bench import VqaKind
+from flaneur.evaluate.runner import RunConfig, run_benchmark
+from flaneur.tasks.generators import generate_set
+from flaneur.tasks.items import TaskItem, write_items
 from flaneur.testing.fake_openai import FakeOpenAIServer
 from flaneur.testing.vqa_policy import ScriptedVQAPolicy
 
+TIMING = ("started_at", "duration_s")
 
-def _item(pid: str, types: list[str], options: list[str], answer: str) -> dict:
+
+@pytest.fixture(scope="module")
+def toy(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """The toy pack, its VQA set (3 places) and a 12-question set for text-only answerers."""
+    folder = tmp_path_factory.mktemp("vqa")
+    city = toy_city()
+    pack = city.save(folder / "toy")
+    made = generate_set("virl-vqa", city, city_spec=str(pack), options={"cell_m": 10000})
+    pool = [x.text for x in intention_pool()]
+    questions = [
+        {
+            "id": f"q{i:02d}",
+            "category": "cafe" if i % 2 else "bar",
+            "types": ["cafe" if i % 2 else "bar"],
+            "region": "r",
+            "question": "Q?",
+            "options": pool[4 * i : 4 * i + 4],
+            "answer": i % 4,
+        }
+        for i in range(12)
+    ]
+    header = {"kind": "virl-vqa", "version": 1, "success_metric": "correct", "city": str(pack)}
     return {
-        "place_id": pid,
-        "types": types,
-        "region": "r",
-        "question": "Q?",
-        "options": options,
-        "answer": answer,
+        "city": city,
+        "pack": pack,
+        "made": made,
+        "items": made.write(folder / "vqa.jsonl"),
+        "questions": write_items(folder / "questions.jsonl", header, questions),
+        "truth": [(q["options"], q["options"][q["answer"]]) for q in questions],
     }
+
+
+def _rows(out: Path) -> list[dict]:
+    rows = [json.loads(x) for x in (out / "episodes.jsonl").read_text().splitlines()]
+    return sorted(
+        ({k: v for k, v in r.items() if k not in TIMING} for r in rows),
+        key=lambda r: r["episode_id"],
+    )
 
 
 @pytest.mark.parametrize(
@@ -50,16 +86,6 @@ def test_exact_letter_forms(reply: str, letter: str | None) -> None:
     assert exact_letter(reply) == letter
 
 
-def test_reply_without_letter_is_none_and_counted() -> None:
-    parser = AnswerParser()
-    opts = ["eat", "sleep", "swim", "read"]
-    assert parser.parse("I cannot tell.", "Q?", opts) == "none"
-    assert parser.parse("", "Q?", opts) == "none"
-    assert parser.parse(None, "Q?", opts) == "none"  # type: ignore[arg-type]
-    assert parser.parse("C", "Q?", opts) == "C"
-    assert (parser.none, parser.exact, parser.matcher_used) == (3, 1, 0)
-
-
 class _KeywordEmbedder:
     """Unit vectors on keyword axes (stands in for MiniLM)."""
 
@@ -73,115 +99,120 @@ class _KeywordEmbedder:
         return np.array([[float(vec(x) @ vec(y)) for y in b] for x in a])
 
 
-def test_embedder_matcher_reads_text_replies() -> None:
-    parser = AnswerParser(EmbedderMatcher(_KeywordEmbedder()))
+def test_replies_read_by_letter_matcher_or_none() -> None:
     opts = ["Buy bread", "Drink beer", "Go for a swim", "Borrow a book"]
-    assert parser.parse("I would say: drink a beer", "Q?", opts) == "B"
-    assert parser.parse("Nothing fits", "Q?", opts) == "none"
-    assert parser.matcher_used == 2 and parser.none == 1
+    matcher = EmbedderMatcher(_KeywordEmbedder())
+
+    def read(reply: object, with_matcher: bool = True) -> tuple[str, str]:
+        got = asyncio.run(read_reply(reply, "Q?", opts, matcher if with_matcher else None))
+        return got.letter, got.read_by
+
+    assert read("C") == ("C", "exact")
+    assert read("I would say: drink a beer") == ("B", "matcher")
+    assert read("Nothing fits") == ("none", "none")
+    assert read("I would say: drink a beer", with_matcher=False) == ("none", "none")
+    assert read(None) == ("none", "none") and read("") == ("none", "none")
 
 
 def test_offline_options_one_true_three_disjoint() -> None:
-    cats = {"p1": ("bakery",), "p2": ("bank", "atm"), "p3": ("bench",)}
-    items = [{"place_id": p, "types": ["x"]} for p in cats]
-    built, fallbacks = build_vqa_set(items, cats.__getitem__, seed=3)
-    again, _ = build_vqa_set(items, cats.__getitem__, seed=3)
-    assert built == again and fallbacks == 0
-    pool = {x.text: x.categories for x in intention_pool()}
-    assert [b["place_id"] for b in built] == ["p1", "p2", "p3"]  # a bench has intentions too
-    for b in built:
-        assert len(set(b["options"])) == 4 and b["written_by"] == "offline"
-        true = b["options"]["ABCD".index(b["answer"])]
-        assert pool[true] & set(cats[b["place_id"]])
-        others = [o for o in b["options"] if o != true]
-        assert all(not pool[o] & set(cats[b["place_id"]]) for o in others)
+    pool = intention_pool()
+    cats = {x.text: x.categories for x in pool}
+    for place in (("bakery",), ("bank", "atm"), ("bench",)):
+        made = offline_options(place, pool, np.random.default_rng(3))
+        assert made == offline_options(place, pool, np.random.default_rng(3))
+        options, answer = made
+        assert len(set(options)) == 4 and cats[options[answer]] & set(place)
+        assert all(not cats[o] & set(place) for i, o in enumerate(options) if i != answer)
 
 
-def test_circular_and_plain_hand_computed() -> None:
-    items = [
-        _item("p1", ["cafe"], ["t1", "f", "g", "h"], "A"),  # answerer knows: right 4/4
-        _item("p2", ["cafe", "bar"], ["f", "t2", "g", "h"], "B"),  # always says B: 1/4
-        _item("p3", ["bar"], ["f", "g", "h", "t3"], "D"),  # always says A: 0
+def test_vqa_set_holds_the_recognition_places(toy: dict) -> None:
+    recognition = generate_set(
+        "virl-recognition", toy["city"], city_spec=str(toy["pack"]), options={"cell_m": 10000}
+    )
+    made = toy["made"]
+    assert [it.id for it in made.items] == [it.id for it in recognition.items]
+    for item in made.items:
+        assert len(item["options"]) == 4 and item["answer"] in range(4)
+        assert item.category == item["types"][0] and item["question"].startswith("Which")
+
+
+def test_oracle_and_embedder_answerers_through_the_runner(toy: dict, tmp_path: Path) -> None:
+    config = RunConfig(agents=("oracle", "embedder"), tasks=(str(toy["items"]),))
+    summary = run_benchmark(config, tmp_path / "run", progress="none")
+    oracle, embedder = summary["runs"]
+    assert oracle["summary"]["overall"]["metrics"]["correct"]["mean"] == 1.0
+    assert oracle["task_metrics"]["macc_circular"]["value"] == 1.0
+    assert embedder["by_termination"] == {"completed": 3}
+    for row in _rows(tmp_path / "run"):
+        if row["agent"] == "embedder":  # its pick ignores the order: circular = plain
+            assert row["metrics"]["correct"] == row["metrics"]["first_pass"]
+
+
+def _model_run(toy: dict, out: Path, server: FakeOpenAIServer, concurrency: int) -> None:
+    config = RunConfig(
+        agents=("model",),
+        tasks=(str(toy["questions"]),),
+        llm="fake-model",
+        llm_base_url=server.base_url,
+        cache_mode="off",
+        concurrency=concurrency,
+        per_agent_options={"model": {"with_image": False}},
+    )
+    run_benchmark(config, out, progress="none")
+
+
+def test_model_answerer_reads_replies_and_rows_ignore_concurrency(
+    toy: dict, tmp_path: Path
+) -> None:
+    styles = {"letter": 0.5, "text": 0.3, "none": 0.2}
+    with FakeOpenAIServer(ScriptedVQAPolicy(toy["truth"], styles=styles, seed=1)) as server:
+        _model_run(toy, tmp_path / "one", server, 1)
+        calls = server.chat_count
+        _model_run(toy, tmp_path / "four", server, 4)
+    rows = _rows(tmp_path / "one")
+    read_by = [how for r in rows for how in r["result"]["read_by"]]
+    assert "matcher" in read_by and "none" in read_by
+    for row in rows:  # the scripted model is never wrong except for "none" replies
+        assert row["metrics"]["correct"] == ("none" not in row["result"]["answers"])
+        assert row["records"][0]["prompt_id"] == "virl-vqa-answer-1"
+    asked = sum(len(r["result"]["answers"]) for r in rows)
+    assert calls == asked + sum(how != "exact" for how in read_by)  # + one matcher call each
+    assert _rows(tmp_path / "four") == rows
+
+
+def test_circular_and_plain_figures_hand_computed() -> None:
+    def row(pid: str, types: list[str], correct: bool, first: bool) -> dict:
+        metrics = {"correct": correct, "first_pass": first}
+        return {"episode_id": pid, "result": {"types": types}, "metrics": metrics}
+
+    rows = [
+        row("p1", ["cafe"], True, True),  # right 4 of 4
+        row("p2", ["cafe", "bar"], False, True),  # right on the first pass only
+        row("p3", ["bar"], False, False),
     ]
-    truth = {"p1": "t1"}
-
-    def answer(item: dict, prompt: str) -> str:
-        opts = options_of_prompt(prompt)
-        if item["place_id"] in truth:
-            return "ABCD"[opts.index(truth[item["place_id"]])]
-        return "B" if item["place_id"] == "p2" else "A"
-
-    r = evaluate_vqa(items, answer, AnswerParser())
-    # circular: p1 right; cafe = 1 / 1.5, bar = 0 / 1.5 -> mAcc 1/3; acc 1/3
-    assert r["acc_circular"] == pytest.approx(1 / 3)
-    assert r["macc_circular"] == pytest.approx((1 / 1.5 + 0) / 2)
-    # plain (first pass): p1, p2 right; cafe = 1.5/1.5, bar = 0.5/1.5 -> mAcc 2/3
-    assert r["acc_plain"] == pytest.approx(2 / 3)
-    assert r["macc_plain"] == pytest.approx((1 + 1 / 3) / 2)
-    assert r["asked"] == 4 + 2 + 1
-    single = evaluate_vqa(items, answer, AnswerParser(), circular=False)
-    assert single["acc_plain"] == pytest.approx(2 / 3) and single["asked"] == 3
-    assert single["acc_circular"] is None and single["mode"] == "plain"
+    figures = VqaKind().aggregate(rows, None)  # type: ignore[arg-type]
+    # circular: cafe = 1 / 1.5, bar = 0 / 1.5 -> mAcc 1/3; acc 1/3
+    assert figures["macc_circular"]["value"] == pytest.approx((1 / 1.5 + 0) / 2)
+    assert figures["acc_circular"]["value"] == pytest.approx(1 / 3)
+    # plain: cafe = 1.5 / 1.5, bar = 0.5 / 1.5 -> mAcc 2/3; acc 2/3
+    assert figures["macc_plain"]["value"] == pytest.approx((1 + 1 / 3) / 2)
+    assert figures["acc_plain"]["value"] == pytest.approx(2 / 3)
+    assert all(f["n"] == 3 for f in figures.values())
 
 
-def test_resume_skips_done_places() -> None:
-    items = [_item("p1", ["cafe"], ["t", "f", "g", "h"], "A")]
-    done = {
-        "p1": {
-            "place_id": "p1",
-            "types": ["cafe"],
-            "correct": True,
-            "first_pass": True,
-            "answers": ["A"] * 4,
-            "replies": ["A"] * 4,
-        }
+def test_scoring_stops_at_the_first_wrong_pass() -> None:
+    kind = VqaKind()
+    q = TaskItem("q", "cafe", {"types": ["cafe"], "options": ["t", "f", "g", "h"], "answer": 1})
+    assert kind.score_item(q, {"answers": ["B", "A", "D", "C"]}, None) == {  # type: ignore[arg-type]
+        "correct": True,
+        "first_pass": True,
+    }
+    assert kind.score_item(q, {"answers": ["B", "B"]}, None) == {  # type: ignore[arg-type]
+        "correct": False,
+        "first_pass": True,
     }
 
-    def never(item: dict, prompt: str) -> str:
-        raise AssertionError("asked again")
 
-    assert evaluate_vqa(items, never, AnswerParser(), done=done)["acc_circular"] == 1.0
-
-
-def test_scripted_model_through_fake_server() -> None:
-    pool = [x.text for x in intention_pool()]
-    items = [
-        _item(f"p{i}", ["cafe" if i % 2 else "bar"], pool[4 * i : 4 * i + 4], "ABCD"[i % 4])
-        for i in range(12)
-    ]
-    truth = [(it["options"], it["options"]["ABCD".index(it["answer"])]) for it in items]
-    styles = {"letter": 0.5, "text": 0.3, "none": 0.2}
-    with FakeOpenAIServer(ScriptedVQAPolicy(truth, styles=styles, seed=1)) as server:
-        model = make_model("fake-model", base_url=server.base_url)
-        parser = AnswerParser(ModelMatcher(model))
-        answerer = ModelAnswerer(model, with_image=False)
-        r = evaluate_vqa(items, lambda item, p: answerer.answer(None, p), parser)
-        assert r["matcher_used"] > 0 and r["none_replies"] > 0
-        # the scripted model is never wrong except for "none" replies
-        for res in r["results"]:
-            assert res["correct"] == ("none" not in res["answers"])
-        assert parser.none == r["none_replies"]
-        assert server.chat_count == r["asked"] + r["matcher_used"]
-
-
-def test_llm_writer_and_fallback() -> None:
-    good = (
-        '{"true_option": "Buy bread here", "false_options": '
-        '["Swim laps", "Fly a plane", "See a dentist"]}'
-    )
-    items = [
-        {"place_id": "p1", "name": "Leipomo", "types": ["bakery"]},
-        {"place_id": "p2", "name": "X", "types": ["bakery"]},
-    ]
-    with FakeOpenAIServer([good, "Sorry, I cannot help."]) as server:
-        writer = LLMOptionWriter(make_model("fake-model", base_url=server.base_url))
-        built, fallbacks = build_vqa_set(items, lambda pid: ("bakery",), writer=writer)
-    assert fallbacks == 1 and writer.failures == 1
-    assert built[0]["written_by"] == "llm" and "Buy bread here" in built[0]["options"]
-    assert built[0]["options"]["ABCD".index(built[0]["answer"])] == "Buy bread here"
-    assert built[1]["written_by"] == "offline"
-
-
-def test_format_question_round_trip() -> None:
+def test_format_question() -> None:
     prompt = format_question("Q?", ["a", "b", "c", "d"])
-    assert options_of_prompt(prompt) == ["a", "b", "c", "d"] and "A. a" in prompt
+    assert prompt.startswith("Q: Q? Choices:") and "A. a" in prompt and "D. d" in prompt

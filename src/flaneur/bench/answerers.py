@@ -1,81 +1,228 @@
-"""VQA answerers: a model through the model layer, and an offline embedder answerer."""
+"""Answerers of the place-VQA benchmark, by name in :data:`ANSWERERS`.
+
+An answerer gets the question, the four options in the order of the pass, and the item's
+view, and picks an option; the ``virl-vqa`` task kind asks it once per rotation. Built in:
+
+============  ========================================================================
+``embedder``  offline: read the signs (PP-OCR), pick the option closest to them (MiniLM)
+``model``     the run's (vision-)language model (``--llm``); a reply that is not a letter
+              is read by a matcher (``matcher``: the model again, or the embedder)
+``oracle``    the true option (the benchmark's upper bound)
+============  ========================================================================
+
+Outside packages add answerers under the entry-point group ``flaneur.answerers``; each is an
+:class:`Answerer` subclass with a typed ``Options`` dataclass (``-o key=value``).
+"""
 
 from __future__ import annotations
 
-import re
-from typing import Any
+import abc
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 from PIL import Image
 
+from flaneur.agents.base import SolveInfo
 from flaneur.bench.metrics import LETTERS
+from flaneur.bench.parse import EmbedderMatcher, Matcher, ModelMatcher, read_reply
+from flaneur.bench.vqa import format_question
+from flaneur.errors import FlaneurError
+from flaneur.options import NoOptions, option
+from flaneur.registry import Registry
+from flaneur.tasks.items import TaskItem
 
-__all__ = ["EmbedderAnswerer", "ModelAnswerer", "options_of_prompt"]
+__all__ = [
+    "ANSWERERS",
+    "ANSWER_PROMPT_ID",
+    "Answer",
+    "Answerer",
+    "EmbedderAnswerer",
+    "ModelAnswerer",
+    "OracleAnswerer",
+]
 
-_OPTION = re.compile(r"^([A-D])\. (.*)$", re.MULTILINE)
+ANSWER_PROMPT_ID = "virl-vqa-answer-1"
+"""Version of the question prompt (:func:`flaneur.bench.vqa.format_question`)."""
 
 
-def options_of_prompt(prompt: str) -> list[str]:
-    """The option texts of a prompt made by :func:`flaneur.bench.vqa.format_question`."""
-    return [m.group(2).strip() for m in _OPTION.finditer(prompt)]
+@dataclass(frozen=True)
+class Answer:
+    """An answerer's pick for one pass.
 
-
-class ModelAnswerer:
-    """Send the view and the question to a (vision-)language model; return its raw reply.
-
-    Parameters
+    Attributes
     ----------
-    model
-        A :class:`flaneur.models.ChatModel`.
-    with_image
-        Attach the view (a VLM); False sends the text only, with the place's sign text
-        when ``sign_text`` gives one.
+    letter
+        ``"A"`` .. ``"D"``, or ``"none"`` (a reply no option could be read from).
+    reply
+        The raw reply (the letter itself for answerers that do not write text).
+    read_by
+        How the letter was read: ``exact``, ``matcher``, ``none`` or ``direct``.
+    records
+        Model exchanges (answer and matcher prompts).
     """
 
-    def __init__(self, model: Any, *, with_image: bool = True, temperature: float = 0.0) -> None:
-        self.model = model
-        self.with_image = with_image
-        self.temperature = temperature
-        self.errors = 0
-
-    def answer(self, image: Image.Image | None, prompt: str) -> str:
-        """The model's reply text ('' after a model error, which is counted, never raised)."""
-        from flaneur.models import ModelError, run_sync, user
-
-        parts: list[Any] = [prompt]
-        if self.with_image and image is not None:
-            parts.append(image)
-        try:
-            reply = run_sync(self.model.complete([user(*parts)], temperature=self.temperature))
-        except ModelError:
-            self.errors += 1
-            return ""
-        return reply.text
+    letter: str
+    reply: str
+    read_by: str = "direct"
+    records: list[dict[str, Any]] = field(default_factory=list)
 
 
-class EmbedderAnswerer:
-    """Offline answerer: read the signs (OCR), pick the option closest to their text.
+class Answerer(abc.ABC):
+    """Base class of answerers.
 
-    The text compared is the sign text plus, when the item has one, nothing else: the
-    answerer sees only the image. With no text it answers the first option.
+    Subclasses set :attr:`name`, their declared needs and :attr:`Options`, and write
+    :meth:`answer`. One instance answers every item of a run (concurrently: keep no
+    per-item state on it).
     """
 
-    def __init__(self, ocr: Any = None, embedder: Any = None) -> None:
-        if ocr is None:
+    interface_base: ClassVar[bool] = True
+    name: ClassVar[str] = "answerer"
+    needs_model: ClassVar[bool] = False
+    """It asks the run's model (``--llm``, ``info.model``)."""
+    needs_views: ClassVar[bool] = False
+    sees_view: bool = True
+    """It looks at the item's view (the kind renders it only then)."""
+    Options: ClassVar[type] = NoOptions
+
+    def __init__(self, **options: Any) -> None:
+        self.options = self.Options(**options)
+
+    @abc.abstractmethod
+    async def answer(
+        self,
+        question: str,
+        options: Sequence[str],
+        image: Image.Image | None,
+        item: TaskItem,
+        info: SolveInfo,
+    ) -> Answer:
+        """The pick among ``options`` (in this pass's order)."""
+
+
+class EmbedderAnswerer(Answerer):
+    """Offline answerer: read the signs (OCR), pick the option closest to their text
+    (MiniLM). It sees only the image; with no text it answers the first option."""
+
+    name = "embedder"
+    ocr: Any = None
+    embedder: Any = None
+
+    def _parts(self) -> tuple[Any, Any]:
+        if self.ocr is None:
             from flaneur.perception.ocr import OCR
 
-            ocr = OCR()
-        if embedder is None:
+            self.ocr = OCR()
+        if self.embedder is None:
             from flaneur.text import shared_embedder
 
-            embedder = shared_embedder()
-        self.ocr, self.embedder = ocr, embedder
+            self.embedder = shared_embedder()
+        return self.ocr, self.embedder
 
-    def answer(self, image: Image.Image, prompt: str) -> str:
-        """A letter, e.g. ``"C"``."""
-        options = options_of_prompt(prompt)
-        text = " ".join(b.text for b in self.ocr.read(image)).strip()
-        if not text or not options:
-            return "A"
-        sims = np.asarray(self.embedder.similarity([text], options)[0], dtype=float)
-        return LETTERS[int(np.argmax(sims))]
+    async def answer(
+        self,
+        question: str,
+        options: Sequence[str],
+        image: Image.Image | None,
+        item: TaskItem,
+        info: SolveInfo,
+    ) -> Answer:
+        ocr, embedder = self._parts()
+        text = " ".join(b.text for b in ocr.read(image)).strip()
+        if not text:
+            return Answer("A", "A")
+        sims = np.asarray(embedder.similarity([text], list(options))[0], dtype=float)
+        letter = LETTERS[int(np.argmax(sims))]
+        return Answer(letter, letter)
+
+
+@dataclass(frozen=True)
+class ModelAnswererOptions:
+    """Options of the model answerer."""
+
+    with_image: bool = option(True, "send the view with the question (a VLM); false: text only")
+    matcher: Literal["auto", "model", "embedder", "none"] = option(
+        "auto", "reads replies that are not a letter (auto: the run's model)"
+    )
+
+
+class ModelAnswerer(Answerer):
+    """Send the view and the question to the run's model; read its reply (an exact letter
+    form, else the matcher's reading, else ``none``). A model error ends the row
+    ``model_error`` (``--resume`` asks again)."""
+
+    name = "model"
+    needs_model = True
+    Options = ModelAnswererOptions
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.sees_view = bool(self.options.with_image)
+        self._embedder_matcher = EmbedderMatcher()
+
+    def _matcher(self, model: Any) -> Matcher | None:
+        chosen = self.options.matcher
+        if chosen == "auto":
+            chosen = "model" if model is not None else "embedder"
+        if chosen == "model":
+            return ModelMatcher(model)
+        return self._embedder_matcher if chosen == "embedder" else None
+
+    async def answer(
+        self,
+        question: str,
+        options: Sequence[str],
+        image: Image.Image | None,
+        item: TaskItem,
+        info: SolveInfo,
+    ) -> Answer:
+        from flaneur.models import user
+
+        if info.model is None:
+            raise FlaneurError("answerer 'model' needs a language model: add --llm")
+        parts: list[Any] = [format_question(question, options)]
+        if self.options.with_image and image is not None:
+            parts.append(image)
+        reply = await info.model.complete([user(*parts)], temperature=0.0)
+        text = reply.text or ""
+        reading = await read_reply(text, question, options, self._matcher(info.model))
+        record = {"prompt_id": ANSWER_PROMPT_ID, "raw_output": text}
+        record["parse_failures"] = int(reading.letter == "none")
+        return Answer(reading.letter, text, reading.read_by, [record, *reading.records])
+
+
+class OracleAnswerer(Answerer):
+    """The benchmark's oracle: the item's true option, wherever the pass put it."""
+
+    name = "oracle"
+    sees_view = False
+
+    async def answer(
+        self,
+        question: str,
+        options: Sequence[str],
+        image: Image.Image | None,
+        item: TaskItem,
+        info: SolveInfo,
+    ) -> Answer:
+        true = item["options"][int(item["answer"])]
+        letter = LETTERS[list(options).index(true)]
+        return Answer(letter, letter)
+
+
+def _check_answerer(name: str, entry: Any) -> None:
+    if not (isinstance(entry, type) and issubclass(entry, Answerer)):
+        raise FlaneurError(f"answerer {name!r} is {entry!r}, not an Answerer subclass")
+
+
+ANSWERERS: Registry[type[Answerer]] = Registry(
+    "answerer", group="flaneur.answerers", check=_check_answerer
+)
+"""Answerers by the name ``--answerer`` / ``--agent`` takes."""
+for _name, _cls in {
+    "embedder": EmbedderAnswerer,
+    "model": ModelAnswerer,
+    "oracle": OracleAnswerer,
+}.items():
+    ANSWERERS.register(_name, _cls)

@@ -6,20 +6,42 @@
 * **top-k** (recognition): correct when any of the ``k`` best-scored types is a true type.
 * **Circular evaluation** (VQA): the options are asked 4 times, rotated by one each time
   (the options list shifts left, so the true letter moves back by one); a place counts as
-  correct only if every pass is right. V-IRL stops at the first wrong pass; so do we.
+  correct only if every pass is right. V-IRL stops at the first wrong pass; so does flaneur.
+
+:func:`accuracy_figures` gives mAcc and accuracy of a task set with a 95% interval from a
+seeded bootstrap over places (the same places give the same interval).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-__all__ = ["LETTERS", "MeanAccuracy", "mean_accuracy", "rotate_options", "topk_hits"]
+__all__ = [
+    "BOOTSTRAP_REPS",
+    "BOOTSTRAP_SEED",
+    "LETTERS",
+    "MeanAccuracy",
+    "accuracy_figures",
+    "circular_correct",
+    "expected_letter",
+    "mean_accuracy",
+    "rank_labels",
+    "rotate_options",
+    "topk_hits",
+]
 
 LETTERS = ("A", "B", "C", "D")
+
+BOOTSTRAP_REPS = 1000
+"""Resamples of the bootstrap intervals."""
+BOOTSTRAP_SEED = 0
+"""Seed of the bootstrap resamples (fixed: an interval depends on the places alone)."""
 
 
 @dataclass(frozen=True)
@@ -80,16 +102,20 @@ def mean_accuracy(outcomes: Iterable[tuple[Sequence[str], bool | float]]) -> Mea
     )
 
 
-def topk_hits(
-    scores: ArrayLike, labels: Sequence[str], truth: Iterable[str], ks: Sequence[int] = (1, 3, 5)
-) -> dict[int, bool]:
-    """Whether a true label is among the ``k`` best scores, for each ``k``.
+def rank_labels(scores: ArrayLike, labels: Sequence[str]) -> list[str]:
+    """``labels`` from the best score to the worst.
 
-    Ties are broken by the label order (a stable sort on descending score), so a
-    recogniser that scores everything equal gets the first labels, not a lucky pick.
+    Ties keep the label order (a stable sort on descending score), so a recogniser that
+    scores everything equal ranks the first labels first, not a lucky pick.
     """
     order = np.argsort(-np.asarray(scores, dtype=np.float64), kind="stable")
-    ranked = [labels[i] for i in order]
+    return [labels[int(i)] for i in order]
+
+
+def topk_hits(
+    ranked: Sequence[str], truth: Iterable[str], ks: Sequence[int] = (1, 3, 5)
+) -> dict[int, bool]:
+    """Whether a true label is among the first ``k`` of ``ranked``, for each ``k``."""
     wanted = set(truth)
     return {k: bool(wanted.intersection(ranked[:k])) for k in ks}
 
@@ -101,15 +127,59 @@ def rotate_options(options: Sequence[str], answer: int, shift: int) -> tuple[lis
     return list(options[shift:]) + list(options[:shift]), (answer - shift) % n
 
 
-def circular_correct(
-    ask: Callable[[list[str], int], bool], options: Sequence[str], answer: int
-) -> tuple[bool, int]:
-    """Run circular evaluation: ``ask(options, answer_index)`` per rotation.
+def expected_letter(answer: int, shift: int, n: int = 4) -> str:
+    """The true letter of circular pass ``shift`` (see :func:`rotate_options`)."""
+    return LETTERS[(answer - shift) % n]
 
-    Returns ``(all passes right, passes asked)``; stops at the first wrong pass.
+
+def circular_correct(letters: Sequence[str], answer: int, n: int = 4) -> bool:
+    """Whether the letters answered in the ``n`` rotated passes are all the true ones (a run
+    stopped at its first wrong pass has fewer letters: not correct)."""
+    return len(letters) == n and all(
+        letter == expected_letter(answer, shift, n) for shift, letter in enumerate(letters)
+    )
+
+
+def _figure(value: float, n: int, samples: np.ndarray) -> dict[str, Any]:
+    finite = samples[np.isfinite(samples)]
+    if not math.isfinite(value) or finite.size == 0:
+        return {"value": None, "n": n, "ci95": None}
+    lo, hi = np.percentile(finite, [2.5, 97.5])
+    return {"value": float(value), "n": n, "ci95": [float(lo), float(hi)]}
+
+
+def accuracy_figures(
+    outcomes: Sequence[tuple[Sequence[str], bool | float]],
+    *,
+    reps: int = BOOTSTRAP_REPS,
+    seed: int = BOOTSTRAP_SEED,
+) -> dict[str, dict[str, Any]]:
+    """mAcc and accuracy of ``(types, correct)`` per place, each ``{"value", "n", "ci95"}``.
+
+    The interval is the 2.5 and 97.5 percentiles over ``reps`` bootstrap resamples of the
+    places (drawn with ``seed``: the same outcomes in the same order give the same interval);
+    a resample's mAcc is the mean over the types it holds. ``value`` is ``None`` (and
+    ``ci95`` too) when no place has a type.
     """
-    for shift in range(len(options)):
-        opts, idx = rotate_options(options, answer, shift)
-        if not ask(opts, idx):
-            return False, shift + 1
-    return True, len(options)
+    n = len(outcomes)
+    if n == 0:
+        return {}
+    whole = mean_accuracy(outcomes)
+    types = list(whole.per_type)
+    column = {t: j for j, t in enumerate(types)}
+    weight = np.zeros((n, len(types)))
+    for i, (names, _) in enumerate(outcomes):
+        unique = list(dict.fromkeys(names))
+        for t in unique:
+            weight[i, column[t]] = 1.0 / len(unique)
+    correct = np.array([float(c) for _, c in outcomes])
+    counts = np.random.default_rng(seed).multinomial(n, np.full(n, 1.0 / n), size=reps)
+    acc = counts @ correct / n
+    total = counts @ weight
+    hits = counts @ (weight * correct[:, None])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        per_type = np.where(total > 0, hits / np.where(total > 0, total, 1.0), np.nan)
+    present = np.isfinite(per_type).sum(axis=1)
+    sums = np.nansum(per_type, axis=1)
+    macc = np.where(present > 0, sums / np.maximum(present, 1), np.nan)
+    return {"macc": _figure(whole.macc, n, macc), "acc": _figure(whole.acc, n, acc)}

@@ -1,92 +1,176 @@
-"""Recognisers for the place-recognition benchmark: offline (OCR + embedder), CLIP, VLM.
+"""Recognisers of the place-recognition benchmark, by name in :data:`RECOGNISERS`.
 
-Each has ``name`` and ``scores(image, labels) -> array`` (one score per type name).
+A recogniser scores a storefront view against the candidate place types (higher is more
+likely); the ``virl-recognition`` task kind ranks the types by the scores. Built in:
+
+==========  ==========================================================================
+``offline`` read the signs (PP-OCR) and compare their text with the type names (MiniLM)
+``clip``    CLIP zero-shot (V-IRL's Table 4), open_clip weights given with ``weights``
+``vlm``     the run's vision-language model (``--llm``) ranks the types
+``oracle``  the item's true types first (the benchmark's upper bound)
+==========  ==========================================================================
+
+Outside packages add recognisers under the entry-point group ``flaneur.recognisers``; each
+is a :class:`Recogniser` subclass with a typed ``Options`` dataclass (``-o key=value``).
 """
 
 from __future__ import annotations
 
+import abc
+import os
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
 from PIL import Image
 
-__all__ = ["CLIPRecogniser", "OfflineRecogniser", "VLMRecogniser", "rank_from_reply"]
+from flaneur.agents.base import SolveInfo
+from flaneur.bench.types import type_label
+from flaneur.errors import FlaneurError
+from flaneur.options import NoOptions, option
+from flaneur.registry import Registry
+from flaneur.tasks.items import TaskItem
+
+__all__ = [
+    "RECOGNISERS",
+    "VLM_PROMPT_ID",
+    "CLIPRecogniser",
+    "OfflineRecogniser",
+    "OracleRecogniser",
+    "Ranking",
+    "Recogniser",
+    "VLMRecogniser",
+    "rank_from_reply",
+]
 
 
-class OfflineRecogniser:
+@dataclass(frozen=True)
+class Ranking:
+    """A recogniser's answer: one score per candidate type, and its model exchanges."""
+
+    scores: Sequence[float]
+    records: list[dict[str, Any]] = field(default_factory=list)
+
+
+class Recogniser(abc.ABC):
+    """Base class of recognisers.
+
+    Subclasses set :attr:`name`, their declared needs and :attr:`Options`, and write
+    :meth:`rank`. One instance answers every item of a run (concurrently: keep no per-item
+    state on it).
+    """
+
+    interface_base: ClassVar[bool] = True
+    name: ClassVar[str] = "recogniser"
+    needs_model: ClassVar[bool] = False
+    """It asks the run's model (``--llm``, ``info.model``)."""
+    needs_views: ClassVar[bool] = False
+    sees_view: ClassVar[bool] = True
+    """It looks at the item's view (the kind renders it only then)."""
+    Options: ClassVar[type] = NoOptions
+
+    def __init__(self, **options: Any) -> None:
+        self.options = self.Options(**options)
+
+    @abc.abstractmethod
+    async def rank(
+        self, image: Image.Image | None, types: Sequence[str], item: TaskItem, info: SolveInfo
+    ) -> Ranking:
+        """Scores of the candidate ``types`` (V-IRL type names) for the item's view."""
+
+
+class OfflineRecogniser(Recogniser):
     """Read the signs (PP-OCR) and compare their text with the type names (MiniLM).
 
     A view whose signs say nothing scores every type 0 (ties rank in list order).
-
-    Parameters
-    ----------
-    ocr
-        A :class:`flaneur.perception.ocr.OCR` (default: a new one).
-    embedder
-        A :class:`flaneur.text.SentenceEmbedder` (default: the shared one).
     """
 
-    name = "offline-ocr-minilm"
+    name = "offline"
+    ocr: Any = None
+    embedder: Any = None
 
-    def __init__(self, ocr: Any = None, embedder: Any = None) -> None:
-        if ocr is None:
+    def _parts(self) -> tuple[Any, Any]:
+        if self.ocr is None:
             from flaneur.perception.ocr import OCR
 
-            ocr = OCR()
-        if embedder is None:
+            self.ocr = OCR()
+        if self.embedder is None:
             from flaneur.text import shared_embedder
 
-            embedder = shared_embedder()
-        self.ocr, self.embedder = ocr, embedder
+            self.embedder = shared_embedder()
+        return self.ocr, self.embedder
 
-    def read_text(self, image: Image.Image) -> str:
-        """The text of the signs in ``image``, joined by spaces."""
-        return " ".join(box.text for box in self.ocr.read(image)).strip()
-
-    def scores(self, image: Image.Image, labels: Sequence[str]) -> NDArray[np.float64]:
-        """Cosine similarity between the sign text and each label."""
-        text = self.read_text(image)
+    async def rank(
+        self, image: Image.Image | None, types: Sequence[str], item: TaskItem, info: SolveInfo
+    ) -> Ranking:
+        ocr, embedder = self._parts()
+        text = " ".join(box.text for box in ocr.read(image)).strip()
         if not text:
-            return np.zeros(len(labels))
-        return np.asarray(self.embedder.similarity([text], list(labels))[0], dtype=np.float64)
+            return Ranking([0.0] * len(types))
+        labels = [type_label(t) for t in types]
+        return Ranking(np.asarray(embedder.similarity([text], labels)[0], dtype=float).tolist())
 
 
-class CLIPRecogniser:
+def _weights_checked(weights: str) -> None:
+    if not weights:
+        raise ValueError(
+            "needs weights=FILE|TAG (an open_clip weights file or pretrained tag, "
+            "e.g. -o weights=laion2b_s34b_b79k)"
+        )
+    looks_like_file = os.sep in weights or Path(weights).suffix in (".pt", ".bin", ".safetensors")
+    if looks_like_file and not Path(weights).expanduser().is_file():
+        raise ValueError(f"weights file {weights} not found")
+
+
+@dataclass(frozen=True)
+class CLIPOptions:
+    """Options of the CLIP recogniser."""
+
+    model: str = option("ViT-B-32", "open_clip architecture")
+    weights: str = option("", "open_clip weights: a file or a pretrained tag (required)")
+
+    def __post_init__(self) -> None:
+        _weights_checked(self.weights)
+
+
+class CLIPRecogniser(Recogniser):
     """CLIP zero-shot recognition (V-IRL's Table 4): softmax over ``"a photo of a <type>"``.
 
     Parameters
     ----------
-    model, pretrained
-        open_clip architecture and weights (file path or open_clip tag; user-supplied).
     backend
         Any object with ``embed_images`` / ``embed_texts`` (tests use a fake); default
-        :class:`flaneur.perception.landmarks.clip.OpenCLIPBackend` (imports open_clip lazily).
+        :class:`flaneur.perception.landmarks.clip.OpenCLIPBackend` of the options' model and
+        weights (imports open_clip).
     """
 
-    def __init__(
-        self, model: str = "ViT-B-32", pretrained: str | Path | None = None, *, backend: Any = None
-    ) -> None:
+    name = "clip"
+    Options = CLIPOptions
+
+    def __init__(self, *, backend: Any = None, **options: Any) -> None:
+        super().__init__(**options)
         if backend is None:
             from flaneur.perception.landmarks.clip import OpenCLIPBackend
 
-            backend = OpenCLIPBackend(model, pretrained)
+            backend = OpenCLIPBackend(self.options.model, self.options.weights)
         self.backend = backend
-        self.name = f"clip:{getattr(backend, 'name', model)}"
-        self._text_cache: dict[tuple[str, ...], NDArray[np.float32]] = {}
+        self._texts: dict[tuple[str, ...], NDArray[np.float32]] = {}
 
-    def scores(self, image: Image.Image, labels: Sequence[str]) -> NDArray[np.float64]:
-        """Softmax probabilities over the labels (logit scale 100, as CLIP)."""
-        key = tuple(labels)
-        if key not in self._text_cache:
-            self._text_cache[key] = self.backend.embed_texts([f"a photo of a {x}" for x in key])
+    async def rank(
+        self, image: Image.Image | None, types: Sequence[str], item: TaskItem, info: SolveInfo
+    ) -> Ranking:
+        key = tuple(types)
+        if key not in self._texts:
+            captions = [f"a photo of a {type_label(t)}" for t in key]
+            self._texts[key] = self.backend.embed_texts(captions)
         img = self.backend.embed_images([image])[0]
-        logits = 100.0 * (self._text_cache[key] @ img).astype(np.float64)
+        logits = 100.0 * (self._texts[key] @ img).astype(np.float64)
         e = np.exp(logits - logits.max())
-        return e / e.sum()
+        return Ranking((e / e.sum()).tolist())
 
 
 def rank_from_reply(reply: str, labels: Sequence[str]) -> NDArray[np.float64]:
@@ -111,33 +195,69 @@ def rank_from_reply(reply: str, labels: Sequence[str]) -> NDArray[np.float64]:
     return scores
 
 
-class VLMRecogniser:
-    """Ask a vision-language model (through :mod:`flaneur.models`) to rank the types.
+VLM_PROMPT = (
+    "This is a street view of a storefront. Which type of place is it? Candidate types: "
+    "{types}. Answer with the five most likely types from the list, best first, one per "
+    "line, and nothing else."
+)
+VLM_PROMPT_ID = "virl-recognition-vlm-1"
+"""Version of :data:`VLM_PROMPT` (recorded with every exchange)."""
+
+
+class VLMRecogniser(Recogniser):
+    """Ask the run's vision-language model to rank the types.
 
     The prompt lists the types and asks for the five most likely, best first, one a line;
     :func:`rank_from_reply` turns the reply into scores. A reply naming no type scores all 0
-    (counted in :attr:`unparsed`); a model error is raised.
+    (its record counts a parse failure); a model error ends the row ``model_error``.
     """
 
-    PROMPT = (
-        "This is a street view of a storefront. Which type of place is it? Candidate types: "
-        "{types}. Answer with the five most likely types from the list, best first, one per "
-        "line, and nothing else."
-    )
+    name = "vlm"
+    needs_model = True
 
-    def __init__(self, model: Any, *, temperature: float = 0.0) -> None:
-        self.model = model
-        self.temperature = temperature
-        self.name = f"vlm:{getattr(model, 'name', type(model).__name__)}"
-        self.unparsed = 0
+    async def rank(
+        self, image: Image.Image | None, types: Sequence[str], item: TaskItem, info: SolveInfo
+    ) -> Ranking:
+        from flaneur.models import user
 
-    def scores(self, image: Image.Image, labels: Sequence[str]) -> NDArray[np.float64]:
-        """Ask the model; scores from the ranking in its reply."""
-        from flaneur.models import run_sync, user
+        if info.model is None:
+            raise FlaneurError("recogniser 'vlm' needs a language model: add --llm")
+        labels = [type_label(t) for t in types]
+        prompt = VLM_PROMPT.format(types=", ".join(labels))
+        reply = await info.model.complete([user(prompt, image)], temperature=0.0)
+        text = reply.text or ""
+        scores = rank_from_reply(text, labels)
+        record = {"prompt_id": VLM_PROMPT_ID, "raw_output": text}
+        record["parse_failures"] = int(not scores.any())
+        return Ranking(scores.tolist(), [record])
 
-        prompt = self.PROMPT.format(types=", ".join(labels))
-        reply = run_sync(self.model.complete([user(prompt, image)], temperature=self.temperature))
-        scores = rank_from_reply(reply.text, labels)
-        if not scores.any():
-            self.unparsed += 1
-        return scores
+
+class OracleRecogniser(Recogniser):
+    """The benchmark's oracle: the item's true types first (top-1 is always right)."""
+
+    name = "oracle"
+    sees_view = False
+
+    async def rank(
+        self, image: Image.Image | None, types: Sequence[str], item: TaskItem, info: SolveInfo
+    ) -> Ranking:
+        true = set(item.get("types") or ())
+        return Ranking([1.0 if t in true else 0.0 for t in types])
+
+
+def _check_recogniser(name: str, entry: Any) -> None:
+    if not (isinstance(entry, type) and issubclass(entry, Recogniser)):
+        raise FlaneurError(f"recogniser {name!r} is {entry!r}, not a Recogniser subclass")
+
+
+RECOGNISERS: Registry[type[Recogniser]] = Registry(
+    "recogniser", group="flaneur.recognisers", check=_check_recogniser
+)
+"""Recognisers by the name ``--recogniser`` / ``--agent`` takes."""
+for _name, _cls in {
+    "offline": OfflineRecogniser,
+    "clip": CLIPRecogniser,
+    "vlm": VLMRecogniser,
+    "oracle": OracleRecogniser,
+}.items():
+    RECOGNISERS.register(_name, _cls)

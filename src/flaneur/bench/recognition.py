@@ -1,190 +1,184 @@
-"""Place recognition (V-IRL §5, ``place_centric_recog.py``): storefront view -> place type.
+"""Place recognition sets (V-IRL §5, ``place_centric_recog.py``): storefront view -> place type.
 
-:func:`build_recognition_set` picks named places of the chosen type list in each region and
-aims a view at each one's facade from its nearest street viewpoint. A :class:`Recogniser`
-scores a view against the type names; :func:`evaluate_recognition` ranks them (top-1/3/5)
-and computes mAcc (:func:`flaneur.bench.metrics.mean_accuracy`) on top-1.
+:class:`RecognitionSet` (generator ``virl-recognition``) picks named places of a V-IRL type
+list in each region of a city and aims a view at each one's facade from its nearest street
+viewpoint. An item's id is the place id, its category the place's first V-IRL type; its data
+hold the place's ``name``, ``region`` and true ``types``, the candidate type list
+(``candidates``), and the camera (``node``, ``heading``, ``pitch``, ``fov``). The
+``virl-recognition`` task kind (:mod:`flaneur.evaluate.kinds.virl_bench`) shows a recogniser
+(:mod:`flaneur.bench.recognisers`) each view and scores its ranking of the candidates.
+
+Regions are a GeoJSON file's polygons or, by default, a grid over the city; a region without
+a usable place is skipped and named in the set's report, and a city where no region has one
+is a one-line error.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Protocol
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Annotated, Any
 
 import numpy as np
-from numpy.typing import NDArray
-from PIL import Image
 
-from flaneur.bench.metrics import mean_accuracy, topk_hits
-from flaneur.bench.sets import score_items
-from flaneur.bench.types import place_virl_types, type_label
+from flaneur.agents import episode_seed
+from flaneur.bench.types import load_type_list, place_virl_types
 from flaneur.geo import bearing
-from flaneur.services.region import Region, region_of_points
-from flaneur.views.base import View
+from flaneur.options import Range, option
+from flaneur.services.errors import RegionError
+from flaneur.services.region import Region, grid_regions, read_regions, region_of_points
+from flaneur.tasks.generators import Generator
+from flaneur.tasks.items import TaskItem
 from flaneur.world.city import City
 
 __all__ = [
+    "MAX_VIEW_M",
     "RECOGNITION_VERSION",
-    "Recogniser",
-    "build_recognition_set",
-    "evaluate_recognition",
+    "RecognitionOptions",
+    "RecognitionSet",
+    "recognition_places",
 ]
 
 RECOGNITION_VERSION = 1
-"""Version of the recognition set format and construction rules."""
+"""Version of the recognition set's construction rules."""
+
+MAX_VIEW_M = 40.0
+"""Places farther than this from every street viewpoint are skipped (no facade view)."""
+
+FOV, PITCH = 60.0, 5.0
+"""Camera of every view, aimed from the nearest viewpoint straight at the place."""
 
 
-class Recogniser(Protocol):
-    """Scores a view against place-type names (higher is more likely)."""
+@dataclass(frozen=True)
+class RecognitionOptions:
+    """Options of the recognition and VQA generators (``-T key=value``)."""
 
-    name: str
+    types: str = option(
+        "96", "V-IRL type list: 20, 96, comma-separated types or a file with one type a line"
+    )
+    per_region: Annotated[int, Range(1, 1000)] = option(20, "places per region at most")
+    cell_m: Annotated[float, Range(50, 20000)] = option(
+        500.0, "grid cell size in metres (without regions)"
+    )
+    regions: str = option("", "GeoJSON polygons named by properties.name (default: a grid)")
 
-    def scores(self, image: Image.Image, labels: Sequence[str]) -> NDArray[np.float64]:
-        """One score per label."""
-        ...
+    def __post_init__(self) -> None:
+        load_type_list(self.types)  # an unknown type fails when the options are checked
 
 
-def build_recognition_set(
-    city: City,
-    regions: Sequence[Region],
-    types: Sequence[str],
-    *,
-    seed: int = 0,
-    per_region: int = 20,
-    max_view_m: float = 40.0,
-    fov: float = 60.0,
-    pitch: float = 5.0,
-) -> list[dict[str, Any]]:
-    """One storefront view per named place that has a type of ``types``.
+def _candidates(spec: str) -> str | list[str]:
+    """What items store as their candidate list: V-IRL's list by name, else the types."""
+    return spec if spec in ("20", "96") else list(load_type_list(spec))
 
-    Parameters
-    ----------
-    city, regions, types
-        The city, the regions to draw from and the V-IRL type list.
-    seed
-        Seed of the per-region sample (places are shuffled with it, then the first
-        ``per_region`` kept); the same inputs give the same set.
-    per_region
-        At most this many places per region (V-IRL keeps every place with a photo).
-    max_view_m
-        Places farther than this from every street viewpoint are skipped (no facade view).
-    fov, pitch
-        Camera of the view, aimed from the nearest viewpoint straight at the place.
 
-    Returns
-    -------
-    list of dict
-        Items ``{"place_id", "name", "region", "types", "node", "heading", "pitch", "fov",
-        "distance_m"}``, ordered by region then sample order.
-    """
-    places, graph = city.places, city.graph
+def _places_by_region(
+    city: City, regions: Sequence[Region], types: Sequence[str]
+) -> dict[str, list[int]]:
+    """Rows of the named places of ``types`` in each region."""
+    places = city.places
     names = region_of_points(list(regions), places.lat, places.lng)
-    rng = np.random.default_rng(seed)
-    items: list[dict[str, Any]] = []
-    for region in regions:
-        rows = [
-            r
-            for r in range(len(places))
-            if names[r] == region.name
-            and places.names[r]
-            and place_virl_types(places.categories[r], types)
-        ]
-        rows = [rows[i] for i in rng.permutation(len(rows))]
-        kept = 0
-        for r in rows:
-            if kept >= per_region:
-                break
-            node = int(graph.nearest_node(places.lat[r], places.lng[r]))
-            dist = float(np.hypot(*(graph.xy[node] - places.xy[r])))
-            if dist > max_view_m:
-                continue
-            heading = float(bearing(graph.lat[node], graph.lng[node], places.lat[r], places.lng[r]))
-            items.append(
-                {
-                    "place_id": str(places.ids[r]),
-                    "name": str(places.names[r]),
-                    "region": region.name,
-                    "types": list(place_virl_types(places.categories[r], types)),
-                    "node": str(graph.ids[node]),
-                    "heading": round(heading % 360.0, 2),
-                    "pitch": pitch,
-                    "fov": fov,
-                    "distance_m": round(dist, 1),
-                }
-            )
-            kept += 1
-    return items
+    found: dict[str, list[int]] = {r.name: [] for r in regions}
+    for row, region in enumerate(names):
+        if (
+            region in found
+            and places.names[row]
+            and place_virl_types(places.categories[row], types)
+        ):
+            found[region].append(row)
+    return found
 
 
-def evaluate_recognition(
-    items: Iterable[dict[str, Any]],
-    types: Sequence[str],
-    recogniser: Recogniser,
-    image_of: Callable[[dict[str, Any]], Image.Image | View],
-    *,
-    done: dict[str, dict[str, Any]] | None = None,
-    on_result: Callable[[dict[str, Any]], None] | None = None,
-) -> dict[str, Any]:
-    """Score every item, rank the types and compute top-1/3/5 and mAcc.
-
-    Parameters
-    ----------
-    items
-        Items of :func:`build_recognition_set`.
-    types
-        The candidate types (scored as their words, ``"convenience store"``).
-    recogniser
-        The recogniser.
-    image_of
-        Returns the view of an item (a :class:`View` or a PIL image).
-    done
-        Results already computed, by place id (resume); they are not scored again.
-    on_result
-        Called with each new per-place result (to append it to a results file).
-
-    Returns
-    -------
-    dict
-        ``places``, ``top1``, ``top3``, ``top5``, ``acc``, ``macc``, ``per_type``
-        (``{type: [accuracy, weight]}``), ``per_region`` and ``results`` (per place).
-    """
-    labels = [type_label(t) for t in types]
-
-    def score(item: dict[str, Any]) -> dict[str, Any]:
-        image = image_of(item)
-        pil = image.image if isinstance(image, View) else image
-        scores = np.asarray(recogniser.scores(pil, labels), dtype=np.float64)
-        hits = topk_hits(scores, list(types), item["types"])
-        best = [types[i] for i in np.argsort(-scores, kind="stable")[:5]]
-        return {
-            "place_id": item["place_id"],
-            "region": item.get("region"),
-            "types": item["types"],
-            "top1": hits[1],
-            "top3": hits[3],
-            "top5": hits[5],
-            "predicted": best,
-        }
-
-    results = score_items(items, "place_id", score, done, on_result)
-    return summarize_recognition(results)
-
-
-def summarize_recognition(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Top-k accuracies, mAcc, per-type and per-region tables of per-place results."""
-    n = len(results)
-    m = mean_accuracy((r["types"], r["top1"]) for r in results)
-    regions: dict[str, list[bool]] = {}
-    for r in results:
-        regions.setdefault(str(r.get("region")), []).append(bool(r["top1"]))
-    return {
-        "places": n,
-        "top1": sum(r["top1"] for r in results) / n if n else 0.0,
-        "top3": sum(r["top3"] for r in results) / n if n else 0.0,
-        "top5": sum(r["top5"] for r in results) / n if n else 0.0,
-        "acc": m.acc,
-        "macc": m.macc,
-        "per_type": {t: [a, w] for t, (a, w) in m.per_type.items()},
-        "per_region": {k: [sum(v) / len(v), len(v)] for k, v in sorted(regions.items())},
-        "results": list(results),
+def _item(city: City, row: int, node: int, region: str, types: Sequence[str], candidates: Any):
+    places, graph = city.places, city.graph
+    heading = float(bearing(graph.lat[node], graph.lng[node], places.lat[row], places.lng[row]))
+    true = list(place_virl_types(places.categories[row], types))
+    data = {
+        "name": str(places.names[row]),
+        "region": region,
+        "types": true,
+        "candidates": candidates,
+        "node": str(graph.ids[node]),
+        "heading": round(heading % 360.0, 2),
+        "pitch": PITCH,
+        "fov": FOV,
+        "distance_m": round(float(np.hypot(*(graph.xy[node] - places.xy[row]))), 1),
     }
+    return TaskItem(str(places.ids[row]), true[0], data)
+
+
+def recognition_places(
+    city: City, options: RecognitionOptions, *, seed: int
+) -> tuple[list[tuple[int, TaskItem]], dict[str, str], int]:
+    """The places of a recognition set: ``([(place row, item)], skipped, regions)``.
+
+    In each region the named places of the type list are shuffled with a seed of ``seed``
+    and the region's name, and the first ``per_region`` within :data:`MAX_VIEW_M` of a
+    street viewpoint are kept. ``skipped`` names each region that gave none, and why.
+
+    Raises
+    ------
+    RegionError
+        When no region holds a usable place (one line naming the regions' source).
+    DataError
+        An unreadable region file.
+    """
+    types = load_type_list(options.types)
+    candidates = _candidates(options.types)
+    regions = (
+        read_regions(options.regions) if options.regions else grid_regions(city, options.cell_m)
+    )
+    graph, places = city.graph, city.places
+    kept: list[tuple[int, TaskItem]] = []
+    skipped: dict[str, str] = {}
+    for region, rows in _places_by_region(city, regions, types).items():
+        if not rows:
+            skipped[region] = "no named place of the type list"
+            continue
+        rng = np.random.default_rng(episode_seed(seed, region))
+        count = 0
+        for i in rng.permutation(len(rows)):
+            row = rows[int(i)]
+            node = int(graph.nearest_node(places.lat[row], places.lng[row]))
+            if float(np.hypot(*(graph.xy[node] - places.xy[row]))) > MAX_VIEW_M:
+                continue
+            kept.append((row, _item(city, row, node, region, types, candidates)))
+            count += 1
+            if count >= options.per_region:
+                break
+        if not count:
+            skipped[region] = f"no such place within {MAX_VIEW_M:g} m of a street viewpoint"
+    if not kept:
+        where = options.regions or f"a grid of {options.cell_m:g} m cells"
+        raise RegionError(
+            f"{where}: no named place of the type list within {MAX_VIEW_M:g} m of a street "
+            f"viewpoint of {city.name!r}"
+        )
+    return kept, skipped, len(regions)
+
+
+def region_counts(items: Sequence[TaskItem]) -> dict[str, int]:
+    """Items per region."""
+    counts: dict[str, int] = {}
+    for item in items:
+        counts[str(item.get("region"))] = counts.get(str(item.get("region")), 0) + 1
+    return counts
+
+
+class RecognitionSet(Generator):
+    """V-IRL's place recognition: one storefront view per named place of the type list, at
+    most ``per_region`` per region (``size`` caps the set)."""
+
+    kind = "virl-recognition"
+    version = RECOGNITION_VERSION
+    success_metric = "top1"
+    description = "V-IRL's place recognition: a storefront view per named place"
+    default_size = 10_000
+    Options = RecognitionOptions
+
+    def make(
+        self, city: City, *, seed: int, size: int, set_name: str, options: Any
+    ) -> tuple[list[TaskItem], dict[str, Any]]:
+        kept, skipped, regions = recognition_places(city, options, seed=seed)
+        items = [item for _, item in kept][:size]
+        report = {"regions": regions, "per_region": region_counts(items), "skipped": skipped}
+        return items, report

@@ -1,33 +1,28 @@
-"""Per-city results tables of the V-IRL benchmarks, beside the paper's numbers.
+"""Per-city tables of V-IRL's benchmarks from run folders, beside the paper's numbers.
 
-:func:`collect` reads one benchmark folder (``flaneur bench build`` / ``bench detection`` /
-``bench vln -o <folder>/vln.json``): the sets name the city, and every results file next to
-them is summarised again from its per-item lines (so a table never disagrees with the
-files). :func:`rows` flattens any number of folders into ``(city, benchmark, runner, table,
-name, metric, value)`` rows for a CSV: ``table`` is ``overall``, ``type`` or ``region``.
+A run of a V-IRL benchmark (``flaneur bench recognition|vqa --out DIR``, ``flaneur run``) is
+a run folder: ``summary.json`` holds each (task set, solver) entry with its city, the means
+of the row metrics and the kind's task-set figures (``task_metrics``: mAcc, ...), and
+``episodes.jsonl`` its rows. :func:`report_rows` turns any number of runs into
+``(city, benchmark, runner, table, name, metric, value)`` rows: ``table`` is ``overall``
+(from the summary), ``type`` or ``region`` (from the rows, for recognition and VQA).
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Iterator
-from pathlib import Path
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from flaneur.bench.detection import summarize_detection
-from flaneur.bench.recognition import summarize_recognition
-from flaneur.bench.runner import resume_results
-from flaneur.bench.sets import BenchSetError, read_set
-from flaneur.bench.vqa import summarize_vqa
+from flaneur.bench.metrics import mean_accuracy
 
-__all__ = ["PAPER", "PAPER_NOTE", "collect", "rows"]
+__all__ = ["PAPER", "PAPER_NOTE", "ReportRow", "benchmark_of", "breakdown", "report_rows"]
 
 PAPER: dict[tuple[str, str], str] = {
     ("recognition", "macc"): "CLIP B/32 0.182 .. CLIP L/14@336 0.413 (Table 4, 96 types)",
     ("vqa", "macc_circular"): "LLaVA-1.5-7B 0.601 .. InternVL-1.5 0.776 (Table 4)",
     ("vqa", "macc_plain"): "InternVL 0.821, GPT-4V 0.831, Qwen-VL-max 0.849 (Table 7)",
     ("detection", "ar"): "AR20: GroundingDINO 0.058 .. CLIP on GLIP 0.237 (Table 3)",
-    ("vln", "success"): "oracle 0.88, CLIP L/14@336 0.22 (Table 8, full set)",
+    ("vln", "virl_success"): "oracle 0.88, CLIP L/14@336 0.22 (Table 8, full set)",
 }
 """The paper's numbers, as fractions like flaneur's, for each headline metric."""
 
@@ -38,106 +33,69 @@ PAPER_NOTE = (
     "metric definitions are the paper's, the values are not comparable one to one."
 )
 
-HEADLINES = {
-    "recognition": ("macc", "acc", "top1", "top5"),
-    "vqa": ("macc_circular", "macc_plain", "acc_circular", "acc_plain"),
-    "detection": ("ar", "ar_localisation", "box_accuracy"),
-}
+BENCHMARKS = {"virl-recognition": "recognition", "virl-vqa": "vqa", "virl-detection": "detection"}
+"""Task kinds of V-IRL's benchmarks and their names in the tables."""
+
+ReportRow = tuple[str, str, str, str, str, str, Any]
+"""``(city, benchmark, runner, table, name, metric, value)``."""
 
 
-def _runner(path: Path, set_path: Path) -> str:
-    return path.name[len(set_path.stem) + 1 : -len(".results.jsonl")]
+def benchmark_of(entry: dict[str, Any], summary: dict[str, Any]) -> str | None:
+    """The benchmark of a summary entry (``None``: not one of V-IRL's): its kind's, or
+    ``vln`` for navigation sets scored by V-IRL's Success."""
+    kind = str(entry.get("kind") or "navigation")
+    if kind in BENCHMARKS:
+        return BENCHMARKS[kind]
+    facts = (summary.get("task_sets") or {}).get(entry.get("task")) or {}
+    return "vln" if facts.get("success_metric") == "virl_success" else None
 
 
-def collect(folder: str | Path) -> list[dict[str, Any]]:
-    """Summaries of every results file in a benchmark folder.
+def breakdown(rows: Sequence[dict[str, Any]], metric: str) -> dict[str, dict[str, list[float]]]:
+    """Per-type and per-region accuracy of a recognition or VQA run's rows.
 
     Returns
     -------
-    list of dict
-        ``{"city", "benchmark", "runner", "summary"}`` per results file (and per recogniser
-        of ``vln.json``), ordered by benchmark then runner.
-
-    Raises
-    ------
-    BenchSetError
-        The folder holds no benchmark set, or a set is malformed (named, one line).
+    dict
+        ``{"type": {type: [accuracy, weight]}, "region": {region: [accuracy, places]}}``
+        where a type's weight is its places counted ``1/k`` (see
+        :func:`flaneur.bench.metrics.mean_accuracy`); only rows with metrics count.
     """
-    folder = Path(folder)
-    out: list[dict[str, Any]] = []
-    sets = {
-        "recognition": ("recognition-v1.jsonl", "virl-recognition", "place_id"),
-        "vqa": ("vqa-v1.jsonl", "virl-vqa", "place_id"),
-        "detection": ("detection-v1.jsonl", "virl-detection", "node"),
+    done = [r for r in rows if (r.get("metrics") or {}).get(metric) is not None]
+    per_type = mean_accuracy((r["result"].get("types") or [], r["metrics"][metric]) for r in done)
+    regions: dict[str, list[bool]] = {}
+    for r in done:
+        regions.setdefault(str(r["result"].get("region") or ""), []).append(r["metrics"][metric])
+    return {
+        "type": {t: [a, w] for t, (a, w) in per_type.per_type.items()},
+        "region": {k: [sum(v) / len(v), float(len(v))] for k, v in sorted(regions.items())},
     }
-    for bench, (name, kind, key) in sets.items():
-        set_path = folder / name
-        if not set_path.is_file():
-            continue
-        header, _ = read_set(set_path, kind, 1)
-        city = str(header.get("city_name") or header.get("city"))
-        for res in sorted(folder.glob(f"{set_path.stem}.*.results.jsonl")):
-            results = list(resume_results(res, key).values())
-            runner = _runner(res, set_path)
-            if bench == "recognition":
-                summary = summarize_recognition(results)
-            elif bench == "vqa":
-                summary = summarize_vqa(results, circular=runner.endswith(".circular"))
-            else:
-                summary = summarize_detection(results, header["places"], header["types"])
-            out.append({"city": city, "benchmark": bench, "runner": runner, "summary": summary})
-    vln = folder / "vln.json"
-    if vln.is_file():
-        try:
-            data = json.loads(vln.read_text(encoding="utf-8"))
-            for rec, res in data["results"].items():
-                out.append(
-                    {
-                        "city": str(data["city"]),
-                        "benchmark": "vln",
-                        "runner": rec,
-                        "summary": {**res["metrics"], "routes": data["routes"]},
-                    }
-                )
-        except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
-            raise BenchSetError(f"{vln}: not a `flaneur bench vln -o` result ({err})") from None
-    if not out and not any((folder / n).is_file() for n, _, _ in sets.values()):
-        raise BenchSetError(f"{folder}: no benchmark set here; build one with `flaneur bench`")
-    return out
 
 
-def _value(summary: dict[str, Any], metric: str) -> float | None:
-    value = summary.get(metric)
-    return None if value is None else float(value)
+def _overall(entry: dict[str, Any]) -> Iterator[tuple[str, Any]]:
+    for name, figure in (entry.get("task_metrics") or {}).items():
+        yield name, figure.get("value") if isinstance(figure, dict) else figure
+    metrics = ((entry.get("summary") or {}).get("overall") or {}).get("metrics") or {}
+    for name, value in metrics.items():
+        yield name, value.get("mean") if isinstance(value, dict) else value
 
 
-def rows(folders: Iterable[str | Path]) -> Iterator[tuple[str, str, str, str, str, str, Any]]:
-    """``(city, benchmark, runner, table, name, metric, value)`` rows of every folder."""
-    for folder in folders:
-        for entry in collect(folder):
-            city, bench, runner, s = (
-                entry["city"],
-                entry["benchmark"],
-                entry["runner"],
-                entry["summary"],
-            )
-            if bench == "vln":
-                for metric, value in s.items():
-                    yield city, bench, runner, "overall", "", metric, value
+def report_rows(runs: Iterable[tuple[dict[str, Any], list[dict[str, Any]]]]) -> Iterator[ReportRow]:
+    """The table rows of runs given as ``(summary, rows)``: every V-IRL benchmark entry's
+    overall figures, then its per-type and per-region accuracy (recognition: top-1, VQA:
+    circular)."""
+    for summary, rows in runs:
+        for entry in summary.get("runs") or []:
+            bench = benchmark_of(entry, summary)
+            if bench is None:
                 continue
-            for metric in HEADLINES[bench]:
-                yield city, bench, runner, "overall", "", metric, _value(s, metric)
-            for name, row in (s.get("per_type") or {}).items():
-                if isinstance(row, dict):  # detection
-                    yield city, bench, runner, "type", name, "recall", row["recall"]
-                    yield city, bench, runner, "type", name, "places", row["places"]
-                else:  # [accuracy, weight]
-                    yield city, bench, runner, "type", name, "accuracy", row[0]
-                    yield city, bench, runner, "type", name, "places", row[1]
-            for name, row in (s.get("per_region") or {}).items():
-                if isinstance(row, dict):
-                    yield city, bench, runner, "region", name, "ar", row["ar"]
-                    yield city, bench, runner, "region", name, "places", row["places"]
-                else:
-                    yield city, bench, runner, "region", name, "accuracy", row[0]
-                    yield city, bench, runner, "region", name, "places", row[1]
+            city, runner = str(entry.get("city")), str(entry.get("agent"))
+            for metric, value in _overall(entry):
+                yield city, bench, runner, "overall", "", metric, value
+            if bench not in ("recognition", "vqa"):
+                continue
+            mine = [r for r in rows if (r.get("task"), r.get("agent")) == (entry["task"], runner)]
+            metric = "top1" if bench == "recognition" else "correct"
+            for table, groups in breakdown(mine, metric).items():
+                for name, (accuracy, weight) in groups.items():
+                    yield city, bench, runner, table, name, "accuracy", accuracy
+                    yield city, bench, runner, table, name, "places", weight

@@ -1,40 +1,53 @@
-"""Place VQA (V-IRL §5, ``generate_place_vqa_data.py`` / ``place_centric_vqa.py``).
+"""Place VQA sets (V-IRL §5, ``generate_place_vqa_data.py`` / ``place_centric_vqa.py``).
 
-Each place gets the question "which human intention can be accomplished here" with four
-options, one true. Offline, options come from :file:`intentions.json` (one or more per V-IRL
-type) and the ``latent_poi`` / ``abstract_need`` needs of :file:`flaneur/tasks/needs.json`:
-the true option is an intention whose categories meet the place's, the three distractors
-are intentions whose categories are disjoint from the place's (and from each other's).
-Evaluation is circular (:func:`flaneur.bench.metrics.circular_correct`); the plain
-(non-circular) score is the first pass, which is V-IRL's single-pass prompt.
+Each place of the recognition set of the same city, seed and options
+(:func:`flaneur.bench.recognition.recognition_places`) gets the question "which human
+intention can be accomplished here" with four options, one true. The options come from
+:file:`intentions.json` (one or more per V-IRL type) and the ``latent_poi`` /
+``abstract_need`` needs of :file:`flaneur/tasks/needs.json`: the true option is an intention
+whose categories meet the place's, the three distractors are intentions whose categories are
+disjoint from the place's (and from each other's). Choice and order are drawn with a seed of
+the set's seed and the place id. V-IRL had GPT write the options; flaneur's generator writes
+them offline only (a generator has no model to ask).
+
+An item is the recognition item plus ``question``, ``options`` (4 texts) and ``answer`` (the
+index of the true one). The ``virl-vqa`` task kind asks an answerer
+(:mod:`flaneur.bench.answerers`) in four rotations (circular evaluation,
+:func:`flaneur.bench.metrics.circular_correct`); the first pass alone is V-IRL's plain score.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
 import numpy as np
 
-from flaneur.bench.metrics import LETTERS, circular_correct, mean_accuracy, rotate_options
-from flaneur.bench.parse import AnswerParser
-from flaneur.bench.sets import score_items
+from flaneur.agents import episode_seed
+from flaneur.bench.metrics import LETTERS
+from flaneur.bench.recognition import RecognitionOptions, recognition_places, region_counts
 from flaneur.bench.types import VIRL_TO_FLANEUR
+from flaneur.errors import FlaneurError
+from flaneur.tasks.generators import Generator
+from flaneur.tasks.items import TaskItem
+from flaneur.world.city import City
 
 __all__ = [
     "QUESTION",
     "VQA_VERSION",
     "Intention",
-    "build_vqa_set",
-    "evaluate_vqa",
+    "VqaSet",
     "format_question",
     "intention_pool",
+    "offline_options",
 ]
 
 VQA_VERSION = 1
+"""Version of the VQA set's construction rules."""
+
 QUESTION = "Which human intention can be accomplished at this place?"
 
 
@@ -66,9 +79,11 @@ def intention_pool() -> list[Intention]:
     return pool
 
 
-def _offline_options(
+def offline_options(
     categories: Iterable[str], pool: Sequence[Intention], rng: np.random.Generator
 ) -> tuple[list[str], int] | None:
+    """Four option texts for a place of ``categories`` and the index of the true one, or
+    ``None`` when the pool has no true intention or not three disjoint false ones."""
     cats = set(categories)
     true = [x for x in pool if x.categories & cats]
     false = [x for x in pool if x.categories and not x.categories & cats]
@@ -90,58 +105,6 @@ def _offline_options(
     return options, slot
 
 
-def build_vqa_set(
-    items: Sequence[dict[str, Any]],
-    place_categories: Callable[[str], Sequence[str]],
-    *,
-    seed: int = 0,
-    writer: Callable[[dict[str, Any]], tuple[list[str], int] | None] | None = None,
-) -> tuple[list[dict[str, Any]], int]:
-    """Questions for the places of a recognition set (same views).
-
-    Parameters
-    ----------
-    items
-        Items of :func:`flaneur.bench.recognition.build_recognition_set`.
-    place_categories
-        flaneur categories of a place id.
-    seed
-        Seed of option choice and order.
-    writer
-        Optional ``item -> (options, answer index)`` (an LLM writer, ``--llm``); when it
-        returns None the offline options are used and the fallback is counted.
-
-    Returns
-    -------
-    (list of dict, int)
-        VQA items (the recognition item plus ``question``, ``options``, ``answer``,
-        ``written_by``) and the number of places whose LLM options fell back to offline.
-    """
-    pool = intention_pool()
-    rng = np.random.default_rng(seed)
-    out, fallbacks = [], 0
-    for item in items:
-        made = writer(item) if writer is not None else None
-        by = "llm"
-        if made is None:
-            fallbacks += writer is not None
-            made = _offline_options(place_categories(item["place_id"]), pool, rng)
-            by = "offline"
-        if made is None:
-            continue
-        options, answer = made
-        out.append(
-            {
-                **item,
-                "question": QUESTION,
-                "options": options,
-                "answer": LETTERS[answer],
-                "written_by": by,
-            }
-        )
-    return out, fallbacks
-
-
 def format_question(question: str, options: Sequence[str]) -> str:
     """The multiple-choice prompt: question, lettered options, and how to answer."""
     lines = [f"Q: {question} Choices:"]
@@ -150,94 +113,34 @@ def format_question(question: str, options: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
-def evaluate_vqa(
-    items: Iterable[dict[str, Any]],
-    answer: Callable[[dict[str, Any], str], str],
-    parser: AnswerParser,
-    *,
-    circular: bool = True,
-    done: dict[str, dict[str, Any]] | None = None,
-    on_result: Callable[[dict[str, Any]], None] | None = None,
-) -> dict[str, Any]:
-    """Ask every question (4 rotations when ``circular``) and score it.
+class VqaSet(Generator):
+    """V-IRL's place VQA: a four-option intention question about each place of the
+    recognition set of the same seed and options (``size`` caps the set)."""
 
-    Parameters
-    ----------
-    items
-        VQA items.
-    answer
-        ``(item, prompt) -> raw reply`` (the answerer sees the item's view and the prompt).
-    parser
-        Turns a reply into a letter or ``"none"``.
-    circular
-        Circular evaluation (default) or a single pass.
-    done, on_result
-        Resume: earlier per-place results by place id; callback for each new result.
+    kind = "virl-vqa"
+    version = VQA_VERSION
+    success_metric = "correct"
+    description = "V-IRL's place VQA: which intention can be accomplished at this place"
+    default_size = 10_000
+    Options = RecognitionOptions
 
-    Returns
-    -------
-    dict
-        ``places``, ``acc_circular``, ``macc_circular``, ``acc_plain``, ``macc_plain``
-        (first pass), ``none_replies``, ``matcher_used``, ``asked``, ``per_type``,
-        ``results``.
-    """
-
-    def score(item: dict[str, Any]) -> dict[str, Any]:
-        truth = LETTERS.index(item["answer"])
-        letters: list[str] = []
-        raws: list[str] = []
-
-        def ask(options: list[str], idx: int) -> bool:
-            prompt = format_question(item["question"], options)
-            raw = answer(item, prompt)
-            got = parser.parse(raw, item["question"], options)
-            raws.append(raw)
-            letters.append(got)
-            return got == LETTERS[idx]
-
-        if circular:
-            ok, _ = circular_correct(ask, item["options"], truth)
-        else:
-            opts, idx = rotate_options(item["options"], truth, 0)
-            ok = ask(opts, idx)
-        return {
-            "place_id": item["place_id"],
-            "types": item["types"],
-            "region": item.get("region"),
-            "correct": ok,
-            "first_pass": letters[0] == item["answer"],
-            "answers": letters,
-            "replies": raws,
-        }
-
-    results = score_items(items, "place_id", score, done, on_result)
-    return summarize_vqa(results, parser, circular=circular)
-
-
-def summarize_vqa(
-    results: Sequence[dict[str, Any]],
-    parser: AnswerParser | None = None,
-    *,
-    circular: bool = True,
-) -> dict:
-    """Circular (None after a single-pass run) and plain accuracy / mAcc, parse counts and
-    the per-type table (of the circular score, else of the plain one)."""
-    circ = mean_accuracy((r["types"], r["correct"]) for r in results)
-    plain = mean_accuracy((r["types"], r["first_pass"]) for r in results)
-    regions: dict[str, list[bool]] = {}
-    for r in results:
-        regions.setdefault(str(r.get("region")), []).append(bool(r["correct"]))
-    return {
-        "places": len(results),
-        "mode": "circular" if circular else "plain",
-        "acc_circular": circ.acc if circular else None,
-        "macc_circular": circ.macc if circular else None,
-        "acc_plain": plain.acc,
-        "macc_plain": plain.macc,
-        "asked": sum(len(r["answers"]) for r in results),
-        "none_replies": sum(a == "none" for r in results for a in r["answers"]),
-        "matcher_used": parser.matcher_used if parser is not None else None,
-        "per_type": {t: [a, w] for t, (a, w) in (circ if circular else plain).per_type.items()},
-        "per_region": {k: [sum(v) / len(v), len(v)] for k, v in sorted(regions.items())},
-        "results": list(results),
-    }
+    def make(
+        self, city: City, *, seed: int, size: int, set_name: str, options: Any
+    ) -> tuple[list[TaskItem], dict[str, Any]]:
+        kept, skipped, regions = recognition_places(city, options, seed=seed)
+        pool = intention_pool()
+        items: list[TaskItem] = []
+        for row, place in kept:
+            rng = np.random.default_rng(episode_seed(seed, place.id))
+            made = offline_options(city.places.categories[row], pool, rng)
+            if made is None:
+                skipped[f"place {place.id}"] = "no fitting true option and 3 disjoint false ones"
+                continue
+            texts, answer = made
+            data = {**place.data, "question": QUESTION, "options": texts, "answer": answer}
+            items.append(TaskItem(place.id, place.category, data))
+        if not items:
+            raise FlaneurError(f"no place of {city.name!r} has offline VQA options")
+        items = items[:size]
+        report = {"regions": regions, "per_region": region_counts(items), "skipped": skipped}
+        return items, report

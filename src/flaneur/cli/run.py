@@ -212,7 +212,7 @@ def run_command(
         scheme_options={"allow_jumps": True} if allow_jumps else {},
         llm_options=model_options,
     )
-    _build_agents_once(config)
+    _build_agents_once(config, [spec.kind for spec in specs])
     if aliases:  # after the checks, so that a usage error stays one line
         typer.echo(f"note: deprecated flag; use {' '.join('-o ' + a for a in aliases)}", err=True)
     executor = _executor(executor_name, ray_address, workers)
@@ -365,19 +365,21 @@ def _option_value(text: str) -> Any:
         return text
 
 
-def _build_agents_once(config: RunConfig) -> None:
-    """Check every agent's options against its typed ``Options`` and construct it once, so
-    that an unknown agent or a bad option fails as a one-line error naming the agent before
-    any task loads or episode runs."""
-    from flaneur.agents import make_agent
+def _build_agents_once(config: RunConfig, kinds: Sequence[str]) -> None:
+    """Check every solver against the kinds of the run's task sets (a navigation agent, a
+    planner of the right scenarios, a recogniser, ...), check its options against its typed
+    ``Options`` and construct it once, so that an unknown name, a solver of another kind or a
+    bad option fails as a one-line error naming it before any task loads or item runs."""
+    from flaneur.evaluate.kinds import kind_named
 
-    for name in config.agents:
-        options = config.options_for(name)
-        try:
-            make_agent(name, **options)  # checks the options first (one line naming them)
-        except (TypeError, ValueError) as err:  # a value its constructor still refuses
-            shown = ", ".join(f"{key}={value!r}" for key, value in options.items())
-            raise FlaneurError(f"agent {name!r} rejects its options ({shown}): {err}") from err
+    for kind in (kind_named(name) for name in dict.fromkeys(kinds)):
+        factory = kind.make_factory(config.options_for)
+        for name in config.agents:
+            try:
+                factory(name)  # checks the class and the options first (one line naming them)
+            except (TypeError, ValueError) as err:  # a value its constructor still refuses
+                shown = ", ".join(f"{k}={v!r}" for k, v in config.options_for(name).items())
+                raise FlaneurError(f"agent {name!r} rejects its options ({shown}): {err}") from err
 
 
 def _deprecated_options(strategy: str | None, round_: int | None, mode: str | None) -> list[str]:
