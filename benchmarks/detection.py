@@ -12,6 +12,12 @@ street-furniture kind:
 
 Each figure is the median of ``--repeats`` runs. ``--ocr`` adds the OCR storefront detector
 on a quarter of the views (it runs PP-OCR and the sentence embedder, so it is much slower).
+
+``place_detection``: the scene simulator and the oracle on the first ``--viewpoints``
+viewpoints of ``helsinki-virl-detection-v1`` (V-IRL's place detection, 13 views each; 3 with
+``--quick``) through the runner (:func:`flaneur.evaluate.runner.run_benchmark`): AR, AR10,
+AR20, localisation AR and matched-box accuracy, and viewpoints per second (rendering
+included).
 """
 
 from __future__ import annotations
@@ -20,11 +26,15 @@ import argparse
 import json
 import statistics
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 
-from flaneur.perception.detection import SceneDetector, StorefrontDetector
+from flaneur.evaluate.runner import RunConfig, run_benchmark
+from flaneur.perception.detection import StorefrontDetector, make_detector
+from flaneur.perception.ocr import OCR
 from flaneur.views.synthetic import SyntheticViews
 from flaneur.world.builtin import load_city
 from flaneur.world.furniture import FURNITURE_KINDS
@@ -53,6 +63,27 @@ def timed(detector_factory, views, labels, repeats: int) -> dict:
     }
 
 
+def place_detection(viewpoints: int) -> dict:
+    """The scene simulator and the oracle on the first ``viewpoints`` of the built-in place
+    detection set, through the runner; their task-set figures and speed."""
+    out = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in ("scene", "oracle"):
+            config = RunConfig(
+                agents=(name,), tasks=("helsinki-virl-detection-v1",), limit=viewpoints
+            )
+            t0 = time.perf_counter()
+            summary = run_benchmark(config, Path(tmp) / name, progress="none")
+            seconds = time.perf_counter() - t0
+            (entry,) = summary["runs"]
+            figures = entry.get("task_metrics") or {}
+            out[name] = {k: (v or {}).get("value") for k, v in figures.items()}
+            out[name]["places"] = (figures.get("ar") or {}).get("n")
+            out[name]["viewpoints"] = entry["rows"]
+            out[name]["viewpoints_per_s"] = round(entry["rows"] / seconds, 2)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -61,6 +92,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=5, help="runs per figure (median)")
     parser.add_argument("--ocr", action="store_true", help="also time the OCR detector")
     parser.add_argument("--seed", type=int, default=0, help="seed of the view sample")
+    parser.add_argument(
+        "--viewpoints", type=int, default=20, help="place detection viewpoints (--quick: 3)"
+    )
     args = parser.parse_args(argv)
     n_views, repeats = (20, 3) if args.quick else (args.views, args.repeats)
     city = load_city("helsinki")
@@ -78,15 +112,17 @@ def main(argv: list[str] | None = None) -> int:
     result = {
         "size": [640, 640],
         "labels": labels,
-        "scene": timed(lambda: SceneDetector(seed=0), views, labels, repeats),
+        "scene": timed(lambda: make_detector("scene", seed=0), views, labels, repeats),
     }
     if args.ocr:
         quarter = views[: max(1, n_views // 4)]
-        result["ocr"] = timed(StorefrontDetector, quarter, ["cafe", "restaurant", "shop"], 1)
+        fresh = lambda: StorefrontDetector(ocr=OCR())  # noqa: E731 - no disk cache: timed
+        result["ocr"] = timed(fresh, quarter, ["cafe", "restaurant", "shop"], 1)
+    result["place_detection"] = place_detection(3 if args.quick else args.viewpoints)
     if args.json:
         print(json.dumps(result))
     else:
-        for name in ("scene", "ocr"):
+        for name in ("scene", "ocr", "place_detection"):
             if name in result:
                 print(name, result[name])
     return 0

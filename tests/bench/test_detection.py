@@ -1,5 +1,6 @@
-"""Place detection: box -> place matching, AR and box accuracy by hand, the set on the toy
-city, the scene simulator's storefronts, resume, and one-line errors."""
+"""V-IRL's place detection: box -> place matching, AR, AR10 and box accuracy by hand, the
+``virl-detection`` generator on the toy city, runs through the one runner (the oracle recalls
+every storefront), determinism, resume, and one-line errors."""
 
 from __future__ import annotations
 
@@ -8,25 +9,33 @@ import math
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
-from PIL import Image
-from shapely.geometry import box
 from typer.testing import CliRunner
 
-from flaneur.bench.detection import build_detection_set, evaluate_detection, view_headings
-from flaneur.bench.detection_metrics import heading_in_span, match_box, score_detection
-from flaneur.bench.detection_run import build_detection, run_detection, write_detection_csv
-from flaneur.bench.types import TYPES_20, TYPES_96, TypeListError
+from flaneur.bench.detection import match_boxes, view_headings
+from flaneur.bench.detection_metrics import (
+    detection_figures,
+    heading_in_span,
+    match_box,
+    score_detection,
+    top_boxes,
+)
+from flaneur.bench.types import TYPES_20
 from flaneur.cli import app
 from flaneur.env.toy import toy_city
-from flaneur.perception.detection import Detection, SceneDetector, SceneNoise
-from flaneur.services.errors import RegionError
-from flaneur.services.region import Region
-from flaneur.views.base import View
-from flaneur.views.synthetic import SyntheticViews
+from flaneur.errors import FlaneurError
+from flaneur.evaluate.kinds.detection import DetectionKind
+from flaneur.evaluate.runlog import read_rows
+from flaneur.evaluate.runner import RunConfig, run_benchmark
+from flaneur.metrics.summary import wilson_interval
+from flaneur.perception.detection import OracleDetector, SceneDetector
+from flaneur.tasks.generators import generate_set
+from flaneur.tasks.items import TaskItem, read_items, write_items
 
-WORLD = [Region("all", box(-180, -90, 180, 90))]
+FLANEUR = Path(sys.executable).with_name("flaneur")
+TIMING = ("started_at", "duration_s")
 
 
 def test_heading_in_span_wraps_through_north() -> None:
@@ -68,17 +77,12 @@ def test_score_detection_hand_computed() -> None:
     }
     assert s.per_type["bank"]["recall"] == 0.0 and s.per_type["bank"]["localisation"] == 0.0
     assert s.ar == pytest.approx(2.5 / 4)
-    # localisation: bank 0, bakery 1, cafe 1, bar 1 -> 3 / 4
-    assert s.ar_localisation == pytest.approx(0.75)
-    # matched boxes 5, correct 4
+    assert s.ar_localisation == pytest.approx(0.75)  # bank 0, bakery 1, cafe 1, bar 1
     assert (s.boxes, s.matched_boxes, s.correct_boxes) == (6, 5, 4)
     assert s.box_accuracy == pytest.approx(0.8)
     assert list(s.per_type) == ["bank", "bakery", "cafe", "bar"]  # list order, with places
-
-
-def test_score_detection_without_boxes_or_places() -> None:
-    s = score_detection({"p": ["cafe"]}, [])
-    assert s.ar == 0.0 and math.isnan(s.box_accuracy) and s.boxes == 0
+    empty = score_detection({"p": ["cafe"]}, [])
+    assert empty.ar == 0.0 and math.isnan(empty.box_accuracy) and empty.boxes == 0
     assert math.isnan(score_detection({}, [("cafe", None)]).ar)
 
 
@@ -88,210 +92,202 @@ def test_view_headings_cover_360_at_each_fov() -> None:
     assert [h for h, f in views if f == 120.0] == [0.0, 120.0, 240.0]
 
 
-def test_build_set_on_the_toy_city() -> None:
+def test_top_boxes_keep_the_best_of_each_view() -> None:
+    boxes = [{"view": v, "score": s} for v, s in [(0, 0.2), (0, 0.9), (1, 0.5), (0, 0.5)]]
+    assert top_boxes(boxes, 2) == [boxes[1], boxes[3], boxes[2]]
+    assert top_boxes(boxes, 10) == [boxes[1], boxes[3], boxes[0], boxes[2]]
+
+
+def test_detection_figures_hand_computed() -> None:
+    places = [{"id": "p", "types": ["cafe", "bakery"]}, {"id": "q", "types": ["bar"]}]
+    # view 0: ten unmatched boxes scoring 0.9, then the one correct box (cafe on p) at 0.5;
+    # view 1: a bar box on p (matched, wrong label)
+    boxes = [{"view": 0, "type": "bar", "score": 0.9, "place": None} for _ in range(10)]
+    boxes += [{"view": 0, "type": "cafe", "score": 0.5, "place": "p"}]
+    boxes += [{"view": 1, "type": "bar", "score": 0.3, "place": "p"}]
+    figures = detection_figures([(places, boxes)], ["cafe", "bakery", "bar"])
+    # AR: cafe 1/1, bakery 0/1, bar 0/1 = 1/3; AR10 drops the cafe box: 0; AR20 keeps it
+    assert figures["ar"]["value"] == pytest.approx(1 / 3) and figures["ar"]["n"] == 2
+    assert figures["ar10"]["value"] == 0.0 and figures["ar20"]["value"] == pytest.approx(1 / 3)
+    # localisation: p is matched (cafe, bakery), q is not (bar): 2/3
+    assert figures["ar_localisation"]["value"] == pytest.approx(2 / 3)
+    assert figures["box_accuracy"]["value"] == 0.5 and figures["box_accuracy"]["n"] == 2
+    assert figures["box_accuracy"]["ci95"] == list(wilson_interval(1, 2))
+    lo, hi = figures["ar"]["ci95"]
+    assert 0.0 <= lo <= 1 / 3 <= hi <= 1.0
+    assert detection_figures([(places, boxes)], ["cafe", "bakery", "bar"]) == figures  # seeded
+    none = detection_figures([([], [])], ["cafe"])
+    assert none["ar"] == {"value": None, "n": 0, "ci95": None}
+
+
+@pytest.fixture(scope="module")
+def toy_set(tmp_path_factory) -> tuple[Path, list[TaskItem]]:
+    folder = tmp_path_factory.mktemp("detection")
     city = toy_city()
-    items, truth, grid = build_detection_set(city, WORLD, TYPES_96)
-    assert build_detection_set(city, WORLD, TYPES_96) == (items, truth, grid)
-    assert set(truth) == {"bank", "cafe-aalto", "museum"}  # within 25 m of a viewpoint
-    assert truth["bank"]["types"] == ["bank"]
-    for it in items:
-        assert len(it["views"]) == 13 and it["pitch"] == 10.0
-        assert it["places"] and all(d <= 25.0 for _, _, d in it["places"])
-    assert grid["all"] >= len(items)
-    # a sample of one viewpoint: its places only
-    one, truth1, _ = build_detection_set(city, WORLD, TYPES_96, per_region=1)
-    assert len(one) == 1 and set(truth1) == {p for p, _, _ in one[0]["places"]}
-    # V-IRL's 20 types: the toy museum is not one of them
-    _, truth20, _ = build_detection_set(city, WORLD, TYPES_20)
-    assert set(truth20) == {"bank", "cafe-aalto"}
+    pack = city.save(folder / "toy")
+    made = generate_set("virl-detection", city, city_spec=str(pack), options={"cell_m": 10_000})
+    return made.write(folder / "det.jsonl"), list(made.items)
 
 
-def _view(node: str, heading: float, pitch: float, fov: float) -> View:
-    return View(Image.new("RGB", (800, 400)), node, heading, pitch, fov)
+def test_generator_on_the_toy_city(toy_set) -> None:
+    path, items = toy_set
+    header, again = read_items(path)
+    assert header["kind"] == "virl-detection" and header["success_metric"] == "recall"
+    assert again == items
+    assert {p["id"] for it in items for p in it["places"]} == {"bank", "cafe-aalto"}
+    for it in items:  # V-IRL's 20 types: the toy museum is not one of them
+        assert len(it["views"]) == 13 and it["pitch"] == 10.0 and it["types"] == list(TYPES_20)
+        assert all(p["distance"] <= 25.0 and p["types"] for p in it["places"])
+    city = toy_city()
+    same = generate_set("virl-detection", city, city_spec="toy", options={"cell_m": 10_000})
+    assert same.items == items  # same seed, same set
+    one = generate_set(
+        "virl-detection", city, city_spec="toy", options={"cell_m": 10_000, "per_region": 1}
+    )
+    assert len(one.items) == 1 and one.items[0].id in {it.id for it in items}
+    museum = generate_set("virl-detection", city, city_spec="toy", options={"types": "museum"})
+    assert {p["id"] for it in museum.items for p in it["places"]} == {"museum"}
 
 
-def test_evaluate_matches_boxes_by_heading_span() -> None:
-    items = [
-        {
-            "node": "v",
-            "region": "all",
-            "views": [[0.0, 90.0]],
-            "pitch": 10.0,
-            "places": [["p", 30.0, 10.0], ["q", 350.0, 5.0]],
+def test_regions_without_viewpoints_are_skipped_and_nothing_is_one_line(tmp_path) -> None:
+    city = toy_city()
+    west, south, east, north = city.graph.bbox
+
+    def feature(name, ring):
+        return {
+            "type": "Feature",
+            "properties": {"name": name},
+            "geometry": {"type": "Polygon", "coordinates": [ring]},
         }
-    ]
-    truth = {"p": {"region": "all", "types": ["cafe"]}, "q": {"region": "all", "types": ["bar"]}}
 
-    def detect(views, labels):
-        assert labels[:2] == ["cafe", "bar"]
-        # fov 90 on 800 px: focal 400 px; x=400 is heading 0, x=800 is 45°
-        return [
-            [
-                Detection((500.0, 0, 800.0, 50), "cafe", 0.9),  # 14°..45°: p
-                Detection((0.0, 0, 400.0, 50), "cafe", 0.8),  # 315°..0°: q, wrong label
-                Detection((0.0, 0, 100.0, 50), "bar", 0.7),  # 315°..323°: nothing
-            ]
-        ]
-
-    s = evaluate_detection(items, truth, ["cafe", "bar"], detect, _view)
-    boxes = s["results"][0]["boxes"]
-    assert [b["place_id"] for b in boxes] == ["p", "q", None]
-    assert [b["correct"] for b in boxes] == [True, False, False]
-    assert boxes[0]["span"] == [14.04, 45.0]
-    assert s["ar"] == pytest.approx(0.5) and s["box_accuracy"] == pytest.approx(0.5)
-    assert s["ar_localisation"] == 1.0 and s["per_region"]["all"]["viewpoints"] == 1
+    town = [[west - 0.01, south - 0.01], [east + 0.01, south - 0.01], [east + 0.01, north + 0.01]]
+    town += [[west - 0.01, north + 0.01], town[0]]
+    sea = [[0, 0], [0.01, 0], [0.01, 0.01], [0, 0.01], [0, 0]]
+    regions = tmp_path / "regions.geojson"
+    features = [feature("open sea", sea), feature("town", town)]
+    regions.write_text(json.dumps({"type": "FeatureCollection", "features": features}))
+    made = generate_set("virl-detection", city, city_spec="toy", options={"regions": str(regions)})
+    assert made.items and {it.category for it in made.items} == {"town"}
+    assert "no street viewpoint" in made.report["skipped"]["open sea"]
+    regions.write_text(json.dumps(feature("open sea", sea)))
+    with pytest.raises(FlaneurError, match="no viewpoint has a place") as info:
+        generate_set("virl-detection", city, city_spec="toy", options={"regions": str(regions)})
+    assert "\n" not in str(info.value)
+    for bad, said in (({"types": "cafe,teleporter"}, "'teleporter'"), ({"spacing_m": -1}, "5")):
+        with pytest.raises(FlaneurError, match=said) as info:
+            generate_set("virl-detection", city, city_spec="toy", options=bad)
+        assert "\n" not in str(info.value)
 
 
-def test_scene_simulator_reports_storefronts_with_their_types() -> None:
-    city = toy_city()
-    views = SyntheticViews(city)
-    items, _, _ = build_detection_set(city, WORLD, TYPES_20)
-    item = next(it for it in items if it["places"][0][0] == "cafe-aalto")
-    _, heading, _ = item["places"][0]
-    view = views.view(item["node"], heading, pitch=10.0, fov=90.0)
-    assert any(s["place_id"] == "cafe-aalto" for s in view.metadata["signs"])
-    places = {str(city.places.ids[r]): city.places.categories[r] for r in range(len(city.places))}
-    det = SceneDetector(SceneNoise.perfect(), places=places, label_categories={"spa": ("sauna",)})
-    found = det.detect(view, ["cafe", "bank", "spa"])
-    assert "place:cafe-aalto" in {d.object_id for d in found}
-    assert {d.label for d in found if d.object_id == "place:cafe-aalto"} == {"cafe"}
-    # without the places the simulator reports furniture only, as before
-    plain = SceneDetector(SceneNoise.perfect()).detect(view, ["cafe", "bank"])
-    assert not any(str(d.object_id).startswith("place:") for d in plain)
+def _rows(folder: Path) -> dict[str, dict]:
+    rows = read_rows(folder / "episodes.jsonl")[0]
+    return {r["episode_id"]: {k: v for k, v in r.items() if k not in TIMING} for r in rows}
 
 
-def test_run_resumes_and_writes_csv(tmp_path: Path) -> None:
-    city = toy_city()
-    built = build_detection("toy", tmp_path, types="20", regions=None, cell_m=10_000, city=city)
-    assert built["detection_places"] == 2 and built["detection_views"] == 13 * len(
-        build_detection_set(city, WORLD, TYPES_20)[0]
-    )
-    places = {str(city.places.ids[r]): city.places.categories[r] for r in range(len(city.places))}
-    views = SyntheticViews(city)
+def test_oracle_recalls_every_storefront_and_runs_are_deterministic(toy_set, tmp_path) -> None:
+    path, _ = toy_set
 
-    def view_of(node, heading, pitch, fov):
-        return views.view(node, heading, pitch=pitch, fov=fov)
-
-    det = SceneDetector(SceneNoise.perfect(), places=places, label_categories={"spa": ("sauna",)})
-    first = run_detection(
-        built["detection_set"], det, view_of=view_of, show_progress=False, limit=2
-    )
-    assert first["viewpoints"] == 2
-    calls = det.misses
-    again = run_detection(built["detection_set"], det, view_of=view_of, show_progress=False)
-    assert det.misses - calls == 13 * (built["detection_viewpoints"] - 2)  # only new ones
-    assert again["viewpoints"] == built["detection_viewpoints"]
-    assert again["ar"] == 1.0  # the perfect simulator recalls every storefront it drew
-    csv_path = write_detection_csv(again, tmp_path / "det.csv")
-    rows = csv_path.read_text().splitlines()
-    assert rows[0] == "city,table,name,places,recall,localisation,box_accuracy"
-    assert any(r.startswith("toy,type,cafe,1,1.000000") for r in rows)
-    assert any(",region,r00c00," in r for r in rows)
-
-
-def test_bad_regions_and_types_are_one_line_errors(tmp_path: Path) -> None:
-    sea = tmp_path / "sea.geojson"
-    sea.write_text(
-        json.dumps(
-            {
-                "type": "Feature",
-                "properties": {"name": "open sea"},
-                "geometry": {
-                    "type": "Polygon",
-                    "coordinates": [[[0, 0], [0.01, 0], [0.01, 0.01], [0, 0.01], [0, 0]]],
-                },
-            }
+    def run(folder: Path, concurrency: int, limit: int | None = None) -> dict:
+        config = RunConfig(
+            agents=("oracle", "scene"), tasks=(str(path),), concurrency=concurrency, limit=limit
         )
+        return run_benchmark(config, folder, progress="none")
+
+    summary = run(tmp_path / "one", 1)
+    runs = {e["agent"]: e for e in summary["runs"]}
+    oracle, scene = runs["oracle"]["task_metrics"], runs["scene"]["task_metrics"]
+    assert oracle["ar"]["value"] == oracle["ar10"]["value"] == 1.0
+    assert oracle["box_accuracy"]["value"] == 1.0 and oracle["ar"]["n"] == 2
+    assert 0.0 <= scene["ar"]["value"] <= 1.0
+    rows = _rows(tmp_path / "one")
+    assert all(r["termination"] == "completed" and r["metrics"]["places"] for r in rows.values())
+    some = next(iter(rows.values()))
+    assert some["result"]["views"] == 13 and {"view", "type", "span"} <= set(
+        some["result"]["boxes"][0]
     )
-    with pytest.raises(RegionError, match="region 'open sea' has no street viewpoint") as err:
-        build_detection("toy", tmp_path, regions=sea, city=toy_city())
-    assert "\n" not in str(err.value)
-    with pytest.raises(TypeListError, match="'teleporter'") as err:
-        build_detection("toy", tmp_path, types="cafe,teleporter", city=toy_city())
-    assert "\n" not in str(err.value)
+    run(tmp_path / "four", 4)
+    assert _rows(tmp_path / "four") == rows
+    run(tmp_path / "resumed", 1, limit=2)  # then the rest, resumed
+    config = RunConfig(agents=("oracle", "scene"), tasks=(str(path),))
+    run_benchmark(config, tmp_path / "resumed", progress="none", resume=True)
+    assert _rows(tmp_path / "resumed") == rows
 
 
-FLANEUR = Path(sys.executable).with_name("flaneur")
+def test_bad_items_end_as_task_errors_and_the_rest_runs(toy_set, tmp_path) -> None:
+    path, items = toy_set
+    header, _ = read_items(path)
+    broken = TaskItem("nowhere", "r", {**items[0].data, "node": "no-such-node"})
+    typeless = TaskItem("typeless", "r", {**items[0].data, "types": ["teleporter"]})
+    file = write_items(tmp_path / "bad.jsonl", header, [broken, typeless, items[0]])
+    run_benchmark(
+        RunConfig(agents=("oracle",), tasks=(str(file),)), tmp_path / "r", progress="none"
+    )
+    rows = _rows(tmp_path / "r")
+    assert rows[items[0].id]["termination"] == "completed"
+    for bad in ("nowhere", "typeless"):
+        assert rows[bad]["termination"] == "task_error" and "\n" not in rows[bad]["error"]
+    assert "teleporter" in rows["typeless"]["error"]
 
 
-def test_cli_builds_runs_and_resumes_on_a_pack(tmp_path: Path) -> None:
-    pack = toy_city().save(tmp_path / "toy")
-    out = tmp_path / "bench"
-    args = ["bench", "detection", str(out), "--city", str(pack), "--cell-m", "10000"]
-    args += ["--detector", "scene", "--csv", str(tmp_path / "d.csv"), "--json"]
-    result = CliRunner().invoke(app, args)
-    assert result.exit_code == 0, result.output
-    summary = json.loads(result.output.strip().splitlines()[-1])
-    assert summary["detection_places"] == 2 and summary["places"] == 2
-    assert 0.0 <= summary["ar"] <= 1.0 and summary["detector"] == "scene-simulator"
-    assert (out / "detection-v1.jsonl").is_file() and (tmp_path / "d.csv").is_file()
-    again = CliRunner().invoke(app, args)  # the set exists: no rebuild, all resumed
-    resumed = json.loads(again.output.strip().splitlines()[-1])
-    assert "detection_places" not in resumed and resumed["ar"] == summary["ar"]
-    other = CliRunner().invoke(app, [*args, "--types", "cafe,bank"])
-    assert other.exit_code != 0 and "built with other types" in str(other.exception)
-    table = CliRunner().invoke(app, args[:-1])
+def test_matching_and_the_synthetic_only_simulators() -> None:
+    item = TaskItem(
+        "v", "r", {"places": [{"id": "p", "bearing": 30.0, "distance": 10.0, "types": ["cafe"]}]}
+    )
+    got = match_boxes(
+        item,
+        [
+            {"view": 0, "type": "cafe", "score": 0.9, "span": [14.0, 45.0]},
+            {"view": 1, "type": "bar", "score": 0.8, "span": [20.0, 40.0]},
+            {"view": 2, "type": "cafe", "score": 0.7, "span": [50.0, 60.0]},
+        ],
+    )
+    assert [(b["place"], b["correct"]) for b in got] == [("p", True), ("p", False), (None, False)]
+    kind = DetectionKind()
+    google = SimpleNamespace(views="google", llm=None, landmarks=None)
+    for cls in (SceneDetector, OracleDetector):
+        with pytest.raises(FlaneurError, match="needs synthetic views, not --views google"):
+            kind.check_setup("scene", cls, options={}, config=google, scheme="")
+    synthetic = SimpleNamespace(views="synthetic", llm=None, landmarks=None)
+    kind.check_setup("scene", SceneDetector, options={}, config=synthetic, scheme="")
+
+
+def test_bench_detection_short_form(toy_set, tmp_path) -> None:
+    path, _ = toy_set
+    args = ["bench", "detection", "--task", str(path), "--out", str(tmp_path / "o")]
+    done = CliRunner().invoke(app, [*args, "--detector", "oracle", "--json"])
+    assert done.exit_code == 0, done.output
+    figures = json.loads(done.output)
+    assert figures["task_metrics"]["ar"]["value"] == 1.0 and figures["solver"] == "oracle"
+    assert figures["paper_ar10_ar20"]["GLIP"] == [15.4, 9.0]
+    table = CliRunner().invoke(
+        app,
+        ["bench", "detection", "--task", str(path), "--out", str(tmp_path / "s"), "--limit", "2"],
+        env={"COLUMNS": "200"},
+    )
     text = " ".join(table.output.split())
-    assert table.exit_code == 0 and "V-IRL Table 3" in text
-    assert "city, the imagery and the detectors differ" in text
+    assert table.exit_code == 0 and "V-IRL Table 3" in text and "flaneur scene on toy" in text
 
 
 @pytest.mark.skipif(not FLANEUR.is_file(), reason="console script not installed")
-@pytest.mark.parametrize(
-    "args, expected",
-    [
-        (["bench", "detection", "--types", "cafe,teleporter"], "'teleporter'"),
-        (["bench", "detection", "--detector", "sonar"], "--detector"),
-    ],
-)
-def test_console_script_errors_are_one_line(tmp_path: Path, args, expected) -> None:
+def test_console_script_errors_are_one_line(toy_set, tmp_path) -> None:
+    path, _ = toy_set
     done = subprocess.run(
-        [str(FLANEUR), *args], capture_output=True, text=True, timeout=120, cwd=tmp_path
+        [
+            str(FLANEUR),
+            "run",
+            "--agent",
+            "scene",
+            "--tasks",
+            str(path),
+            "--out",
+            str(tmp_path / "o"),
+            "-o",
+            "scene.seed=-2",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error:") and expected in lines[0], lines
-
-
-def test_report_rows_per_city_type_and_region(tmp_path: Path) -> None:
-    from flaneur.bench.tables import collect, rows
-
-    pack = toy_city().save(tmp_path / "toy")
-    out = tmp_path / "bench"
-    args = ["bench", "detection", str(out), "--city", str(pack), "--cell-m", "10000"]
-    done = CliRunner().invoke(app, [*args, "--detector", "scene", "--json"])
-    ran = json.loads(done.output.strip().splitlines()[-1])
-    (entry,) = collect(out)
-    assert (entry["city"], entry["benchmark"], entry["runner"]) == ("toy", "detection", "scene")
-    assert entry["summary"]["ar"] == ran["ar"]  # summarised again from the results file
-    found = list(rows([out]))
-    assert ("toy", "detection", "scene", "overall", "", "ar", ran["ar"]) in found
-    assert any(r[3] == "type" and r[4] == "cafe" for r in found)
-    assert any(r[3] == "region" for r in found)
-    csv_path = tmp_path / "all.csv"
-    wide = {"COLUMNS": "240"}
-    table = CliRunner().invoke(app, ["bench", "report", str(out), "--csv", str(csv_path)], env=wide)
-    assert table.exit_code == 0, table.output
-    text = " ".join(table.output.split())
-    assert "AR20" in text and "city and the imagery differ" in text
-    assert csv_path.read_text().splitlines()[0] == "city,benchmark,runner,table,name,metric,value"
-    detailed = CliRunner().invoke(app, ["bench", "report", str(out), "--detail"], env=wide)
-    assert "region" in detailed.output and "cafe" in detailed.output
-    as_json = CliRunner().invoke(app, ["bench", "report", str(out), "--json"])
-    cities = json.loads(as_json.output)["cities"]
-    assert cities["toy"]["detection"]["scene"]["ar"] == ran["ar"]
-
-
-def test_report_reads_a_vln_result_and_names_a_broken_one(tmp_path: Path) -> None:
-    from flaneur.bench.sets import BenchSetError
-    from flaneur.bench.tables import rows
-
-    vln = {"city": "toy", "routes": 2, "results": {"oracle": {"metrics": {"success": 0.5}}}}
-    (tmp_path / "vln.json").write_text(json.dumps(vln))
-    assert list(rows([tmp_path])) == [
-        ("toy", "vln", "oracle", "overall", "", "success", 0.5),
-        ("toy", "vln", "oracle", "overall", "", "routes", 2),
-    ]
-    (tmp_path / "vln.json").write_text('{"city": "toy"}')
-    with pytest.raises(BenchSetError, match=r"vln\.json: not a `flaneur bench vln -o` result"):
-        list(rows([tmp_path]))
+    assert len(lines) == 1 and "seed=-2" in lines[0] and "from 0" in lines[0], lines

@@ -1,10 +1,11 @@
-"""V-IRL's six VLN metrics on hand-built routes (positions given in metres north/east)."""
+"""V-IRL's six VLN metrics on hand-built routes (positions given in metres north/east), and
+from run rows through the navigation kind's task-set figures."""
 
 import math
 
 import pytest
 
-from flaneur.bench.vln_metrics import VlnOutcome, score_route, vln_metrics
+from flaneur.bench.vln_metrics import VlnOutcome, score_route, vln_counts, vln_figures
 
 LAT0, LNG0 = 60.17, 24.94
 M_PER_DEG = 6_371_008.8 * math.pi / 180.0
@@ -69,15 +70,17 @@ def test_route_scores_by_hand():
 
 
 def test_six_metrics_and_denominators():
-    m = vln_metrics([ROUTE_A, ROUTE_B, ROUTE_C])
-    assert m["routes"] == 3
-    assert m["success"] == pytest.approx(1 / 3)  # A of 3 routes
-    assert m["start_reaction"] == pytest.approx(2 / 3)  # A, B of all 3 (not of 2 failed)
-    assert m["intersections"] == 5 and m["intersections_arrived"] == 4
-    assert m["intersection_arrival"] == pytest.approx(4 / 5)  # of all intersections
-    assert m["intersection_reaction"] == pytest.approx(3 / 4)  # of arrived intersections
-    assert m["stop_arrival"] == pytest.approx(2 / 3)  # A, C of all 3
-    assert m["stop_reaction"] == pytest.approx(1 / 3)
+    counts = vln_counts([ROUTE_A, ROUTE_B, ROUTE_C])
+    assert counts["success"] == (1, 3)  # A of 3 routes
+    assert counts["start_reaction"] == (2, 3)  # A, B of all 3 (not of 2 failed)
+    assert counts["intersection_arrival"] == (4, 5)  # of all intersections
+    assert counts["intersection_reaction"] == (3, 4)  # of arrived intersections
+    assert counts["stop_arrival"] == (2, 3)  # A, C of all 3
+    assert counts["stop_reaction"] == (1, 3)
+    figures = vln_figures([ROUTE_A, ROUTE_B, ROUTE_C])
+    assert figures["success"]["value"] == pytest.approx(1 / 3) and figures["success"]["n"] == 3
+    lo, hi = figures["success"]["ci95"]  # Wilson, 1 of 3
+    assert lo == pytest.approx(0.0615, abs=1e-4) and hi == pytest.approx(0.7923, abs=1e-4)
 
 
 def test_reaction_window_is_v_irl_slice():
@@ -95,5 +98,83 @@ def test_success_radius_and_empty_set():
     near = VlnOutcome(at(0, 24.9), (), N, (), pts((0, 0)), ())
     far = VlnOutcome(at(0, 25.1), (), N, (), pts((0, 0)), ())
     assert score_route(near).success and not score_route(far).success
-    m = vln_metrics([])
-    assert m["routes"] == 0 and m["success"] is None and m["intersection_reaction"] is None
+    empty = vln_figures([])
+    assert empty["success"] == {"value": None, "n": 0, "ci95": None}
+
+
+def _line_city():
+    """n0 -> n1 -> n2 northwards 50 m apart; e1 50 m east of n1."""
+    from flaneur.world import City, Places, StreetGraph
+
+    ids = ["n0", "n1", "n2", "e1"]
+    points = [at(0, 0), at(50, 0), at(100, 0), at(50, 50)]
+    src, dst = [0, 1, 1, 2, 1, 3], [1, 0, 2, 1, 3, 1]
+    graph = StreetGraph.from_edges(ids, [p[0] for p in points], [p[1] for p in points], src, dst)
+    return City(name="line", graph=graph, places=Places.empty(), source="test")
+
+
+def test_six_metrics_from_rows_with_and_without_moves():
+    from flaneur.evaluate.kinds.base import TaskContext
+    from flaneur.evaluate.kinds.navigation import NavigationKind
+    from flaneur.tasks.episode import Episode
+    from flaneur.tasks.spec import TaskSpec
+
+    city = _line_city()
+    episode = Episode(
+        id="r1",
+        city="line",
+        instruction="",
+        start_node="n0",
+        start_heading=0.0,
+        metadata={
+            "key_latlng": [list(at(50, 0)), list(at(50, 50))],
+            "destination_latlng": list(at(53, 50)),
+            "milestones": [
+                {"heading_words": "north", "next_heading_words": "east"},
+                {"heading_words": "east", "destination": "X"},
+            ],
+        },
+    )
+    ling = {  # Ling: her turns in place are her moves
+        "episode_id": "r1",
+        "trajectory": [["n0", 0], ["n1", 0], ["e1", 90], ["e1", 90]],
+        "actions": ["1:front", "3:right", "stop"],
+        "records": [
+            {"moves": [N], "parsed_action": F},
+            {"moves": [E], "parsed_action": F},
+            {"moves": [], "parsed_action": S},
+        ],
+    }
+    straight_on = {  # no moves: a forward per move; walks past the turn
+        "episode_id": "r1",
+        "trajectory": [["n0", 0], ["n1", 0], ["n2", 0], ["n2", 0]],
+        "actions": ["1:front", "2:front", "stop"],
+        "records": [{}, {}, {}],
+    }
+    turning = {  # no moves: the change of heading at n1 is a turn_direction(east)
+        **straight_on,
+        "trajectory": [["n0", 0], ["n1", 0], ["e1", 90], ["e1", 90]],
+    }
+    context = TaskContext(NavigationKind(), TaskSpec("t", "test"), city, [episode])
+    figures = NavigationKind().aggregate([ling, straight_on, turning], context)
+    values = {k: (v["value"], v["n"]) for k, v in figures.items()}
+    # ling and turning succeed (3 m from the place): right everywhere; straight_on starts
+    # with forward() (not turn_direction(north)), arrives at n1 without turning east there,
+    # and never comes within 20 m of the place (50 m at n1)
+    assert values == {
+        "success": (2 / 3, 3),
+        "start_reaction": (2 / 3, 3),
+        "intersection_arrival": (1.0, 3),
+        "intersection_reaction": (2 / 3, 3),
+        "stop_arrival": (2 / 3, 3),
+        "stop_reaction": (2 / 3, 3),
+    }
+    from flaneur.bench.vln_metrics import row_outcome
+
+    derived = row_outcome(city.graph, episode, turning)
+    assert derived.actions == (F, E, F, S)  # V-IRL sees the oracle turn east at n1
+    assert derived.trajectory == (at(0, 0), at(50, 0), at(50, 0), at(50, 50), at(50, 50))
+    assert row_outcome(city.graph, episode, ling).actions == (N, F, E, F, S)
+    other = Episode(id="r2", city="line", instruction="", start_node="n0", start_heading=0.0)
+    plain = TaskContext(NavigationKind(), TaskSpec("t", "test"), city, [other])
+    assert NavigationKind().aggregate([ling], plain) is None  # no VLN metadata: no figures

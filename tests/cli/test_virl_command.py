@@ -42,7 +42,8 @@ def test_ling_command_writes_result_and_map(persona, tmp_path):
     proc = flaneur("virl", "ling", str(persona), "max_asks=2", "-o", str(out), "--json")
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout)
-    assert result["agent"] == "ling" and result["persona"]["options"]["max_asks"] == 2
+    assert result["agent"] == "ling" and result["options"]["max_asks"] == 2
+    assert result["scenario"]["question"] == "How do I get to Kiasma?"
     assert (out / "result.json").is_file() and (out / "map.html").is_file()
 
 
@@ -63,12 +64,23 @@ def test_persona_missing_field(tmp_path):
     assert "p.yaml" in line and "'intention'" in line
 
 
-def test_empty_listings_file(persona, tmp_path):
+def test_unknown_key_names_it_and_lists_the_options(tmp_path):
+    example = Path(__file__).parents[2] / "examples" / "virl" / "aria.yaml"
+    proc = flaneur("virl", "aria", str(example), "radius_m=100", "kep=3", "-o", str(tmp_path / "o"))
+    line = one_line_error(proc)
+    assert "aria.yaml" in line and "unknown key(s) kep" in line
+    assert "agent 'aria' takes keep, radius_m" in line and "target_types" in line
+    assert not (tmp_path / "o").exists()
+
+
+def test_empty_listings_file(tmp_path):
+    vivek = tmp_path / "vivek.toml"
+    vivek.write_text(PERSONA.split("question")[0] + "budget = 1500\n")
     (tmp_path / "listings.json").write_text("[]")
     line = one_line_error(
-        flaneur("virl", "vivek", str(persona), "listings=listings.json", "-o", str(tmp_path / "o"))
+        flaneur("virl", "vivek", str(vivek), "listings=listings.json", "-o", str(tmp_path / "o"))
     )
-    assert "listings.json" in line and "no listings" in line
+    assert str(tmp_path / "listings.json") in line and "no listings" in line
     assert not (tmp_path / "o" / "result.json").exists()
 
 
@@ -121,8 +133,11 @@ def test_diego_asks_for_feedback_between_rounds_on_piped_stdin(tmp_path):
     assert grounded["feedback_heard"] == ["I am hungry", "go home"]
     assert grounded["plan"][-1]["type"] == "end"
     assert result["ungrounded_plan"]["feedback_heard"] == ["I am hungry", "go home"]
-    # the remark "go home" (third round) ended the day: nothing after 20:00 but a meal
-    assert all(a["start"] <= "21:00" for a in grounded["plan"])
+    # the remark "go home" (third round) ends the day at once: no meal first
+    assert [a["type"] for a in grounded["plan"]] == ["transport", "normal", "end"]
+    assert "go home" in grounded["plan"][-1]["content"]
+    assert result["success"] and result["metrics"]["ends_the_day"]
+    assert grounded["unvisited"][0]["wish"] == "Ateneum"
 
 
 def test_feedback_option_is_diegos_only(persona, tmp_path):

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from flaneur.errors import FlaneurError
 from flaneur.perception.detection import DetectionError, make_detector
 from flaneur.views.base import View
 
@@ -126,8 +127,9 @@ def test_owlvit_adapter_with_stub_transformers(monkeypatch, tmp_path):
 
 
 def test_missing_weights_or_library_is_one_line(monkeypatch, tmp_path):
-    with pytest.raises(DetectionError, match="pass --weights PATH"):
+    with pytest.raises(FlaneurError, match="detector 'yolo-world': needs weights") as info:
         make_detector("yolo-world")
+    assert "\n" not in str(info.value)
     with pytest.raises(DetectionError, match="weights not found"):
         make_detector("owlvit", weights=str(tmp_path / "nothing"))
     monkeypatch.setitem(sys.modules, "ultralytics", None)  # import fails

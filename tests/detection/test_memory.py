@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
@@ -86,3 +87,14 @@ def test_retrieve_save_load_and_corrupt_file(tmp_path):
         VisualMemory.load(path)
     with pytest.raises(DataError, match="not found"):
         VisualMemory.load(tmp_path / "missing.json")
+
+
+def test_memory_as_data_round_trips_and_refuses_other_data():
+    memory = VisualMemory()
+    memory.add(seen("a", 0.0, size_px=45.0), (0.0, 0.0))
+    memory.add(seen("b", 90.0, size_px=45.0), (5.0, 5.0))
+    data = json.loads(json.dumps(memory.to_dict()))  # as a row holds it
+    again = VisualMemory.from_dict(data)
+    assert again.to_dict() == memory.to_dict() and again.counts() == memory.counts()
+    with pytest.raises(DataError, match="not a visual memory"):
+        VisualMemory.from_dict({"format": "something else"})

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from flaneur.errors import FlaneurError
 from flaneur.perception.detection import (
     Detection,
     DetectionError,
@@ -109,7 +110,7 @@ def test_bad_input_is_one_line(views):
     plain = View(view.image, "s0", 0.0, source="google")
     with pytest.raises(DetectionError, match="synthetic views only"):
         det.detect(plain, ["bench"])
-    with pytest.raises(DetectionError, match="unknown detector 'yolo9'"):
+    with pytest.raises(FlaneurError, match="unknown detector 'yolo9'"):
         make_detector("yolo9")
     with pytest.raises(DetectionError, match="recall_max"):
         SceneNoise(recall_max=2.0)

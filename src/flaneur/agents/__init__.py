@@ -51,6 +51,14 @@ for _name, _entry in {
     "velma": "flaneur.agents.velma:VelmaAgent",
     "explorer": "flaneur.agents.explorer:ExplorerAgent",
     "hiro": "flaneur.agents.hiro:HiroAgent",
+    "rx399": "flaneur.agents.virl.rx399:RobotAgent",
+    "imani": "flaneur.agents.virl.imani:ImaniAgent",
+    "ling": "flaneur.agents.virl.ling:LingAgent",
+    "local": "flaneur.agents.virl.local:LocalAgent",
+    "aria": "flaneur.agents.virl.aria:AriaAgent",
+    "vivek": "flaneur.agents.virl.vivek:VivekAgent",
+    "peng": "flaneur.agents.virl.peng:PengAgent",
+    "diego": "flaneur.agents.virl.diego:DiegoAgent",
 }.items():
     AGENTS.register(_name, _entry)
 

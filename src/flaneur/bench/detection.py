@@ -1,58 +1,84 @@
-"""Place detection (V-IRL §5, ``place_localization.py``): find the places of 20 types in views.
+"""V-IRL's place detection set (§5, ``place_localization.py``) on any city: the generator
+``virl-detection`` and the matching of a detector's boxes to the places near a viewpoint.
 
-:func:`build_detection_set` lays a grid of points every ``spacing_m`` (20 m) over each region
-(in the city's metric projection), snaps each point to its nearest street viewpoint (within
-``spacing_m``), and keeps the viewpoints with at least one ground-truth place within
-``radius_m`` (25 m): V-IRL takes views only there. Ground truth = the named places inside the
-region having a type of the list and lying within ``radius_m`` of a kept viewpoint (V-IRL's
-places come from Google with names and at least 30 reviews; an unnamed OSM place has no sign
-to find). Every viewpoint is looked at with fov 60, 90 and 120 all around (360 / fov headings
-each, from north), pitch 10: 6 + 4 + 3 = 13 views.
+:class:`DetectionSet` lays a grid of points every ``spacing_m`` (20 m) over each region (a
+GeoJSON file's polygons, or square cells of ``cell_m`` over the city), snaps each point to its
+nearest street viewpoint (within ``spacing_m``), and keeps the viewpoints with at least one
+ground-truth place within ``radius_m`` (25 m): V-IRL takes views only there. Ground truth =
+the named places inside the region having a type of the list and lying within ``radius_m``
+of a kept viewpoint (V-IRL's places come from Google with names and at least 30 reviews; an
+unnamed OSM place has no sign to find). Every viewpoint is looked at with fov 60, 90 and 120
+all around (360 / fov headings each, from north), pitch 10: 6 + 4 + 3 = 13 views. Regions
+without a viewpoint on their grid, or without a place of the list near one, are skipped and
+named in the set's report.
 
-:func:`evaluate_detection` runs a :class:`~flaneur.perception.detection.Detector` prompted
-with the type names on every view, turns each box into the heading span of its edges
-(:meth:`flaneur.views.base.View.bearing_of_x`), matches it to the nearest ground-truth place
-near the viewpoint inside the span (:func:`flaneur.bench.detection_metrics.match_box`) and
-scores recall per type, AR and the accuracy of matched boxes
-(:func:`flaneur.bench.detection_metrics.score_detection`).
+One item per viewpoint: ``node``, ``region``, ``pitch``, ``views`` (``[heading, fov]``),
+``types`` (the type list: the detector's prompt) and ``places`` (``id``, ``name``,
+``bearing`` and ``distance`` from the viewpoint, ``types``).
+
+:func:`match_boxes` turns each box into the heading span of its edges and matches it to the
+nearest place of the item inside that span (:func:`flaneur.bench.detection_metrics.match_box`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Annotated, Any
 
 import numpy as np
 import shapely
 
-from flaneur.bench.detection_metrics import match_box, score_detection
-from flaneur.bench.sets import score_items
-from flaneur.bench.types import place_virl_types, type_label
+from flaneur.bench.detection_metrics import match_box
+from flaneur.bench.types import load_type_list, place_virl_types
+from flaneur.errors import DataError, FlaneurError
 from flaneur.geo import bearing
-from flaneur.services.region import Region, region_of_points
-from flaneur.views.base import View
+from flaneur.options import Range, option
+from flaneur.services.region import Region, grid_regions, read_regions, region_of_points
+from flaneur.tasks.generators import Generator
+from flaneur.tasks.items import TaskItem
 from flaneur.world.city import City
 
 __all__ = [
-    "DETECTION_VERSION",
     "FOVS",
-    "build_detection_set",
-    "evaluate_detection",
-    "summarize_detection",
+    "DetectionOptions",
+    "DetectionSet",
+    "item_places",
+    "match_boxes",
     "view_headings",
 ]
 
-DETECTION_VERSION = 1
-"""Version of the detection set format and construction rules."""
 FOVS = (60.0, 90.0, 120.0)
 PITCH = 10.0
-SPACING_M = 20.0
-RADIUS_M = 25.0
 
 
 def view_headings(fovs: Sequence[float] = FOVS) -> list[tuple[float, float]]:
     """``(heading, fov)`` of the views at a viewpoint: ``360 // fov`` headings per fov from 0."""
     return [(float(k * fov), float(fov)) for fov in fovs for k in range(int(360 // fov))]
+
+
+@dataclass(frozen=True)
+class DetectionOptions:
+    """Options of the ``virl-detection`` generator (``-T KEY=VALUE``)."""
+
+    types: str = option("20", "type list: 20, 96, a file (one type a line) or bank,cafe")
+    spacing_m: Annotated[float, Range(5.0, 200.0)] = option(
+        20.0, "grid spacing in metres; a grid point without a viewpoint this near is dropped"
+    )
+    radius_m: Annotated[float, Range(5.0, 100.0)] = option(
+        25.0, "a place within this distance of a viewpoint is ground truth there"
+    )
+    per_region: Annotated[int, Range(1, 10_000)] | None = option(
+        None, "viewpoints per region at most (a seeded sample; default all)"
+    )
+    cell_m: Annotated[float, Range(50.0, 20_000.0)] = option(
+        500.0, "side of the square regions laid over the city (without regions)"
+    )
+    regions: str = option("", "GeoJSON file of region polygons named by properties.name")
+
+    def __post_init__(self) -> None:
+        load_type_list(self.types)  # unknown types: one line naming them
 
 
 def _grid_nodes(city: City, region: Region, spacing_m: float) -> list[int]:
@@ -81,196 +107,153 @@ def _grid_nodes(city: City, region: Region, spacing_m: float) -> list[int]:
     return list(dict.fromkeys(nodes[dist <= spacing_m].tolist()))
 
 
-def build_detection_set(
+def _places_near(
     city: City,
-    regions: Sequence[Region],
-    types: Sequence[str],
-    *,
-    spacing_m: float = SPACING_M,
-    radius_m: float = RADIUS_M,
-    fovs: Sequence[float] = FOVS,
-    pitch: float = PITCH,
-    per_region: int | None = None,
-    seed: int = 0,
-) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]], dict[str, int]]:
-    """Viewpoints, ground-truth places and per-region grid counts of the detection set.
-
-    Parameters
-    ----------
-    city, regions, types
-        The city, the regions and the V-IRL type list (the detector's prompt).
-    spacing_m
-        Grid spacing; a grid point without a viewpoint within this distance is dropped.
-    radius_m
-        A place is ground truth, and a candidate for a box, within this distance of a
-        viewpoint.
-    fovs, pitch
-        The cameras of the views (recorded in each item).
-    per_region, seed
-        Keep at most ``per_region`` viewpoints of each region (a sample drawn with ``seed``,
-        in grid order); the ground truth is then the places near the kept ones.
-
-    Returns
-    -------
-    (items, places, grid_viewpoints)
-        Items ``{"node", "region", "views": [[heading, fov], ...], "pitch", "places":
-        [[place_id, bearing, distance], ...]}`` (viewpoints with a place near), the ground
-        truth ``{place_id: {"name", "region", "types"}}``, and the number of grid
-        viewpoints per region (before keeping those with a place near).
-    """
+    node: int,
+    region: str,
+    in_region: list[str | None],
+    typed: dict[int, tuple],
+    r: float,
+) -> list[dict[str, Any]]:
+    """The ground-truth places of ``region`` within ``r`` metres of viewpoint ``node``."""
     graph, places = city.graph, city.places
-    in_region = region_of_points(list(regions), places.lat, places.lng)
-    typed = {r: place_virl_types(places.categories[r], types) for r in range(len(places))}
-    headings = [list(v) for v in view_headings(fovs)]
-    items: list[dict[str, Any]] = []
-    truth: dict[str, dict[str, Any]] = {}
-    grid_counts: dict[str, int] = {}
-    seen: set[int] = set()
-    rng = np.random.default_rng(seed)
-    for region in regions:
-        nodes = [n for n in _grid_nodes(city, region, spacing_m) if n not in seen]
-        seen.update(nodes)
-        grid_counts[region.name] = len(nodes)
-        kept: list[dict[str, Any]] = []
-        for node in nodes:
-            rows, dists = places.within(graph.xy[node], radius_m)
-            near = []
-            for r, d in zip(rows.tolist(), np.asarray(dists).tolist(), strict=True):
-                if in_region[r] != region.name or not typed[r] or not places.names[r]:
-                    continue
-                b = float(bearing(graph.lat[node], graph.lng[node], places.lat[r], places.lng[r]))
-                pid = str(places.ids[r])
-                near.append([pid, round(b % 360.0, 2), round(float(d), 2)])
-                truth.setdefault(
-                    pid,
-                    {"name": str(places.names[r]), "region": region.name, "types": list(typed[r])},
-                )
-            if near:
-                kept.append(
-                    {
-                        "node": str(graph.ids[node]),
-                        "region": region.name,
-                        "views": headings,
-                        "pitch": pitch,
-                        "places": near,
-                    }
-                )
-        if per_region is not None and len(kept) > per_region:
-            pick = np.sort(rng.permutation(len(kept))[:per_region])
-            kept = [kept[i] for i in pick]
-        items += kept
-    used = {c[0] for it in items for c in it["places"]}
-    return items, {p: v for p, v in truth.items() if p in used}, grid_counts
+    rows, dists = places.within(graph.xy[node], r)
+    near = []
+    for row, d in zip(rows.tolist(), np.asarray(dists).tolist(), strict=True):
+        if in_region[row] != region or not typed[row] or not places.names[row]:
+            continue
+        b = float(bearing(graph.lat[node], graph.lng[node], places.lat[row], places.lng[row]))
+        near.append(
+            {
+                "id": str(places.ids[row]),
+                "name": str(places.names[row]),
+                "bearing": round(b % 360.0, 2),
+                "distance": round(float(d), 2),
+                "types": list(typed[row]),
+            }
+        )
+    return near
 
 
-def evaluate_detection(
-    items: Iterable[dict[str, Any]],
-    truth: dict[str, dict[str, Any]],
-    types: Sequence[str],
-    detect: Callable[[list[View], list[str]], list[list[Any]]],
-    view_of: Callable[[str, float, float, float], View],
-    *,
-    done: dict[str, dict[str, Any]] | None = None,
-    on_result: Callable[[dict[str, Any]], None] | None = None,
-) -> dict[str, Any]:
-    """Detect in every view of every viewpoint, match the boxes and score them.
+class DetectionSet(Generator):
+    """V-IRL's place detection viewpoints on any city (see the module docstring)."""
+
+    kind = "virl-detection"
+    version = 1
+    success_metric = "recall"
+    description = "V-IRL's place detection: viewpoints on a 20 m grid, places within 25 m"
+    default_size = 60
+    Options = DetectionOptions
+
+    def make(
+        self, city: City, *, seed: int, size: int, set_name: str, options: Any
+    ) -> tuple[list[TaskItem], dict[str, Any]]:
+        types = load_type_list(options.types)
+        regions = (
+            read_regions(options.regions) if options.regions else grid_regions(city, options.cell_m)
+        )
+        places = city.places
+        in_region = region_of_points(regions, places.lat, places.lng)
+        typed = {r: place_virl_types(places.categories[r], types) for r in range(len(places))}
+        views = [list(v) for v in view_headings()]
+        rng = np.random.default_rng(seed)
+        items: list[TaskItem] = []
+        skipped: dict[str, str] = {}
+        seen: set[int] = set()
+        for region in regions:
+            nodes = [n for n in _grid_nodes(city, region, options.spacing_m) if n not in seen]
+            seen.update(nodes)
+            if not nodes:
+                skipped[region.name] = (
+                    f"no street viewpoint within {options.spacing_m:g} m of its grid"
+                )
+                continue
+            kept = []
+            for node in nodes:
+                near = _places_near(city, node, region.name, in_region, typed, options.radius_m)
+                if near:
+                    kept.append((node, near))
+            if not kept:
+                skipped[region.name] = (
+                    f"no viewpoint has a place of the type list within {options.radius_m:g} m"
+                )
+                continue
+            if options.per_region is not None and len(kept) > options.per_region:
+                pick = np.sort(rng.permutation(len(kept))[: options.per_region])
+                kept = [kept[i] for i in pick]
+            for node, near in kept:
+                node_id = str(city.graph.ids[node])
+                data = {"node": node_id, "region": region.name, "pitch": PITCH, "views": views}
+                data |= {"types": list(types), "places": near}
+                items.append(TaskItem(f"{set_name}-{node_id}", region.name, data))
+        if not items:
+            where = options.regions or f"the {options.cell_m:g} m grid over {city.name}"
+            raise FlaneurError(
+                f"virl-detection: {where}: no viewpoint has a place of the type list within "
+                f"{options.radius_m:g} m ({len(skipped)} regions skipped)"
+            )
+        if len(items) > size:
+            pick = np.sort(rng.permutation(len(items))[:size])
+            items = [items[i] for i in pick]
+        report = {
+            "counts": dict(Counter(it.category for it in items)),
+            "regions": len(regions),
+            "skipped": skipped,
+            "places": len({p["id"] for it in items for p in it["places"]}),
+            "views": sum(len(it["views"]) for it in items),
+        }
+        return items, report
+
+
+def item_places(item: TaskItem) -> list[dict[str, Any]]:
+    """The item's ground-truth places (checked: ``id``, ``bearing``, ``distance``, ``types``)."""
+    found = item.get("places")
+    ok = isinstance(found, list) and all(
+        isinstance(p, dict)
+        and isinstance(p.get("id"), str)
+        and isinstance(p.get("bearing"), int | float)
+        and isinstance(p.get("distance"), int | float)
+        and isinstance(p.get("types"), list)
+        for p in found
+    )
+    if not ok:
+        raise DataError(
+            f"item {item.id!r}: field 'places' must be a list of {{id, bearing, distance, types}}"
+        )
+    return list(found)
+
+
+def match_boxes(item: TaskItem, boxes: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each box of a detection result matched to the item's places.
 
     Parameters
     ----------
-    items, truth
-        The viewpoints and ground truth of :func:`build_detection_set`.
-    types
-        The type list; the detector is prompted with their words (``"movie theater"``).
-    detect
-        ``(views, labels) -> boxes per view`` (each box has ``box`` and ``label``), e.g.
-        ``lambda views, labels: detector.detect_batch(views, labels)``.
-    view_of
-        ``(node id, heading, pitch, fov) -> View``.
-    done, on_result
-        Resume: earlier per-viewpoint results by node id; callback for each new result.
+    item
+        The viewpoint (its ``places``).
+    boxes
+        The result's boxes: ``{"view", "type", "score", "span"}`` (``span``: the compass
+        headings of the box's left and right edges).
 
     Returns
     -------
-    dict
-        See :func:`summarize_detection`.
+    list of dict
+        ``{"view", "type", "score", "place", "correct"}`` per box, in the given order:
+        ``place`` is the nearest place whose bearing lies in the span (or ``None``),
+        ``correct`` whether the box's type is one of that place's types.
     """
-    labels = [type_label(t) for t in types]
-    type_of = dict(zip(labels, types, strict=True))
-
-    def score(item: dict[str, Any]) -> dict[str, Any]:
-        node = item["node"]
-        views = [view_of(node, h, item["pitch"], fov) for h, fov in item["views"]]
-        candidates = [tuple(c) for c in item["places"]]
-        boxes = []
-        for view, dets in zip(views, detect(views, labels), strict=True):
-            for det in dets:
-                x0, _, x1, _ = det.box
-                span = (view.bearing_of_x(x0), view.bearing_of_x(x1))
-                pid = match_box(span, candidates)
-                label = type_of.get(det.label, det.label)
-                boxes.append(
-                    {
-                        "type": label,
-                        "score": round(float(det.score), 4),
-                        "fov": view.fov,
-                        "span": [round(span[0], 2), round(span[1], 2)],
-                        "place_id": pid,
-                        "correct": pid is not None and label in truth[pid]["types"],
-                    }
-                )
-        return {
-            "node": node,
-            "region": item["region"],
-            "views": len(views),
-            "near": [c[0] for c in candidates],
-            "boxes": boxes,
-        }
-
-    results = score_items(items, "node", score, done, on_result)
-    return summarize_detection(results, truth, types)
-
-
-def summarize_detection(
-    results: Sequence[dict[str, Any]], truth: dict[str, dict[str, Any]], types: Sequence[str]
-) -> dict[str, Any]:
-    """AR, localisation AR, box accuracy, per-type, per-region and per-fov tables.
-
-    Only the ground-truth places near the viewpoints in ``results`` count (a run limited to
-    the first viewpoints is scored on their places).
-    """
-    near = {pid for r in results for pid in r["near"]}
-    gt = {p: v for p, v in truth.items() if p in near}
-    place_types = {pid: v["types"] for pid, v in gt.items()}
-    boxes = [(b["type"], b["place_id"]) for r in results for b in r["boxes"]]
-    s = score_detection(place_types, boxes, types)
-    per_region: dict[str, dict[str, Any]] = {}
-    for region in sorted({v["region"] for v in gt.values()}):
-        sub = {p: t for p, t in place_types.items() if gt[p]["region"] == region}
-        rb = [
-            (b["type"], b["place_id"]) for r in results if r["region"] == region for b in r["boxes"]
-        ]
-        rs = score_detection(sub, rb, types)
-        per_region[region] = {
-            "places": rs.places,
-            "viewpoints": sum(r["region"] == region for r in results),
-            "ar": rs.ar,
-            "ar_localisation": rs.ar_localisation,
-            "box_accuracy": rs.box_accuracy,
-            "boxes": rs.boxes,
-            "matched_boxes": rs.matched_boxes,
-        }
-    return {
-        "viewpoints": len(results),
-        "views": sum(r["views"] for r in results),
-        "places": s.places,
-        "types_with_places": len(s.per_type),
-        "ar": s.ar,
-        "ar_localisation": s.ar_localisation,
-        "box_accuracy": s.box_accuracy,
-        "boxes": s.boxes,
-        "matched_boxes": s.matched_boxes,
-        "correct_boxes": s.correct_boxes,
-        "per_type": s.per_type,
-        "per_region": per_region,
-        "results": list(results),
-    }
+    places = item_places(item)
+    candidates = [(p["id"], float(p["bearing"]), float(p["distance"])) for p in places]
+    types = {p["id"]: set(p["types"]) for p in places}
+    out = []
+    for box in boxes:
+        pid = match_box((float(box["span"][0]), float(box["span"][1])), candidates)
+        out.append(
+            {
+                "view": int(box["view"]),
+                "type": str(box["type"]),
+                "score": float(box["score"]),
+                "place": pid,
+                "correct": pid is not None and box["type"] in types[pid],
+            }
+        )
+    return out

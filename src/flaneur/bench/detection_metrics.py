@@ -10,16 +10,41 @@
 * **Localisation recall** of a type: the places having ``t`` that any box matched, whatever
   its label (V-IRL's "category-agnostic TP"); its mean over types is ``ar_localisation``.
 * **Classification accuracy of matched boxes**: correct matched boxes / matched boxes.
+* **AR10, AR20** (V-IRL Table 3): AR with at most 10 (20) proposals per view, the
+  best-scoring boxes of each view (:func:`top_boxes`), as AR@k counts at most ``k``
+  detections per image in detection benchmarks. **AR** itself takes every box above the
+  detector's threshold.
+
+:func:`detection_figures` gives these for a whole task set, each with a 95% interval: a
+seeded bootstrap over the ground-truth places for the recalls (the same places give the same
+interval), the Wilson interval for the accuracy of matched boxes.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-__all__ = ["DetectionScore", "heading_in_span", "match_box", "score_detection"]
+from flaneur.bench.metrics import BOOTSTRAP_REPS, BOOTSTRAP_SEED
+from flaneur.metrics.summary import wilson_interval
+
+__all__ = [
+    "PROPOSALS",
+    "DetectionScore",
+    "detection_figures",
+    "heading_in_span",
+    "match_box",
+    "recall_matrix",
+    "score_detection",
+    "top_boxes",
+]
+
+PROPOSALS = (10, 20)
+"""Proposals per view of V-IRL's AR10 and AR20."""
 
 
 def heading_in_span(heading: float, span: tuple[float, float]) -> bool:
@@ -94,6 +119,44 @@ class DetectionScore:
     per_type: dict[str, dict[str, float]]
 
 
+def recall_matrix(
+    place_types: Mapping[str, Sequence[str]],
+    boxes: Iterable[tuple[str, str | None]],
+    types: Sequence[str],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per place and type: ``(has, recalled, localised)`` boolean matrices.
+
+    Rows follow ``place_types``' order, columns ``types``: ``has[i, j]`` when place ``i`` has
+    type ``j``, ``recalled[i, j]`` when some box labelled ``j`` matched it (and it has ``j``),
+    ``localised[i, j]`` when any box matched it (and it has ``j``).
+    """
+    index = {pid: i for i, pid in enumerate(place_types)}
+    column = {t: j for j, t in enumerate(types)}
+    has = np.zeros((len(index), len(column)), dtype=bool)
+    for pid, ts in place_types.items():
+        for t in ts:
+            if t in column:
+                has[index[pid], column[t]] = True
+    recalled = np.zeros_like(has)
+    matched = np.zeros(len(index), dtype=bool)
+    for label, pid in boxes:
+        if pid is None:
+            continue
+        matched[index[pid]] = True
+        if label in column:
+            recalled[index[pid], column[label]] = True
+    return has, recalled & has, has & matched[:, None]
+
+
+def _mean_recall(has: np.ndarray, hit: np.ndarray) -> float:
+    """Mean over the types with places of their share of places hit (NaN without places)."""
+    total = has.sum(axis=0)
+    present = total > 0
+    if not present.any():
+        return float("nan")
+    return float(np.mean(hit.sum(axis=0)[present] / total[present]))
+
+
 def score_detection(
     place_types: Mapping[str, Sequence[str]],
     boxes: Iterable[tuple[str, str | None]],
@@ -121,44 +184,121 @@ def score_detection(
     >>> s.ar, s.ar_localisation, s.box_accuracy  # cafe 1/1, bakery 0/1, bar 0/1
     (0.3333333333333333, 0.6666666666666666, 0.5)
     """
-    localised: set[str] = set()
-    recalled: dict[str, set[str]] = {}
-    n_boxes = n_matched = n_correct = 0
-    for label, pid in boxes:
-        n_boxes += 1
-        if pid is None:
-            continue
-        n_matched += 1
-        localised.add(pid)
-        if label in place_types[pid]:
-            n_correct += 1
-            recalled.setdefault(pid, set()).add(label)
+    boxes = list(boxes)
     order = (
         list(types) if types is not None else sorted({t for v in place_types.values() for t in v})
     )
+    has, recalled, localised = recall_matrix(place_types, boxes, order)
+    matched = [(label, pid) for label, pid in boxes if pid is not None]
+    n_correct = sum(label in place_types[pid] for label, pid in matched)
     per_type: dict[str, dict[str, float]] = {}
-    for t in order:
-        having = [pid for pid, ts in place_types.items() if t in ts]
-        if not having:
-            continue
-        loc = sum(pid in localised for pid in having)
-        rec = sum(t in recalled.get(pid, ()) for pid in having)
-        per_type[t] = {
-            "places": len(having),
-            "localised": loc,
-            "recalled": rec,
-            "recall": rec / len(having),
-            "localisation": loc / len(having),
-        }
-    recalls = [v["recall"] for v in per_type.values()]
-    locs = [v["localisation"] for v in per_type.values()]
+    for j, t in enumerate(order):
+        n = int(has[:, j].sum())
+        if n:
+            loc, rec = int(localised[:, j].sum()), int(recalled[:, j].sum())
+            per_type[t] = {
+                "places": n,
+                "localised": loc,
+                "recalled": rec,
+                "recall": rec / n,
+                "localisation": loc / n,
+            }
     return DetectionScore(
-        ar=float(np.mean(recalls)) if recalls else float("nan"),
-        ar_localisation=float(np.mean(locs)) if locs else float("nan"),
-        box_accuracy=n_correct / n_matched if n_matched else float("nan"),
-        boxes=n_boxes,
-        matched_boxes=n_matched,
+        ar=_mean_recall(has, recalled),
+        ar_localisation=_mean_recall(has, localised),
+        box_accuracy=n_correct / len(matched) if matched else float("nan"),
+        boxes=len(boxes),
+        matched_boxes=len(matched),
         correct_boxes=n_correct,
         places=len(place_types),
         per_type=per_type,
     )
+
+
+def top_boxes(boxes: Sequence[dict[str, Any]], k: int) -> list[dict[str, Any]]:
+    """The ``k`` best-scoring boxes of each view (``box["view"]``); ties keep the given
+    order."""
+    by_view: dict[Any, list[dict[str, Any]]] = {}
+    for box in boxes:
+        by_view.setdefault(box["view"], []).append(box)
+    kept = []
+    for group in by_view.values():
+        kept += sorted(group, key=lambda b: -float(b["score"]))[:k]
+    return kept
+
+
+def _interval(has: np.ndarray, hit: np.ndarray, counts: np.ndarray) -> tuple[float, float] | None:
+    """2.5 and 97.5 percentiles of the mean recall over resamples of the places (``counts``:
+    how often each place is drawn in each resample)."""
+    total = counts @ has.astype(float)
+    hits = counts @ hit.astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        per_type = np.where(total > 0, hits / np.where(total > 0, total, 1.0), np.nan)
+    present = np.isfinite(per_type).sum(axis=1)
+    means = np.where(present > 0, np.nansum(per_type, axis=1) / np.maximum(present, 1), np.nan)
+    finite = means[np.isfinite(means)]
+    if finite.size == 0:
+        return None
+    lo, hi = np.percentile(finite, [2.5, 97.5])
+    return float(lo), float(hi)
+
+
+def _figure(value: float, n: int, ci: tuple[float, float] | None) -> dict[str, Any]:
+    if not math.isfinite(value):
+        return {"value": None, "n": n, "ci95": None}
+    return {"value": value, "n": n, "ci95": list(ci) if ci else None}
+
+
+def detection_figures(
+    viewpoints: Sequence[tuple[Sequence[dict[str, Any]], Sequence[dict[str, Any]]]],
+    types: Sequence[str],
+    *,
+    reps: int = BOOTSTRAP_REPS,
+    seed: int = BOOTSTRAP_SEED,
+) -> dict[str, Any]:
+    """AR, AR10, AR20, localisation AR and box accuracy of a task set, with intervals.
+
+    Parameters
+    ----------
+    viewpoints
+        Per scored viewpoint: its ground-truth places (``{"id", "types"}``) and its matched
+        boxes (``{"view", "type", "score", "place"}``, see
+        :func:`flaneur.bench.detection.match_boxes`). A place near several viewpoints is
+        one place.
+    types
+        The type list.
+    reps, seed
+        Bootstrap resamples of the places and their seed.
+
+    Returns
+    -------
+    dict
+        ``ar``, ``ar10``, ``ar20``, ``ar_localisation`` (``n``: places) and ``box_accuracy``
+        (``n``: matched boxes), each ``{"value", "n", "ci95"}``; ``value`` is ``None`` when
+        no place (or no matched box) is there to score.
+    """
+    place_types: dict[str, list[str]] = {}
+    for places, _ in viewpoints:
+        for p in places:
+            place_types.setdefault(str(p["id"]), list(p["types"]))
+    n = len(place_types)
+    rng = np.random.default_rng(seed)
+    counts = rng.multinomial(n, np.full(n, 1.0 / n), size=reps) if n else np.zeros((reps, 0))
+    chosen = {"ar": [b for _, boxes in viewpoints for b in boxes]}
+    for k in PROPOSALS:
+        chosen[f"ar{k}"] = [b for _, boxes in viewpoints for b in top_boxes(boxes, k)]
+    figures: dict[str, Any] = {}
+    for name, boxes in chosen.items():
+        pairs = [(b["type"], b["place"]) for b in boxes]
+        has, recalled, localised = recall_matrix(place_types, pairs, types)
+        figures[name] = _figure(_mean_recall(has, recalled), n, _interval(has, recalled, counts))
+        if name == "ar":
+            loc = _mean_recall(has, localised)
+            figures["ar_localisation"] = _figure(loc, n, _interval(has, localised, counts))
+    matched = [b for b in chosen["ar"] if b["place"] is not None]
+    correct = sum(b["type"] in place_types[b["place"]] for b in matched)
+    accuracy = correct / len(matched) if matched else float("nan")
+    figures["box_accuracy"] = _figure(
+        accuracy, len(matched), wilson_interval(correct, len(matched)) if matched else None
+    )
+    return figures

@@ -27,6 +27,13 @@ reaction 1.0, is only possible with that denominator). V-IRL's printed table div
 reaction and stop arrival by the number of *failed* routes instead, a defect not repeated
 here (the paper's 0.22 = 4/18 and 0.83 = 15/18 divide by all 18 routes).
 
+Rows of ``flaneur run`` become outcomes with :func:`row_outcome`: the V-IRL actions are
+the ``moves`` an agent records (Ling's turns in place) followed by ``forward()`` or
+``stop()`` for each environment action; for agents that record no moves (the oracle, the
+forward baseline) they are derived as V-IRL would see them: a ``forward()`` per move,
+preceded by ``turn_direction(<compass word of the move>)`` when that word differs from the
+way the agent faced.
+
 flaneur's own variant (:mod:`flaneur.metrics.virl`) works on the viewpoint graph instead:
 key positions are nodes where the reference path turns by 45° or more, arrival means
 *visiting the node*, reaction compares the first action taken at the node with the gold
@@ -35,10 +42,15 @@ action there, and every episode is scored (successful ones included).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
-from flaneur.bench.vln_routes import distance_m
+from flaneur.geo import haversine
+from flaneur.metrics.summary import wilson_interval
+from flaneur.services.directions import compass
+from flaneur.tasks.episode import Episode
+from flaneur.world.graph import StreetGraph
 
 SUCCESS_RADIUS_M = 25.0
 INTERSECTION_ARRIVE_M = 5.0
@@ -52,6 +64,13 @@ METRICS = (
     "stop_arrival",
     "stop_reaction",
 )
+VLN_KEYS = ("key_latlng", "destination_latlng", "milestones")
+"""Metadata of an episode that V-IRL's metrics need (``virl-vln`` and ``virl-ling`` sets)."""
+
+
+def distance_m(a: Sequence[float], b: Sequence[float]) -> float:
+    """Great-circle distance in metres between two ``(lat, lng)`` points."""
+    return float(haversine(a[0], a[1], b[0], b[1]))
 
 
 @dataclass(frozen=True)
@@ -122,24 +141,99 @@ def score_route(outcome: VlnOutcome) -> RouteScore:
     return RouteScore(False, start, stop, n, arrived, reacted)
 
 
-def _ratio(num: int, den: int) -> float | None:
-    return num / den if den else None
-
-
-def vln_metrics(outcomes: Sequence[VlnOutcome]) -> dict[str, float | int | None]:
-    """V-IRL's six metrics over a route set, with the counts behind them."""
+def vln_counts(outcomes: Sequence[VlnOutcome]) -> dict[str, tuple[int, int]]:
+    """``{metric: (numerator, denominator)}`` of the six metrics over a route set."""
     scores = [score_route(o) for o in outcomes]
     n = len(scores)
     inter = sum(s.intersections for s in scores)
     arrived = sum(s.arrived for s in scores)
+    success = sum(s.success for s in scores)
     return {
-        "routes": n,
-        "success": _ratio(sum(s.success for s in scores), n),
-        "start_reaction": _ratio(sum(s.start_reaction for s in scores), n),
-        "intersection_arrival": _ratio(arrived, inter),
-        "intersection_reaction": _ratio(sum(s.reacted for s in scores), arrived),
-        "stop_arrival": _ratio(sum(s.stop_arrival for s in scores), n),
-        "stop_reaction": _ratio(sum(s.success for s in scores), n),
-        "intersections": inter,
-        "intersections_arrived": arrived,
+        "success": (success, n),
+        "start_reaction": (sum(s.start_reaction for s in scores), n),
+        "intersection_arrival": (arrived, inter),
+        "intersection_reaction": (sum(s.reacted for s in scores), arrived),
+        "stop_arrival": (sum(s.stop_arrival for s in scores), n),
+        "stop_reaction": (success, n),
     }
+
+
+def vln_figures(outcomes: Sequence[VlnOutcome]) -> dict[str, dict[str, Any]]:
+    """The six metrics, each ``{"value", "n", "ci95"}`` (Wilson interval over its
+    denominator; ``None`` value and interval when the denominator is 0)."""
+    out: dict[str, dict[str, Any]] = {}
+    for name, (hits, n) in vln_counts(outcomes).items():
+        if not n:
+            out[name] = {"value": None, "n": 0, "ci95": None}
+            continue
+        lo, hi = wilson_interval(hits, n)
+        out[name] = {"value": hits / n, "n": n, "ci95": [round(lo, 4), round(hi, 4)]}
+    return out
+
+
+def has_vln_metadata(episode: Any) -> bool:
+    """Whether an episode carries what V-IRL's metrics need (:data:`VLN_KEYS`)."""
+    metadata = getattr(episode, "metadata", None) or {}
+    return all(metadata.get(k) for k in VLN_KEYS)
+
+
+def _virl_actions(
+    states: Sequence[tuple[int, float]], row: Mapping[str, Any], facing: float
+) -> tuple[list[int], list[str]]:
+    """``(node before each V-IRL action, actions)`` of a row (see the module docstring)."""
+    records = list(row.get("records") or [])
+    nodes: list[int] = []
+    actions: list[str] = []
+    for i, taken in enumerate(row.get("actions") or []):
+        if i + 1 >= len(states):
+            break
+        here, (there, heading) = states[i][0], states[i + 1]
+        record = records[i] if i < len(records) else {}
+        if "moves" in record:
+            words = [*record["moves"], "stop()" if taken == "stop" else "forward()"]
+        elif taken == "stop":
+            words = ["stop()"]
+        elif there != here:
+            words = ["forward()"]
+            if compass(heading) != compass(facing):
+                words.insert(0, f"turn_direction({compass(heading)})")
+            facing = heading
+        else:
+            words = []  # a turn in place of another scheme: V-IRL sees it with the move
+        nodes += [here] * len(words)
+        actions += words
+    return nodes, actions
+
+
+def row_outcome(graph: StreetGraph, episode: Episode, row: Mapping[str, Any]) -> VlnOutcome | None:
+    """The :class:`VlnOutcome` of one run row of a VLN episode (``None`` for a row without a
+    trajectory, e.g. an episode the city cannot start)."""
+    trajectory = row.get("trajectory") or []
+    known = [(graph.index(str(n)), float(h)) for n, h in trajectory if str(n) in graph]
+    if not known or len(known) != len(trajectory):
+        return None
+    nodes, actions = _virl_actions(known, row, float(episode.start_heading))
+    nodes.append(known[-1][0])
+    items = episode.metadata["milestones"]
+    return VlnOutcome(
+        destination=tuple(episode.metadata["destination_latlng"]),  # type: ignore[arg-type]
+        intersections=tuple(tuple(p) for p in episode.metadata["key_latlng"][:-1]),  # type: ignore[misc]
+        gold_start=f"turn_direction({items[0]['heading_words']})",
+        gold_turns=tuple(f"turn_direction({m['next_heading_words']})" for m in items[:-1]),
+        trajectory=tuple((float(graph.lat[n]), float(graph.lng[n])) for n in nodes),
+        actions=tuple(actions),
+    )
+
+
+__all__ = [
+    "METRICS",
+    "VLN_KEYS",
+    "RouteScore",
+    "VlnOutcome",
+    "distance_m",
+    "has_vln_metadata",
+    "row_outcome",
+    "score_route",
+    "vln_counts",
+    "vln_figures",
+]

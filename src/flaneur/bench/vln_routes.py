@@ -22,13 +22,13 @@ Regions: the built-in extract has no district boundaries, so a region is a squar
 corner of its streets and places, named ``r<row>c<col>`` (the same grid as the place
 benchmarks' default regions); a GeoJSON polygon can be given instead.
 
-Instructions come from Local (:class:`flaneur.agents.virl.local.Local`): the offline template
-over its milestones, or the language model with a thinker attached.
+Instructions are Local's offline answers (:func:`flaneur.agents.virl.local.template_direction`:
+the template over its milestones). A region without viewpoints is skipped (the generator's
+report names it).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -37,12 +37,12 @@ from typing import Annotated, Any
 import numpy as np
 import shapely
 
-from flaneur.agents.virl.local import LANDMARK_RADIUS_M, Local, landmark_at
+from flaneur.agents.virl.local import LANDMARK_RADIUS_M, landmark_at, template_direction
 from flaneur.bench.types import TYPES_20, VIRL_TO_FLANEUR
 from flaneur.errors import FlaneurError
 from flaneur.options import Range, option
 from flaneur.services.directions import Route, directions
-from flaneur.services.errors import RegionError, UnreachableError
+from flaneur.services.errors import UnreachableError
 from flaneur.services.geocode import GeocodeResult
 from flaneur.services.region import Region, grid_regions, region_has_viewpoints
 from flaneur.tasks.episode import Episode
@@ -161,21 +161,15 @@ def collect_routes(
     *,
     seed: int = 0,
     per_region: int = PER_REGION,
-    local: Local | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> list[VlnRoute]:
-    """V-IRL's VLN routes in every region, reproducible by ``seed``.
-
-    Raises
-    ------
-    RegionError
-        A given region holds no viewpoint of the city.
-    """
-    regions = list(regions) if regions is not None else grid_regions(city)
-    for region in regions:
-        if not region_has_viewpoints(city, region.polygon):
-            raise RegionError(f"region {region.name!r} holds no viewpoint of {city.name}")
-    local = local or Local(city)
+    """V-IRL's VLN routes in every region that holds viewpoints (the others are skipped),
+    reproducible by ``seed``."""
+    regions = [
+        r
+        for r in (list(regions) if regions is not None else grid_regions(city))
+        if region_has_viewpoints(city, r.polygon)
+    ]
     rng = np.random.default_rng(seed)
     places, graph = city.places, city.graph
     out: list[VlnRoute] = []
@@ -199,7 +193,7 @@ def collect_routes(
                 row,
                 100.0,
             )
-            answer = local.answer(f"How do I get to {dest.name}?", route.nodes[0], destination=dest)
+            answer = template_direction(city, dest, route.nodes[0], f"How do I get to {dest.name}?")
             marks = tuple(m["landmark"] for m in answer.milestones if "landmark" in m)
             out.append(
                 VlnRoute(
@@ -292,13 +286,3 @@ def check_set(episodes: Sequence[Episode]) -> None:
     """Raise :class:`FlaneurError` when a route set is empty (nothing to evaluate)."""
     if not episodes:
         raise FlaneurError("no VLN route passes V-IRL's filters in the given regions")
-
-
-def distance_m(a: Sequence[float], b: Sequence[float]) -> float:
-    """Haversine distance in metres between two ``(lat, lng)`` points."""
-    la1, lo1, la2, lo2 = map(math.radians, (a[0], a[1], b[0], b[1]))
-    h = (
-        math.sin((la2 - la1) / 2) ** 2
-        + math.cos(la1) * math.cos(la2) * math.sin((lo2 - lo1) / 2) ** 2
-    )
-    return 2 * 6_371_008.8 * math.asin(min(1.0, math.sqrt(h)))

@@ -1,15 +1,25 @@
-"""``flaneur bench vln``: V-IRL's vision-language navigation benchmark on a city."""
+"""``flaneur bench vln``: V-IRL's vision-language navigation benchmark, a short form of
+``flaneur run --tasks TASK --agent ling --landmarks L`` that prints V-IRL's six metrics
+beside the paper's rows.
+
+Each recogniser is one run of the runner into ``OUT/<recogniser>``: ``oracle`` is Ling with
+``--landmarks map`` (V-IRL's oracle row), ``ocr``, ``clip`` and ``vlm`` are Ling with that
+landmark scorer on synthetic views (or ``--views``). ``--agent oracle`` runs the shortest-path
+oracle solver instead of Ling. The six metrics are the navigation kind's task-set figures
+(:mod:`flaneur.bench.vln_metrics`); other cities: make a route set first with ``flaneur
+tasks generate CITY --kind virl-vln -o routes.jsonl``.
+"""
 
 from __future__ import annotations
 
-import json
-import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import typer
 
-from flaneur.cli.output import console, err_console, print_json
+from flaneur.cli.output import console, print_json
+from flaneur.errors import FlaneurError
 
 bench_vln_app = typer.Typer(
     rich_markup_mode=None,
@@ -23,114 +33,65 @@ PAPER_ROWS = {
 }
 """The paper's rows (Success, Start reaction, Int. arrival, Int. reaction, Stop arrival,
 Stop reaction)."""
+LANDMARKS = {"oracle": "map", "ocr": "ocr", "clip": "clip", "vlm": "vlm"}
+"""``--recogniser`` → Ling's ``--landmarks``."""
+DEFAULT_TASK = "helsinki-virl-vln-v1"
 
 
-def _progress(label: str, quiet: bool):
-    """A Rich progress callback ``(done, total)`` on stderr (nothing when ``quiet``)."""
-    if quiet:
-        return None, None
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+def vln_config(
+    task: str,
+    recogniser: str,
+    *,
+    agent: str = "ling",
+    city: str | None = None,
+    views: str | None = None,
+    llm: str | None = None,
+    llm_base_url: str | None = None,
+    limit: int | None = None,
+    clip_weights: str | None = None,
+) -> Any:
+    """The :class:`~flaneur.evaluate.runner.RunConfig` of one recogniser's run."""
+    from flaneur.evaluate.runner import RunConfig
 
-    bar = Progress(
-        "[progress.description]{task.description}",
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err_console,
-        transient=True,
+    if recogniser not in LANDMARKS:
+        raise FlaneurError(
+            f"--recogniser: unknown {recogniser!r} (expected {', '.join(LANDMARKS)})"
+        )
+    if agent not in ("ling", "oracle"):
+        raise FlaneurError(f"--agent: expected ling or oracle, not {agent!r}")
+    landmarks = LANDMARKS[recogniser] if agent == "ling" else None
+    looks = landmarks not in (None, "map")
+    options = {"clip_weights": clip_weights} if clip_weights and agent == "ling" else {}
+    return RunConfig(
+        agents=(agent,),
+        tasks=(task,),
+        city=city,
+        views=(views or "synthetic") if looks else views,
+        landmarks=landmarks,
+        llm=llm,
+        llm_base_url=llm_base_url,
+        limit=limit,
+        per_agent_options={agent: options} if options else {},
     )
-    task = bar.add_task(label, total=None)
-
-    def update(done: int, total: int) -> None:
-        bar.update(task, completed=done, total=total)
-
-    return bar, update
 
 
 def run_vln(
-    *,
-    city: str = "helsinki",
-    regions: Path | None = None,
-    seed: int = 0,
-    per_region: int = 10,
-    recognisers: tuple[str, ...] = ("oracle",),
-    limit: int | None = None,
-    thinker: Any = None,
-    quiet: bool = True,
-    recogniser_options: dict[str, Any] | None = None,
+    task: str, recognisers: list[str], out: Path, *, resume: bool = False, **run: Any
 ) -> dict[str, Any]:
-    """Collect (or read) the route set and run the tourist with each recogniser.
+    """One run per recogniser (``run``: :func:`vln_config`'s keywords); ``{"routes": n,
+    "figures": {recogniser: six metrics}, "runs": {recogniser: folder}}``."""
+    from flaneur.evaluate.runner import run_benchmark
 
-    ``recogniser_options`` go to :func:`flaneur.bench.vln_recognisers.make_vln_recogniser`
-    (``clip_model``, ``clip_weights``, ``clip_backend``, ``model``).
-    """
-    from flaneur.bench.vln_eval import evaluate
-    from flaneur.bench.vln_recognisers import RECOGNISERS, make_vln_recogniser
-    from flaneur.bench.vln_routes import (
-        check_set,
-        collect_routes,
-        route_episodes,
-    )
-    from flaneur.bench.vln_set import SET_ID, helsinki_virl_vln_v1
-    from flaneur.errors import FlaneurError
-
-    unknown = sorted(set(recognisers) - set(RECOGNISERS))
-    if unknown:
-        raise FlaneurError(
-            f"--recogniser: unknown {', '.join(unknown)} (expected {', '.join(RECOGNISERS)})"
-        )
-    options = dict(recogniser_options or {})
-    if "clip" in recognisers and not (options.get("clip_weights") or options.get("clip_backend")):
-        raise FlaneurError("--recogniser clip needs --clip-weights (a file or open_clip tag)")
-    if "vlm" in recognisers and options.get("model") is None:
-        raise FlaneurError("--recogniser vlm needs --vlm (a model, e.g. openai/gpt-4o-mini)")
-    online = thinker is not None and thinker.online
-    bar, update = _progress("collecting routes", quiet)
-    with bar or _Null():
-        if city == "helsinki" and regions is None and seed == 0 and per_region == 10 and not online:
-            city_obj, episodes = helsinki_virl_vln_v1(None, update)
-            set_name = SET_ID
-        else:
-            from flaneur.agents.virl.local import Local
-            from flaneur.services.region import Region, load_polygon
-            from flaneur.world.builtin import load_city
-
-            city_obj = load_city(city)
-            found = None
-            if regions is not None:
-                found = [Region(regions.stem, load_polygon(regions))]
-            local = Local(city_obj, thinker) if thinker is not None else None
-            routes = collect_routes(
-                city_obj, found, seed=seed, per_region=per_region, local=local, progress=update
-            )
-            episodes = route_episodes(city_obj, routes)
-            set_name = f"{city_obj.name}-virl-vln-s{seed}"
-    check_set(episodes)
-    if limit is not None:
-        episodes = episodes[:limit]
-    out: dict[str, Any] = {
-        "set": set_name,
-        "city": city_obj.name,
-        "routes": len(episodes),
-        "regions": sorted({e.metadata["region"] for e in episodes}),
-        "results": {},
-    }
-    for name in recognisers:
-        rec = make_vln_recogniser(name, city_obj, seed=seed, **options)
-        bar, update = _progress(f"tourist with {name} recogniser", quiet)
-        with bar or _Null():
-            out["results"][name] = evaluate(
-                city_obj, episodes, rec, thinker=thinker, progress=update
-            )
-    return out
-
-
-class _Null:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
+    configs = {r: vln_config(task, r, **run) for r in dict.fromkeys(recognisers)}
+    result: dict[str, Any] = {"task": task, "figures": {}, "runs": {}}
+    for name, config in configs.items():
+        folder = out / name
+        summary = run_benchmark(config, folder, resume=resume, progress="none")
+        entry = summary["runs"][0]
+        result.update(city=entry["city"], routes=entry["rows"])
+        result["figures"][name] = entry.get("task_metrics") or {}
+        result["runs"][name] = str(folder)
+    return result
 
 
 def _table(result: dict[str, Any]) -> None:
@@ -139,17 +100,15 @@ def _table(result: dict[str, Any]) -> None:
     from flaneur.bench.vln_metrics import METRICS
 
     table = Table(
-        title=f"V-IRL VLN on {result['city']} ({result['routes']} routes; "
+        title=f"V-IRL VLN on {result.get('city', '?')} ({result.get('routes', 0)} routes; "
         "the paper's rows: other cities, Google Street View)"
     )
     table.add_column("recogniser")
     for label in ("Success", "Start reac", "Int arr", "Int reac", "Stop arr", "Stop reac"):
         table.add_column(label, justify="right")
-    for name, res in result["results"].items():
-        table.add_row(
-            f"{name} (flaneur)",
-            *("-" if res["metrics"][m] is None else f"{res['metrics'][m]:.2f}" for m in METRICS),
-        )
+    for name, figures in result["figures"].items():
+        values = [(figures.get(m) or {}).get("value") for m in METRICS]
+        table.add_row(f"{name} (flaneur)", *("-" if v is None else f"{v:.2f}" for v in values))
     for name, row in PAPER_ROWS.items():
         table.add_row(name, *(f"{v:.2f}" for v in row))
     console.print(table)
@@ -157,77 +116,54 @@ def _table(result: dict[str, Any]) -> None:
 
 @bench_vln_app.command("vln")
 def vln_command(
-    city: str = typer.Option("helsinki", "--city", help="Built-in city name or city pack folder."),
-    regions: Path | None = typer.Option(
-        None,
-        "--region",
-        help="GeoJSON polygon to draw routes in (default: 500 m grid cells over the city).",
+    task: str = typer.Argument(
+        DEFAULT_TASK, help="Route set: a registered id or an episode file (virl-vln)."
     ),
-    seed: int = typer.Option(0, "--seed", help="Seed of the destination order."),
-    per_region: int = typer.Option(10, "--per-region", min=1, help="Routes per region."),
     recogniser: list[str] = typer.Option(
         ["oracle"],
         "--recogniser",
         "-r",
-        help="Landmark recogniser(s): oracle (map, 20 m), ocr (PP-OCR on synthetic views;"
-        " slow the first time, cached after), clip (open_clip, --clip-weights) and/or vlm"
-        " (a vision-language model, --vlm).",
+        help="Landmark recogniser(s): oracle (the map, 20 m), ocr (PP-OCR on views), clip "
+        "(open_clip, --clip-weights), vlm (the --llm model); one run each.",
     ),
-    clip_model: str = typer.Option("ViT-B-32", "--clip-model", help="open_clip architecture."),
+    agent: str = typer.Option("ling", "--agent", help="ling, or oracle (the oracle solver)."),
+    city: str | None = typer.Option(None, "--city", help="City of an episode file."),
+    views: str | None = typer.Option(
+        None, "--views", help="Views of ocr/clip/vlm (default synthetic)."
+    ),
     clip_weights: str | None = typer.Option(
         None, "--clip-weights", help="open_clip weights for -r clip: a file or pretrained tag."
     ),
-    vlm: str | None = typer.Option(
-        None, "--vlm", help="Model string of the vlm recogniser (e.g. openai/gpt-4o-mini)."
-    ),
-    vlm_base_url: str | None = typer.Option(
-        None, "--vlm-base-url", help="OpenAI-compatible server URL for --vlm."
-    ),
-    limit: int | None = typer.Option(None, "--limit", min=1, help="Evaluate the first N routes."),
     llm: str | None = typer.Option(
-        None,
-        "--llm",
-        help="Model writing instructions and choosing"
-        " the tourist's actions (offline template and rule if unset).",
+        None, "--llm", help="Model choosing Ling's actions (and the vlm recogniser)."
     ),
     llm_base_url: str | None = typer.Option(
         None, "--llm-base-url", help="OpenAI-compatible server URL."
     ),
-    out: Path | None = typer.Option(None, "-o", "--out", help="Write the full result JSON here."),
-    json_out: bool = typer.Option(False, "--json", help="Print one JSON object (metrics only)."),
+    limit: int | None = typer.Option(None, "--limit", min=1, help="The first N routes."),
+    out: Path | None = typer.Option(
+        None, "--out", "-o", help="Run folder (one sub-folder per recogniser)."
+    ),
+    resume: bool = typer.Option(False, "--resume", help="Finish the runs in --out."),
+    json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
-    """Collect V-IRL's VLN routes on a city and score the tourist with V-IRL's six metrics."""
-    from flaneur.agents.virl.common import make_thinker
-
-    thinker = make_thinker(llm, llm_base_url) if llm else None
-    options: dict[str, Any] = {"clip_model": clip_model, "clip_weights": clip_weights}
-    if vlm:
-        from flaneur.models import make_model
-
-        options["model"] = make_model(vlm, base_url=vlm_base_url)
-    try:
-        result = run_vln(
-            city=city,
-            regions=regions,
-            seed=seed,
-            per_region=per_region,
-            recognisers=tuple(recogniser),
-            limit=limit,
-            thinker=thinker,
-            quiet=json_out or not os.isatty(2),
-            recogniser_options=options,
-        )
-    finally:
-        if thinker is not None:
-            thinker.close()
-    if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out.with_suffix(".tmp")
-        tmp.write_text(json.dumps(result, indent=1, ensure_ascii=False), encoding="utf-8")
-        tmp.replace(out)
-    summary = {k: v for k, v in result.items() if k != "results"}
-    summary["metrics"] = {k: v["metrics"] for k, v in result["results"].items()}
+    """V-IRL's VLN benchmark through the runner, scored with V-IRL's six metrics."""
+    if resume and out is None:
+        raise FlaneurError("--resume needs --out (the folder of the runs to finish)")
+    run = {
+        "agent": agent,
+        "city": city,
+        "views": views,
+        "llm": llm,
+        "llm_base_url": llm_base_url,
+        "limit": limit,
+        "clip_weights": clip_weights,
+    }
+    with tempfile.TemporaryDirectory(prefix="flaneur-vln-") as scratch:
+        result = run_vln(task, list(recogniser), out or Path(scratch), resume=resume, **run)
+    if out is None:
+        result.pop("runs")
     if json_out:
-        print_json(summary)
+        print_json({**result, "paper": PAPER_ROWS})
     else:
         _table(result)

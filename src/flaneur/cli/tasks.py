@@ -247,8 +247,9 @@ def _print_generated(result: dict[str, object], report: dict[str, object]) -> No
 def kinds_command(
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
-    """List what `tasks generate --kind` makes: each kind, its task kind, success metric and
-    typed -T options with their defaults."""
+    """List what `tasks generate --kind` makes: each kind, its task kind, success metric,
+    typed -T options with their defaults and, for V-IRL agents' scenarios, the fields a
+    scenario (a persona file of `flaneur virl NAME FILE`) holds."""
     from flaneur.options import describe_options
     from flaneur.tasks.generators import GENERATORS
 
@@ -263,6 +264,7 @@ def kinds_command(
                 "default_size": cls.default_size,
                 "description": cls.description,
                 "options": describe_options(cls.Options),
+                "scenario_fields": describe_options(cls.Scenario) if cls.Scenario else {},
             }
         )
     if json_out:

@@ -149,8 +149,8 @@ def nearby_command(
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Places of a type or keyword around a place, with distance and heading."""
-    from flaneur.agents.virl.common import resolve_point
     from flaneur.errors import FlaneurError
+    from flaneur.services.geocode import resolve_point
     from flaneur.services.nearby import nearby_search
     from flaneur.world.builtin import load_city
 
@@ -188,9 +188,9 @@ def directions_command(
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """The shortest route in steps with key positions, distances and durations."""
-    from flaneur.agents.virl.common import resolve_point
     from flaneur.errors import FlaneurError
     from flaneur.services.directions import directions
+    from flaneur.services.geocode import resolve_point
     from flaneur.world.builtin import load_city
 
     town = load_city(city)
@@ -216,7 +216,7 @@ def optimize_command(
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """The shortest visiting order of places (OR-Tools), start fixed."""
-    from flaneur.agents.virl.common import resolve_point
+    from flaneur.services.geocode import resolve_point
     from flaneur.services.optimize import optimize_order
     from flaneur.world.builtin import load_city
 

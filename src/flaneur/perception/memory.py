@@ -208,10 +208,9 @@ class VisualMemory:
         return dict(sorted(out.items()))
 
     # -------------------------------------------------------------- persistence
-    def save(self, path: str | Path) -> Path:
-        """Write the memory as JSON (atomically)."""
-        out = Path(path)
-        data = {
+    def to_dict(self) -> dict[str, Any]:
+        """The memory as JSON-ready data (what :meth:`save` writes)."""
+        return {
             "format": MEMORY_FORMAT,
             "version": MEMORY_VERSION,
             "settings": {
@@ -223,34 +222,20 @@ class VisualMemory:
             },
             "objects": [obj.to_dict() for obj in self.objects],
         }
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out.with_name(out.name + ".tmp")
-        tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
-        tmp.replace(out)
-        return out
 
     @classmethod
-    def load(cls, path: str | Path) -> VisualMemory:
-        """Read a memory written by :meth:`save` (one-line DataError if it is damaged)."""
-        src = Path(path)
-        try:
-            data = json.loads(src.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise DataError("visual memory file not found", path=src) from None
-        except (json.JSONDecodeError, UnicodeDecodeError) as err:
-            line = getattr(err, "lineno", None)
-            raise DataError(
-                "not a visual memory file (invalid JSON)", path=src, line=line
-            ) from None
+    def from_dict(cls, data: Any, *, where: str | Path | None = None) -> VisualMemory:
+        """The memory of :meth:`to_dict`'s data (one-line DataError, naming ``where``, if it
+        is not one)."""
         if not isinstance(data, dict) or data.get("format") != MEMORY_FORMAT:
             raise DataError(
-                f"not a visual memory file (field 'format' must be {MEMORY_FORMAT!r})", path=src
+                f"not a visual memory (field 'format' must be {MEMORY_FORMAT!r})", path=where
             )
         if data.get("version") != MEMORY_VERSION:
             raise DataError(
                 f"visual memory version {data.get('version')!r} is not supported "
                 f"(expected {MEMORY_VERSION})",
-                path=src,
+                path=where,
             )
         try:
             memory = cls(**data.get("settings", {}))
@@ -268,6 +253,30 @@ class VisualMemory:
                 memory.objects.append(obj)
         except (KeyError, TypeError, ValueError) as err:
             raise DataError(
-                f"damaged visual memory ({type(err).__name__}: {err})", path=src
+                f"damaged visual memory ({type(err).__name__}: {err})", path=where
             ) from None
         return memory
+
+    def save(self, path: str | Path) -> Path:
+        """Write the memory as JSON (atomically)."""
+        out = Path(path)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_name(out.name + ".tmp")
+        tmp.write_text(json.dumps(self.to_dict(), indent=1), encoding="utf-8")
+        tmp.replace(out)
+        return out
+
+    @classmethod
+    def load(cls, path: str | Path) -> VisualMemory:
+        """Read a memory written by :meth:`save` (one-line DataError if it is damaged)."""
+        src = Path(path)
+        try:
+            data = json.loads(src.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise DataError("visual memory file not found", path=src) from None
+        except (json.JSONDecodeError, UnicodeDecodeError) as err:
+            line = getattr(err, "lineno", None)
+            raise DataError(
+                "not a visual memory file (invalid JSON)", path=src, line=line
+            ) from None
+        return cls.from_dict(data, where=src)

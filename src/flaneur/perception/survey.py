@@ -34,10 +34,39 @@ from flaneur.perception.detection.active import (
     active_detect,
     passive_detect,
 )
-from flaneur.perception.detection.base import Detector
+from flaneur.perception.detection.base import (
+    DetectionError,
+    Detector,
+    check_labels,
+    taxonomy_labels,
+)
 from flaneur.perception.memory import VisualMemory
 from flaneur.views.base import ViewProvider
 from flaneur.world.city import City
+from flaneur.world.furniture import FURNITURE_KINDS
+
+RANGE_M = 20.0
+"""V-IRL's evaluation radius: ground truth within this distance of a walked viewpoint."""
+
+
+def furniture_labels(labels: Sequence[str]) -> dict[str, str]:
+    """``{label: street-furniture category}`` of labels to count (``"trash bin"``:
+    ``waste_basket``).
+
+    Raises
+    ------
+    DetectionError
+        One line: no labels, an unknown label, or one that is not street furniture.
+    """
+    checked = check_labels(list(labels))
+    categories = taxonomy_labels(checked)
+    for label, category in categories.items():
+        if category not in FURNITURE_KINDS:
+            raise DetectionError(
+                f"label {label!r} ({category}) is not street furniture; choose from "
+                f"{', '.join(FURNITURE_KINDS)}"
+            )
+    return categories
 
 
 @dataclass(frozen=True)
@@ -153,7 +182,7 @@ def evaluate_survey(
     city: City,
     category: str,
     *,
-    radius_m: float = 20.0,
+    radius_m: float = RANGE_M,
     span_margin_deg: float = 1.0,
 ) -> dict[str, Any]:
     """Accuracy and recall of one category against the city's street furniture (V-IRL rule).
@@ -203,6 +232,84 @@ def evaluate_survey(
         "found": found,
         "recall": found / n_gt if n_gt else 0.0,
     }
+
+
+def object_rows(city: City, memory: VisualMemory) -> list[dict[str, Any]]:
+    """One row per remembered object: its category, estimated position, how often it was
+    seen and its best sighting (viewpoint, label, bearing, box, score and the view)."""
+    rows = []
+    for obj in memory.objects:
+        x, y = obj.position
+        lat, lng = city.graph.projection.inverse(np.asarray([x]), np.asarray([y]))
+        best = max(obj.sightings, key=lambda s: s.score)
+        rows.append(
+            {
+                "id": obj.id,
+                "category": obj.category,
+                "label": best.label,
+                "lat": round(float(lat[0]), 7),
+                "lng": round(float(lng[0]), 7),
+                "sightings": len(obj.sightings),
+                "node": best.node,
+                "heading": round(float(best.heading), 2),
+                "box": [round(float(v), 1) for v in best.box],
+                "score": round(float(best.score), 3),
+                "view": {
+                    "heading": round(float(best.view_heading), 2),
+                    "pitch": round(float(best.view_pitch), 2),
+                    "fov": round(float(best.view_fov), 2),
+                },
+            }
+        )
+    return rows
+
+
+def in_view(
+    city: City,
+    xy: np.ndarray,
+    route: Sequence[int],
+    settings: SurveySettings,
+    radius_m: float = RANGE_M,
+) -> np.ndarray:
+    """Which of the points ``xy`` (``(n, 2)`` metres) a walk of ``route`` had in view: within
+    ``radius_m`` of a viewpoint and inside the fields of view taken there (``views_per_point``
+    views ``fov`` apart around the travel heading, as :func:`survey_route` looks)."""
+    xy = np.asarray(xy, dtype=float).reshape(-1, 2)
+    seen = np.zeros(len(xy), dtype=bool)
+    half = settings.views_per_point * settings.fov / 2.0
+    for node, heading in zip(route, travel_headings(city, route), strict=True):
+        delta = xy - city.graph.xy[int(node)]
+        near = np.hypot(delta[:, 0], delta[:, 1]) <= radius_m
+        bearing = np.degrees(np.arctan2(delta[:, 0], delta[:, 1]))
+        ahead = np.abs(np.asarray(angle_diff(bearing, heading))) <= half
+        seen |= near & (ahead if half < 180.0 else True)
+    return seen
+
+
+def objects_along(
+    city: City, memory: VisualMemory, route: Sequence[int], radius_m: float = RANGE_M
+) -> set[int]:
+    """Ids of the remembered objects whose estimated position lies within ``radius_m`` of a
+    viewpoint of ``route`` (the objects "along the way")."""
+    if not memory.objects or not len(route):
+        return set()
+    where = np.asarray([obj.position for obj in memory.objects], dtype=float)
+    nodes = city.graph.xy[np.asarray(route, dtype=int)]
+    gaps = np.hypot(*(where[:, None, :] - nodes[None, :, :]).transpose(2, 0, 1)).min(axis=1)
+    return {obj.id for obj, gap in zip(memory.objects, gaps, strict=True) if gap <= radius_m}
+
+
+def dedup_errors(memory: VisualMemory) -> dict[str, int]:
+    """With the simulator's object ids: ``duplicates`` (extra objects for one real object)
+    and ``merged`` (objects whose sightings are of more than one real object)."""
+    owners: dict[str, int] = {}
+    merged = 0
+    for obj in memory.objects:
+        ids = {s.object_id for s in obj.sightings if s.object_id}
+        merged += len(ids) > 1
+        for i in ids:
+            owners[i] = owners.get(i, 0) + 1
+    return {"duplicates": sum(n - 1 for n in owners.values()), "merged": int(merged)}
 
 
 def route_past(city: City, xy: Sequence[float], *, hops: int = 4) -> list[int]:

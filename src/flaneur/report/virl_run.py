@@ -144,7 +144,7 @@ def run_scenario(
     )
     summary = run_benchmark(config, folder, progress="none")
     row = _the_row(folder)
-    result = scenario_result(name, item, town, row, summary)
+    result = scenario_result(name, item, town, row, summary, options)
     fmap, extra = scenario_map(name, town, item, row)
     write_outputs(folder, result, fmap, extra)
     return result
@@ -163,10 +163,15 @@ def _the_row(folder: Path) -> dict[str, Any]:
 
 
 def scenario_result(
-    name: str, item: Any, city: Any, row: dict[str, Any], summary: dict[str, Any]
+    name: str,
+    item: Any,
+    city: Any,
+    row: dict[str, Any],
+    summary: dict[str, Any],
+    options: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """``result.json`` of a scenario run: the scenario, the plan, its metrics, the model's
-    exchanges and the time taken."""
+    """``result.json`` of a scenario run: the scenario, the agent's options, the plan, its
+    metrics, the model's exchanges and the time taken."""
     from flaneur.tasks.episode import Episode
 
     records = list(row.get("records") or [])
@@ -179,6 +184,7 @@ def scenario_result(
     return {
         "agent": name,
         "scenario": scenario,
+        "options": dict(options or {}),
         "city": city.name,
         "offline": summary.get("model") is None,
         **plan,

@@ -10,7 +10,14 @@ from __future__ import annotations
 
 from flaneur.services.directions import SPEEDS_KMH, Route, Step, directions, directions_via
 from flaneur.services.errors import RegionError, UnknownPlaceError, UnreachableError
-from flaneur.services.geocode import Gazetteer, GeocodeResult, gazetteer, geocode, geocode_one
+from flaneur.services.geocode import (
+    Gazetteer,
+    GeocodeResult,
+    gazetteer,
+    geocode,
+    geocode_one,
+    resolve_point,
+)
 from flaneur.services.nearby import NearbyResult, nearby_search, prominence
 from flaneur.services.optimize import OptimizedOrder, brute_force_order, optimize_order
 from flaneur.services.overview import OverviewProvider, TagOverview, place_overview
@@ -38,4 +45,5 @@ __all__ = [
     "optimize_order",
     "place_overview",
     "prominence",
+    "resolve_point",
 ]

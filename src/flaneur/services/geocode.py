@@ -28,6 +28,7 @@ from functools import cached_property
 import numpy as np
 from rapidfuzz import fuzz, process
 
+from flaneur.errors import DataError
 from flaneur.services.errors import UnknownPlaceError
 from flaneur.services.nearby import prominence
 from flaneur.world.city import City
@@ -38,6 +39,9 @@ MIN_SCORE = 70.0
 _KIND_ORDER = {kind: i for i, kind in enumerate(KINDS)}
 _NON_WORD = re.compile(r"[\W_]+")  # keeps letters of every script (Chinese names stay)
 _MAX_EXPANSIONS = 4
+_LATLNG = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*,\s*(-?\d+(?:\.\d+)?)\s*$")
+OFF_STREET_M = 500.0
+"""A ``"lat,lng"`` point farther than this from every viewpoint lies outside the city."""
 
 
 def normalize(text: str) -> str:
@@ -273,3 +277,38 @@ def geocode_one(city: City, query: str) -> GeocodeResult:
     if not found:
         raise UnknownPlaceError(query, gazetteer(city).closest_names(query))
     return found[0]
+
+
+def resolve_point(city: City, text: str) -> tuple[int, str]:
+    """A viewpoint from ``"lat,lng"`` or a place name / address / street (fuzzy).
+
+    Returns
+    -------
+    tuple
+        ``(node index, label)``.
+
+    Raises
+    ------
+    UnknownPlaceError
+        No name matches; the message names the three closest names.
+    DataError
+        A ``"lat,lng"`` point more than :data:`OFF_STREET_M` from every viewpoint (outside
+        the city).
+    """
+    match = _LATLNG.match(text)
+    if not match:
+        found = geocode_one(city, text)
+        return found.node, found.name
+    lat, lng = float(match.group(1)), float(match.group(2))
+    graph = city.graph
+    if not (-90.0 <= lat <= 90.0 and -180.0 <= lng <= 180.0):
+        raise DataError(f"{text.strip()!r} is not a latitude,longitude pair")
+    node = int(graph.nearest_node(lat, lng))
+    x, y = graph.projection.forward(lat, lng)
+    off = float(np.hypot(float(x) - graph.xy[node][0], float(y) - graph.xy[node][1]))
+    if off > OFF_STREET_M:
+        raise DataError(
+            f"{lat:.5f},{lng:.5f} lies {off:,.0f} m from the nearest street of {city.name} "
+            "(outside the city)"
+        )
+    return node, f"{lat:.5f},{lng:.5f}"

@@ -118,6 +118,16 @@ BUILTIN_TASKS: list[TaskSpec] = [
             ("virl-vln", "navigation", "headings", "virl_success", "V-IRL's VLN routes"),
             ("virl-recognition", "virl-recognition", "", "top1", "V-IRL's place recognition"),
             ("virl-vqa", "virl-vqa", "", "correct", "V-IRL's place VQA (circular)"),
+            ("virl-local", "virl-local", "", "followed", "Local's direction questions"),
+            ("virl-ling", "navigation", "headings", "virl_success", "Ling's trips by asking"),
+            ("virl-peng", "virl-peng", "", "optimal", "Peng's errands to order"),
+            ("virl-aria", "virl-aria", "", "top1_fits", "Aria's recommendation wishes"),
+            ("virl-vivek", "virl-vivek", "", "top1_fits", "Vivek's home searches"),
+            ("virl-diego", "virl-diego", "", "feasible", "Diego's day plans"),
+            ("virl-hiro", "navigation", "headings", "tcp", "Hiro's intentional searches"),
+            ("virl-detection", "virl-detection", "", "recall", "V-IRL's place detection"),
+            ("virl-rx399", "virl-rx399", "", "count_exact", "RX-399's object counts"),
+            ("virl-imani", "virl-imani", "", "count_within", "Imani's region surveys"),
         )
     ),
 ]

@@ -251,7 +251,7 @@ class HiroAgent(Agent):
         return None
 
     async def _judge(self, row: int, node: int, distance_m: float) -> Judged:
-        from flaneur.agents.virl.aria import Aria
+        from flaneur.agents.virl.aria import rate_offline
         from flaneur.perception.matching import fuzzy_ratio
         from flaneur.services.nearby import NearbyResult, prominence
         from flaneur.services.overview import place_overview
@@ -270,7 +270,7 @@ class HiroAgent(Agent):
             heading=float(np.degrees(np.arctan2(delta[0], delta[1])) % 360.0),
             prominence=prominence(place.tags),
         )
-        rated = Aria(self.city).rate(need.text, "", self.types, result)
+        rated = rate_offline(self.city, need.text, self.types, result)
         rating = float(rated["rating"])
         name_sim = None
         if need.is_name:

@@ -4,9 +4,9 @@ first; we do not repeat that).
 
 Offline (our own design, not V-IRL's): the place type comes from the sentence embedder
 (all-MiniLM-L6-v2) against the taxonomy's category labels and synonyms (a category named
-word for word in the intention ranks first), keeping the
-:data:`TYPES_KEPT` closest types; candidates are the nearest :data:`KEEP` places of those
-types within the radius; the rating is ::
+word for word in the intention ranks first), keeping the :data:`TYPES_KEPT` closest types;
+candidates are the nearest ``keep`` named places of those types within ``radius_m``; the
+rating is ::
 
     10 x (0.55 type fit + 0.2 overview fit + 0.15 nearness + 0.1 prominence)
 
@@ -14,44 +14,34 @@ where *type fit* is the candidate's best type similarity divided by the best sim
 of any type, *overview fit* the similarity of intention and overview (clipped at 0),
 *nearness* ``1 - distance / radius`` and *prominence* the tag-based stand-in over 4. When
 the intention names a place or brand found within the radius ("the nearest Hesburger"),
-those places are the candidates.
-With ``--llm``, the model names the type and rates each candidate from its overview.
+those places are the candidates. With a model (``--llm``), the model names the type (prompt
+``aria/type``) and rates each candidate from its overview (``aria/rate``).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Annotated, Any, ClassVar
 
 import numpy as np
 
-from flaneur.agents.virl.common import Thinker, prompt_template
+from flaneur.agents.base import Planner, SolveInfo
+from flaneur.agents.virl.common import node_ids, scenario_persona, scenario_start
 from flaneur.agents.virl.rating import (
     ask_rating,
     best_first,
     closest_types,
     embedder,
-    type_similarities,
-    types_named_in,
     weighted_rating,
 )
+from flaneur.agents.virl.thinking import Thinker
+from flaneur.options import Range, option
 from flaneur.services.geocode import normalize
-from flaneur.services.nearby import nearby_search
-from flaneur.services.overview import TagOverview
+from flaneur.services.nearby import NearbyResult, nearby_search
+from flaneur.services.overview import OverviewProvider, TagOverview
+from flaneur.tasks.items import TaskItem
 from flaneur.world.city import City
 from flaneur.world.taxonomy import normalize_category
-
-# embedder, type_similarities and types_named_in live in flaneur.agents.virl.rating (shared
-# with Vivek) and stay importable from here
-__all__ = [
-    "KEEP",
-    "RADIUS_M",
-    "TYPES_KEPT",
-    "WEIGHTS",
-    "Aria",
-    "embedder",
-    "type_similarities",
-    "types_named_in",
-]
 
 KEEP = 15
 TYPES_KEPT = 3
@@ -59,51 +49,68 @@ RADIUS_M = 500.0
 WEIGHTS = {"type": 0.55, "overview": 0.2, "near": 0.15, "prominence": 0.1}
 
 
-class Aria:
-    """The place recommender.
+def rate_offline(
+    city: City,
+    intention: str,
+    types: dict[str, float],
+    result: NearbyResult,
+    *,
+    radius_m: float = RADIUS_M,
+    overview: str | None = None,
+) -> dict[str, Any]:
+    """The offline rating of one candidate (module docstring): its overview (from the tags
+    unless given), ``rating`` and the ``explanation`` of the parts."""
+    text = TagOverview().overview(city, result.row) if overview is None else overview
+    best_type = max(types.values()) if types else 1.0
+    fit = max((types.get(c, 0.0) for c in result.categories), default=0.0)
+    type_fit = max(0.0, fit / best_type) if best_type > 0 else 0.0
+    over = float(max(0.0, embedder().similarity([intention], [text])[0, 0]))
+    near = max(0.0, 1.0 - result.distance_m / radius_m)
+    prom = min(result.prominence, 4.0) / 4.0
+    parts = {"type": type_fit, "overview": over, "near": near, "prominence": prom}
+    why = (
+        f"type fit {type_fit:.2f}, overview fit {over:.2f}, "
+        f"{result.distance_m:.0f} m away, prominence {result.prominence:g}"
+    )
+    return {"overview": text, "rating": weighted_rating(parts, WEIGHTS), "explanation": why}
+
+
+@dataclass
+class Recommender:
+    """Aria's steps for one scenario (also Diego's meal search).
 
     Parameters
     ----------
     city
         The city.
     thinker
-        Language model wrapper (offline without a model).
+        The run's model through the ``aria`` prompts (offline without a model).
+    radius_m, keep
+        Search radius and number of candidates.
     overviews
         Overview provider (default: text from OSM tags).
     """
 
-    def __init__(
-        self,
-        city: City,
-        thinker: Thinker | None = None,
-        overviews=None,
-        *,
-        radius_m: float = RADIUS_M,
-        keep: int = KEEP,
-    ) -> None:
-        self.city = city
-        self.thinker = thinker or Thinker()
-        self.overviews = overviews or TagOverview()
-        self.radius_m = radius_m
-        self.keep = keep
+    city: City
+    thinker: Thinker
+    radius_m: float = RADIUS_M
+    keep: int = KEEP
+    overviews: OverviewProvider = field(default_factory=TagOverview)
 
-    def place_types(self, intention: str, background: str = "") -> tuple[dict[str, float], str]:
+    async def place_types(self, intention: str, background: str = "") -> tuple[dict, str]:
         """Type scores (best first) and who chose them (``"llm"`` or ``"embedder"``)."""
-        reply = self.thinker.ask(
-            prompt_template("aria_type").format(intention=intention, background=background)
-        )
+        reply = await self.thinker.ask("type", intention=intention, background=background)
         if reply is not None:
-            category = normalize_category(
-                reply.strip().strip('".').splitlines()[0] if reply.strip() else ""
-            )
+            first = reply.strip().strip('".').splitlines()[0] if reply.strip() else ""
+            category = normalize_category(first)
             if category:
                 return {category: 1.0}, "llm"
             self.thinker.fell_back()
         return closest_types(intention, TYPES_KEPT), "embedder"
 
-    def candidates(self, xy: Any, types: dict[str, float]) -> list:
-        """The nearest :attr:`keep` places of the given types within the radius."""
-        found = {}
+    def candidates(self, xy: Any, types: dict[str, float]) -> list[NearbyResult]:
+        """The nearest :attr:`keep` named places of the given types within the radius."""
+        found: dict[int, NearbyResult] = {}
         for category in types:
             for r in nearby_search(
                 self.city,
@@ -114,51 +121,9 @@ class Aria:
                 limit=None,
             ):
                 found.setdefault(r.row, r)
-        return sorted(found.values(), key=lambda r: r.distance_m)[: self.keep]
+        return sorted(found.values(), key=lambda r: (r.distance_m, r.row))[: self.keep]
 
-    def _offline_rating(
-        self, intention: str, types: dict[str, float], result, overview: str
-    ) -> tuple[float, str]:
-        best_type = max(types.values()) if types else 1.0
-        fit = max((types.get(c, 0.0) for c in result.categories), default=0.0)
-        type_fit = max(0.0, fit / best_type) if best_type > 0 else 0.0
-        over = float(max(0.0, embedder().similarity([intention], [overview])[0, 0]))
-        near = max(0.0, 1.0 - result.distance_m / self.radius_m)
-        prom = min(result.prominence, 4.0) / 4.0
-        parts = {"type": type_fit, "overview": over, "near": near, "prominence": prom}
-        why = (
-            f"type fit {type_fit:.2f}, overview fit {over:.2f}, "
-            f"{result.distance_m:.0f} m away, prominence {result.prominence:g}"
-        )
-        return weighted_rating(parts, WEIGHTS), why
-
-    def rate(
-        self, intention: str, background: str, types: dict[str, float], result
-    ) -> dict[str, Any]:
-        """Overview and rating of one candidate."""
-        overview = self.overviews.overview(self.city, result.row)
-        asked = ask_rating(
-            self.thinker,
-            prompt_template("aria_rate").format(
-                background=background,
-                intention=intention,
-                name=result.name,
-                distance_m=round(result.distance_m),
-                overview=overview,
-            ),
-        )
-        rating, why, rated_by = (*asked, "llm") if asked else (None, "", "offline")
-        if rating is None:
-            rating, why = self._offline_rating(intention, types, result, overview)
-        return {
-            **result.to_dict(),
-            "overview": overview,
-            "rating": rating,
-            "explanation": why,
-            "rated_by": rated_by,
-        }
-
-    def mentioned(self, xy: Any, intention: str) -> list:
+    def mentioned(self, xy: Any, intention: str) -> list[NearbyResult]:
         """Places within the radius whose name or brand the intention names word for word."""
         text = f" {normalize(intention)} "
         out = []
@@ -171,10 +136,34 @@ class Aria:
                 out.append(r)
         return out
 
-    def recommend(self, xy: Any, intention: str, background: str = "") -> dict[str, Any]:
+    async def rate(
+        self, intention: str, background: str, types: dict[str, float], result: NearbyResult
+    ) -> dict[str, Any]:
+        """Overview and rating of one candidate (the model's, else the offline one)."""
+        overview = self.overviews.overview(self.city, result.row)
+        asked = await ask_rating(
+            self.thinker,
+            "rate",
+            background=background,
+            intention=intention,
+            name=result.name,
+            distance_m=round(result.distance_m),
+            overview=overview,
+        )
+        if asked is not None:
+            rated = {"overview": overview, "rating": asked[0], "explanation": asked[1]}
+        else:
+            rated = rate_offline(
+                self.city, intention, types, result, radius_m=self.radius_m, overview=overview
+            )
+        place_id = str(self.city.places.ids[result.row])
+        by = "llm" if asked is not None else "offline"
+        return {**result.to_dict(), "place_id": place_id, **rated, "rated_by": by}
+
+    async def recommend(self, xy: Any, intention: str, background: str = "") -> dict[str, Any]:
         """Ranked recommendations around a metric point, best first."""
         xy = np.asarray(xy, dtype=float)
-        types, chosen_by = self.place_types(intention, background)
+        types, chosen_by = await self.place_types(intention, background)
         named = self.mentioned(xy, intention)
         if named:  # a brand or name in the intention: those places are the candidates
             top = max(types.values(), default=1.0)
@@ -182,10 +171,64 @@ class Aria:
             pool = named[: self.keep]
         else:
             pool = self.candidates(xy, types)
-        rated = [self.rate(intention, background, types, r) for r in pool]
-        best_first(rated, lambda x: x["distance_m"])
+        rated = [await self.rate(intention, background, types, r) for r in pool]
+        best_first(rated, lambda x: (x["distance_m"], x["row"]))
         return {
             "place_types": {k: round(v, 3) for k, v in types.items()},
             "types_chosen_by": chosen_by,
             "recommendations": rated,
         }
+
+
+@dataclass(frozen=True)
+class AriaOptions:
+    """Aria's options (``flaneur virl aria FILE radius_m=300``, ``-o aria.keep=5``)."""
+
+    radius_m: Annotated[float, Range(10, 5000)] = option(RADIUS_M, "search radius in metres")
+    keep: Annotated[int, Range(1, 50)] = option(KEEP, "candidates rated (the nearest)")
+
+
+class AriaAgent(Planner):
+    """The place recommender on ``virl-aria`` scenarios (see the module docstring).
+
+    Parameters
+    ----------
+    radius_m, keep
+        :class:`AriaOptions`.
+    """
+
+    name: ClassVar[str] = "aria"
+    solves: ClassVar[tuple[str, ...]] = ("virl-aria",)
+    Options: ClassVar[type] = AriaOptions
+
+    def __init__(self, *, radius_m: float = RADIUS_M, keep: int = KEEP) -> None:
+        self.options = AriaOptions(radius_m, keep)
+
+    async def solve(self, item: TaskItem, info: SolveInfo) -> dict[str, Any]:
+        """Places for the persona's intention around its start, best first."""
+        city = info.city
+        persona = scenario_persona(item)
+        start, label = scenario_start(city, persona)
+        thinker = Thinker(info.model, "aria")
+        found = await Recommender(
+            city, thinker, self.options.radius_m, self.options.keep
+        ).recommend(city.graph.xy[start], persona.intention, persona.background)
+        return {
+            "start": label,
+            "start_node": node_ids(city, [start])[0],
+            "intention": persona.intention,
+            **found,
+            "records": thinker.records,
+        }
+
+
+__all__ = [
+    "KEEP",
+    "RADIUS_M",
+    "TYPES_KEPT",
+    "WEIGHTS",
+    "AriaAgent",
+    "AriaOptions",
+    "Recommender",
+    "rate_offline",
+]

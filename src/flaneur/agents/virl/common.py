@@ -1,120 +1,67 @@
-"""Shared parts of the V-IRL agents: the optional language model, places from text, output
-folders and maps.
+"""Shared parts of V-IRL's planner agents: the persona of a scenario item, where it starts,
+and the per-item random seed.
 
-Every agent runs offline by default (rule-based or embedder-based steps of our own design
-where V-IRL used an LLM). With a model (``--llm``) the same steps send the prompts in
-``flaneur/agents/virl/prompts/`` through :mod:`flaneur.models`; a failed call or an
-unparseable reply never stops a run: the offline step answers instead and the fallback is
-counted in the result (``llm_fallbacks``).
+A planner's item (:class:`~flaneur.tasks.items.TaskItem` of a ``virl-*`` scenario kind) holds
+the persona's fields (``name``, ``city``, ``start``, ``background``, ``intention``, ``status``,
+``budget``) and what the scenario asks for (``sentence``, ``wishes``, ``listings``, ...).
+Bad scenario data raises :class:`~flaneur.errors.DataError` and a start the city does not
+have raises the services' errors: the runner ends that item's row ``task_error``.
 """
 
 from __future__ import annotations
 
 import html
-import re
-from dataclasses import dataclass, field
-from importlib import resources
 from typing import Any
 
-from flaneur.services.geocode import geocode_one
-from flaneur.world.city import City
+import numpy as np
 
-_LATLNG = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*,\s*(-?\d+(?:\.\d+)?)\s*$")
+from flaneur.agents.baselines import episode_seed
+from flaneur.errors import DataError
+from flaneur.services.geocode import resolve_point
+from flaneur.services.persona import Persona, persona_from_dict
+from flaneur.tasks.items import TaskItem
+from flaneur.world.city import City
 
 
 def esc(value: Any) -> str:
-    """HTML-escape a data string (for SVG text and other markup written here)."""
+    """HTML-escape a data string (for SVG text and other markup written by hand)."""
     return html.escape(str(value), quote=True)
 
 
-def prompt_template(name: str) -> str:
-    """The text of prompt ``name`` (package data ``prompts/<name>.txt``)."""
-    return (resources.files("flaneur.agents.virl") / "prompts" / f"{name}.txt").read_text(
-        encoding="utf-8"
-    )
-
-
-def resolve_point(city: City, text: str) -> tuple[int, str]:
-    """A viewpoint from ``"lat,lng"`` or a place name / address / street (fuzzy).
-
-    Returns
-    -------
-    tuple
-        ``(node index, label)``.
+def scenario_persona(item: TaskItem) -> Persona:
+    """The persona of a scenario item (its other fields in :attr:`Persona.options`).
 
     Raises
     ------
-    UnknownPlaceError
-        Nothing matches; the message names the three closest names.
+    DataError
+        A missing or malformed persona field, naming the item.
     """
-    match = _LATLNG.match(text)
-    if match:
-        lat, lng = float(match.group(1)), float(match.group(2))
-        return int(city.graph.nearest_node(lat, lng)), f"{lat:.5f},{lng:.5f}"
-    found = geocode_one(city, text)
-    return found.node, found.name
+    try:
+        return persona_from_dict(dict(item.data))
+    except DataError as err:
+        raise DataError(f"scenario {item.id!r}: {err.reason}") from None
 
 
-@dataclass
-class Thinker:
-    """The optional language model of an agent, with a transcript of every exchange.
+def scenario_start(city: City, persona: Persona) -> tuple[int, str]:
+    """``(viewpoint, label)`` of the persona's start (a name, an address or ``lat,lng``).
 
-    Parameters
-    ----------
-    model
-        A :class:`~flaneur.models.ChatModel`, or ``None`` to run offline.
-    max_tokens
-        Reply length of every call (short answers: a choice, a name, a sentence or two).
+    Raises
+    ------
+    UnknownPlaceError, DataError
+        The city has no such place, or the point lies outside it.
     """
-
-    model: Any = None
-    max_tokens: int = 256
-    transcript: list[dict[str, str]] = field(default_factory=list)
-    fallbacks: int = 0
-    calls: int = 0
-
-    @property
-    def online(self) -> bool:
-        """Whether a model is attached."""
-        return self.model is not None
-
-    def ask(self, prompt: str, *, system_text: str = "") -> str | None:
-        """Send ``prompt``; the reply text, or ``None`` offline or when the call failed."""
-        if self.model is None:
-            return None
-        from flaneur.models import ModelError, system, user
-
-        messages = ([system(system_text)] if system_text else []) + [user(prompt)]
-        self.calls += 1
-        try:
-            reply = self.model.complete_sync(messages, temperature=0, max_tokens=self.max_tokens)
-        except ModelError as err:
-            self.fallbacks += 1
-            self.transcript.append({"prompt": prompt, "error": str(err)[:200]})
-            return None
-        text = reply.text or ""
-        self.transcript.append({"prompt": prompt, "reply": text})
-        return text
-
-    def fell_back(self) -> None:
-        """Count a reply that could not be used."""
-        self.fallbacks += 1
-
-    def close(self) -> None:
-        """Close the model's connections."""
-        if self.model is not None and hasattr(self.model, "close_sync"):
-            self.model.close_sync()
+    return resolve_point(city, persona.start)
 
 
-def make_thinker(llm: str | None, base_url: str | None = None) -> Thinker:
-    """A :class:`Thinker` for a model string (``None``: offline).
+def item_rng(seed: int, item: TaskItem) -> np.random.Generator:
+    """The random generator of one item of a run (same run seed and item id, same draws,
+    whatever the order items run in)."""
+    return np.random.default_rng(episode_seed(seed, item.id))
 
-    The model gets the transport defaults of where it is served (a server on this machine
-    or the local network: 300 s time-out, its own slot count in flight; see
-    :func:`flaneur.models.registry.transport_defaults`).
-    """
-    if not llm:
-        return Thinker()
-    from flaneur.models.registry import ModelConfig
 
-    return Thinker(ModelConfig(llm, base_url=base_url, cache_mode="off").build())
+def node_ids(city: City, nodes: list[int]) -> list[str]:
+    """Graph node ids (the strings rows and files hold) of node indices."""
+    return [str(city.graph.ids[n]) for n in nodes]
+
+
+__all__ = ["esc", "item_rng", "node_ids", "scenario_persona", "scenario_start"]

@@ -1,86 +1,66 @@
-"""Ling, V-IRL's tourist: follows Local's instruction in a :class:`NavigationEnv`.
+"""Ling, V-IRL's tourist: follows walking directions step by step in ``NavigationEnv``.
 
-Actions are V-IRL's: ``forward()``, ``turn_direction(<compass word>)`` and ``stop()``. The
-:class:`CompassAdapter` maps them onto the ``headings`` scheme: a turn only changes the way
-Ling faces (no env step), ``forward()`` takes the street whose heading is closest to where
-she faces (never the one back unless it is the only one), ``stop()`` is slot 0.
+One agent for every use: V-IRL's VLN benchmark (episodes whose instruction holds the
+directions, ``flaneur run --tasks helsinki-virl-vln-v1 --agent ling``), Ling's trips by
+asking (episodes whose metadata holds a ``question``: she asks Local at the start, and
+again from where she stands after an early stop, at most ``max_asks`` times; where the
+directions end without the destination in sight counts as an early stop) and the
+``followed`` check of Local's directions (:func:`follow_offline`). Each ask is recorded in
+the step record (``asked``: the question, why, Local's route and instruction).
 
-Observations are V-IRL's: ``"There is a N-way intersection."`` only near a key position of
-the route with more than 2 streets, and ``"<landmark> is on your <direction>."`` for the
-landmarks of the instruction visible from where she stands (offline recogniser: the place of
-that name within :data:`LANDMARK_SIGHT_M`, V-IRL's oracle row), else ``"No landmarks
-nearby."``. She stops early after 5 turns in a row or 6 moves away from every key position,
-and at the step limit. Success is stopping within :data:`SUCCESS_RADIUS_M` (25 m) of the
-destination (:func:`goal_position`); on failure she asks a new Local from where she stands
-(bounded attempts).
+Actions are V-IRL's: ``turn_direction(<compass word>)`` turns in place inside :meth:`act`
+(recorded in the step record's ``moves``), ``forward()`` takes the street closest to where
+she faces (never the one back unless it is the only one) and is the environment's move in
+the ``headings`` scheme, ``stop()`` is slot 0. She stops early after ``max_turns_in_a_row``
+turns in a row, after ``max_steps_away`` moves that each take her farther from every key
+position of the route (V-IRL's harness rule: the key positions the episode's metadata
+names, or those of Local's answer), and after ``step_limit`` actions.
 
-Offline, her policy is a rule of our own design: the instruction, in any wording, is parsed
-into legs (:mod:`flaneur.agents.virl.instruction_parse`); she faces each leg's compass
-direction or turns to the street its relative turn names, walks until what ends the leg (a
-distance, the N-th junction, a landmark in sight at a junction or passed, a street sign)
-and stops after the last. :func:`instruction_legs` reads Local's template wording only.
+She sees landmarks through the run's landmark scorer (``--landmarks``, see
+:class:`~flaneur.agents.virl.sight.Sight`): ``map`` (the default; V-IRL's oracle row: a
+place of that name within ``landmark_radius_m``, all around), or ``ocr``, ``clip``, ``vlm``
+or a plug-in scorer on the run's views (``--views``): one view of ``view_fov`` towards the
+side the instruction names, else views all around.
+
+Offline her policy is :class:`~flaneur.agents.virl.ling_rule.LegRule` over the legs of the
+instruction. With a model (``--llm``) every action comes from the model given V-IRL's
+observation (``ling/action``: "There is a 4-way intersection." near a key position, "X is
+on your left." for the instruction's landmarks in sight, else "No landmarks nearby."); an
+unusable reply falls back to the rule's action, counted in the step record.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Annotated, Any, ClassVar
 
 import numpy as np
 
-from flaneur.agents.virl.common import Thinker, prompt_template
-from flaneur.agents.virl.instruction_parse import TURN_OFFSET, Leg, parse_instruction
-from flaneur.agents.virl.local import Direction, Local, relative8
-from flaneur.env.navigation_env import NavigationEnv
-from flaneur.env.state import angular_distance, relative_angle
-from flaneur.services.directions import COMPASS, compass
-from flaneur.services.geocode import GeocodeResult, gazetteer, normalize
+from flaneur.agents.base import Action, Agent, EnvInfo, step_record
+from flaneur.agents.virl.instructions import COMPASS_DEG, parse_instruction
+from flaneur.agents.virl.ling_rule import LegRule
+from flaneur.agents.virl.local import give_directions
+from flaneur.agents.virl.sight import Sight, clip_scorer, landmarks_in
+from flaneur.agents.virl.thinking import Thinker
+from flaneur.errors import FlaneurError
+from flaneur.geo import angular_distance
+from flaneur.options import Range, option
+from flaneur.services.directions import compass
+from flaneur.services.errors import UnreachableError
+from flaneur.services.geocode import GeocodeResult, normalize
 from flaneur.tasks.episode import Episode
 from flaneur.world.city import City
 
-SUCCESS_RADIUS_M = 25.0
-DEST_VIEWPOINT_M = 20.0
-LANDMARK_SIGHT_M = 20.0
+STEP_LIMIT = 40
+"""V-IRL actions per set of directions in V-IRL's benchmark (its tourist alone: 30)."""
 KEY_POSITION_NEAR_M = 10.0
-MAX_TURNS_IN_A_ROW = 5
-MAX_STEPS_AWAY = 6
-STEP_LIMIT = 30
-LEG_SLACK_M = 10.0
-"""The rule ends a leg this many metres before its told distance (viewpoints ~20 m apart)."""
-REFACE_DEG = 60.0
-TURN_SEEK_M = 25.0
-"""A relative turn told where no street branches off is taken at the next intersection
-within this many metres."""
-LAST_LEG_M = 120.0
-"""A last leg with no end in the text ends where the destination is seen, or after this."""
-"""The offline rule faces the leg's direction again when the street bends more than this."""
-_COMPASS_WORDS = "|".join(sorted(COMPASS, key=len, reverse=True))  # "south-west" before "south"
-_LEG = re.compile(r"face\s+(" + _COMPASS_WORDS + r")\b[^.]*?walk about\s+(\d+)\s*m", re.IGNORECASE)
 _ACTION = re.compile(
-    r"(forward)\s*\(\s*\)|turn_direction\s*\(\s*['\"]?([a-z-]+)['\"]?\s*\)|"
-    r"(stop)\s*\(\s*\)",
+    r"(forward)\s*\(\s*\)|turn_direction\s*\(\s*['\"]?([a-z_-]+)['\"]?\s*\)|(stop)\s*\(\s*\)",
     re.IGNORECASE,
 )
-COMPASS_DEG = {word: 45.0 * i for i, word in enumerate(COMPASS)}
-
-
-class CompassAdapter:
-    """V-IRL's compass actions on the ``headings`` scheme of a :class:`NavigationEnv`."""
-
-    def __init__(self, env: NavigationEnv) -> None:
-        self.env = env
-
-    def forward_slot(self, facing: float, came_from: int | None) -> int:
-        """Slot of the street closest to ``facing``, avoiding the way back when possible."""
-        graph = self.env.city.graph
-        node = self.env.state.node
-        targets = graph.neighbors(node).tolist()
-        heads = graph.out_headings(node).tolist()
-        order = sorted(range(len(heads)), key=lambda k: angular_distance(heads[k], facing))
-        ahead = [k for k in order if targets[k] != came_from] or order
-        return ahead[0] + 1
 
 
 def parse_action(text: str) -> tuple[str, str] | None:
@@ -93,125 +73,148 @@ def parse_action(text: str) -> tuple[str, str] | None:
     if match.group(3):
         return ("stop", "")
     word = match.group(2).lower().replace("_", "-")
-    word = {
-        "northeast": "north-east",
-        "northwest": "north-west",
-        "southeast": "south-east",
-        "southwest": "south-west",
-    }.get(word, word)
+    if "-" not in word and word[:5] in ("north", "south") and len(word) > 5:
+        word = f"{word[:5]}-{word[5:]}"  # "northeast"
     return ("turn", word) if word in COMPASS_DEG else None
 
 
-def instruction_legs(instruction: str) -> list[tuple[str, float]]:
-    """``[(compass word, metres), ...]`` of an instruction in the template's wording."""
-    return [(m.group(1).lower(), float(m.group(2))) for m in _LEG.finditer(instruction)]
+@dataclass(frozen=True)
+class LingOptions:
+    """Ling's options (``-o ling.max_asks=1``, ``flaneur virl ling FILE step_limit=60``)."""
+
+    step_limit: Annotated[int, Range(1, 400)] = option(
+        STEP_LIMIT, "V-IRL actions (turns and moves) per set of directions"
+    )
+    max_asks: Annotated[int, Range(0, 5)] = option(
+        2, "times she asks Local again after an early stop (episodes with a question)"
+    )
+    max_turns_in_a_row: Annotated[int, Range(1, 20)] = option(5, "early stop after these turns")
+    max_steps_away: Annotated[int, Range(0, 50)] = option(
+        6, "early stop after these moves away from every key position (0: never)"
+    )
+    landmark_radius_m: Annotated[float, Range(1, 200)] = option(
+        20.0, "how far map landmarks are seen, m"
+    )
+    view_fov: Annotated[float, Range(30, 180)] = option(90.0, "field of view of each view")
+    leg_slack_m: Annotated[float, Range(0, 100)] = option(
+        10.0, "a leg of told length ends this much before it, m"
+    )
+    lost_after_m: Annotated[float, Range(0, 500)] = option(
+        20.0, "a turn's landmark not seen this far past the told length is given up, m"
+    )
+    clip_model: str = option("ViT-B-32", "open_clip architecture for --landmarks clip")
+    clip_weights: str = option("", "open_clip weights for --landmarks clip (file or tag)")
 
 
-def landmarks_in(city: City, instruction: str) -> list[str]:
-    """Place names of the city that appear word for word in the instruction (offline)."""
-    text = f" {normalize(instruction)} "
-    found: dict[str, str] = {}
-    gaz = gazetteer(city)
-    for name, kind, key in zip(gaz.names, gaz.kinds, gaz.keys, strict=True):
-        if kind == "place" and len(key) >= 4 and f" {key} " in text:
-            found.setdefault(key, name)
-    return list(found.values())
-
-
-def goal_position(city: City, goal: GeocodeResult) -> np.ndarray:
-    """Where success is measured: the place, or its viewpoint when the place lies more than
-    :data:`DEST_VIEWPOINT_M` from every viewpoint (inside a large building or park)."""
-    node_xy = city.graph.xy[goal.node]
-    if goal.place_row < 0:
-        return node_xy
-    place_xy = city.places.xy[goal.place_row]
-    return place_xy if float(np.hypot(*(place_xy - node_xy))) <= DEST_VIEWPOINT_M else node_xy
-
-
-@dataclass
-class Attempt:
-    """One try at following one instruction."""
-
-    direction: Direction
-    nodes: list[int] = field(default_factory=list)
-    actions: list[str] = field(default_factory=list)
-    observations: list[str] = field(default_factory=list)
-    ended: str = ""
-    distance_to_goal_m: float = float("inf")
-
-    def to_dict(self, city: City) -> dict[str, Any]:
-        """JSON-ready form."""
-        return {
-            "direction": self.direction.to_dict(city),
-            "nodes": self.nodes,
-            "actions": self.actions,
-            "observations": self.observations,
-            "ended": self.ended,
-            "distance_to_goal_m": round(self.distance_to_goal_m, 1),
-        }
-
-
-class Ling:
-    """The tourist.
+class LingAgent(Agent):
+    """The tourist (see the module docstring).
 
     Parameters
     ----------
-    city
-        The city.
-    thinker
-        Language model wrapper (offline when it has no model).
-    step_limit
-        Actions per attempt (V-IRL: 30, 40 in its benchmark).
-    max_asks
-        How many times she may ask a Local (the first question included).
+    step_limit, max_asks, max_turns_in_a_row, max_steps_away, landmark_radius_m, view_fov,
+    leg_slack_m, lost_after_m, clip_model, clip_weights
+        :class:`LingOptions`.
+    scorer
+        A landmark scorer for views (default: from the run's ``--landmarks``).
     """
 
-    def __init__(
-        self,
-        city: City,
-        thinker: Thinker | None = None,
-        *,
-        step_limit: int = STEP_LIMIT,
-        max_asks: int = 3,
-    ) -> None:
-        self.city = city
-        self.thinker = thinker or Thinker()
-        self.step_limit = step_limit
-        self.max_asks = max_asks
+    name: ClassVar[str] = "ling"
+    schemes: ClassVar[tuple[str, ...]] = ("headings",)
+    Options: ClassVar[type] = LingOptions
 
-    # ------------------------------------------------------------------ observations
-    def _observe(
-        self, node: int, facing: float, key_positions: set[int], landmarks: list[str]
-    ) -> str:
-        return self._look(node, facing, key_positions, landmarks)[0]
+    def __init__(self, *, scorer: Any = None, **options: Any) -> None:
+        self.options = LingOptions(**options)
+        self.scorer = scorer
 
-    def _look(
-        self, node: int, facing: float, key_positions: set[int], landmarks: list[str]
-    ) -> tuple[str, set[str]]:
-        graph, places = self.city.graph, self.city.places
-        parts = []
-        near_key = any(
-            float(np.hypot(*(graph.xy[node] - graph.xy[k]))) <= KEY_POSITION_NEAR_M
-            for k in key_positions
+    @classmethod
+    def check_setup(cls, options: dict[str, Any], setup: Any) -> None:
+        """View scorers need ``--views``; ``clip`` needs weights, ``vlm`` a model."""
+        kind = setup.landmarks
+        if kind in (None, "map"):
+            return
+        if setup.views is None:
+            raise FlaneurError(f"--landmarks {kind} looks at views: add --views synthetic")
+        if kind == "clip" and not options.get("clip_weights"):
+            raise FlaneurError("--landmarks clip needs -o ling.clip_weights=FILE_OR_TAG")
+        if kind == "vlm" and setup.llm is None:
+            raise FlaneurError("--landmarks vlm asks the run's model: add --llm")
+
+    # ------------------------------------------------------------------ episode
+    def reset(self, episode: Episode, env_info: EnvInfo) -> None:
+        """Choose the sight, read the episode (directions or a question), clear the walk."""
+        super().reset(episode, env_info)
+        if env_info.scheme != "headings":
+            raise FlaneurError(f"agent ling acts in the 'headings' scheme, not {env_info.scheme!r}")
+        if env_info.city is None:
+            raise FlaneurError("agent ling needs the city map (env_info.city)")
+        self.city = env_info.city
+        self.graph = self.city.graph
+        self.sight = Sight(
+            self.city,
+            self._scorer(env_info),
+            env_info.views,
+            radius_m=self.options.landmark_radius_m,
+            fov=self.options.view_fov,
         )
-        if near_key and graph.degree[node] > 2:
-            parts.append(f"There is a {int(graph.degree[node])}-way intersection.")
-        wanted = {normalize(x) for x in landmarks}
-        rows, _ = places.within(graph.xy[node], LANDMARK_SIGHT_M)
-        seen = []
-        for row in rows.tolist():
-            key = normalize(str(places.names[row]))
-            if key and key in wanted and key not in seen:
-                seen.append(key)
-                dx, dy = places.xy[row] - graph.xy[node]
-                where = relative8(relative_angle(float(np.degrees(np.arctan2(dx, dy))), facing))
-                parts.append(f"{places.names[row]} is on your {where}.")
-        if not seen:
-            parts.append("No landmarks nearby.")
-        return " ".join(parts), set(seen)
+        self.thinker = Thinker(env_info.model, "ling")
+        self.local = Thinker(env_info.model, "local")
+        self.question = str(episode.metadata.get("question") or "").strip()
+        self.asks = 0
+        self.goal: GeocodeResult | None = None
+        self.goal_name = "" if self.question else str(episode.metadata.get("destination") or "")
+        self.facing = float(episode.start_heading)
+        self.came_from: int | None = None
+        self.rule: LegRule | None = None
+        self.recorded = (0, 0)  # model exchanges of Ling's and Local's put in step records
 
-    def _landmarks(self, instruction: str) -> list[str]:
-        reply = self.thinker.ask(prompt_template("ling_landmarks").format(instruction=instruction))
+    def _scorer(self, env_info: EnvInfo) -> Any:
+        kind = env_info.landmarks
+        if kind in (None, "map"):
+            return None
+        if self.scorer is not None:
+            return self.scorer
+        from flaneur.agents.options import RunSetup
+
+        views = "views" if env_info.views is not None else None
+        setup = RunSetup("headings", env_info.llm, views, str(kind))
+        self.check_setup({"clip_weights": self.options.clip_weights}, setup)
+        if kind == "clip":
+            return clip_scorer(
+                self.city, env_info.views, self.options.clip_model, self.options.clip_weights
+            )
+        from flaneur.perception.landmarks.registry import make_landmark_scorer
+
+        return make_landmark_scorer(str(kind), model=env_info.model)
+
+    async def _follow(self, instruction: str, keys: Sequence[int]) -> None:
+        """Start walking a new instruction from where she stands."""
+        self.instruction = instruction
+        self.landmarks = await self._landmarks(instruction)
+        keyed = {normalize(x): x for x in self.landmarks}
+
+        def find(phrase: str) -> list[str]:
+            text = f" {normalize(phrase)} "
+            return [name for key, name in keyed.items() if f" {key} " in text]
+
+        legs = parse_instruction(instruction, find)
+        self.landmarks += [x for leg in legs for x in (leg.landmark, leg.until, leg.past) if x]
+        self.rule = LegRule(
+            self.city,
+            legs,
+            self.sight.seen,
+            goal=self.goal_name,
+            slack_m=self.options.leg_slack_m,
+            lost_after_m=self.options.lost_after_m,
+        )
+        self.keys = list(keys)
+        here = self.graph.xy[self.node]
+        self.best = {k: float(np.hypot(*(here - self.graph.xy[k]))) for k in self.keys}
+        self.actions = self.turns = self.away = 0
+        self.walked_m = 0.0
+        self.history: list[str] = []
+
+    async def _landmarks(self, instruction: str) -> list[str]:
+        reply = await self.thinker.ask("landmarks", instruction=instruction)
         if reply is not None:
             start, end = reply.find("["), reply.rfind("]")
             try:
@@ -223,230 +226,226 @@ class Ling:
             self.thinker.fell_back()
         return landmarks_in(self.city, instruction)
 
-    def _leg_done(
-        self,
-        plan: list[Leg],
-        leg: int,
-        node: int,
-        walked_m: float,
-        crossings: int,
-        seen: set[str],
-        seen_past: bool,
-        goal_key: str,
-    ) -> bool:
-        """Whether the offline rule has finished leg ``leg`` of ``plan`` at ``node``."""
-        step = plan[leg]
-        if step.metres is not None:
-            return walked_m >= step.metres - LEG_SLACK_M
-        if step.intersections:
-            return crossings >= step.intersections
-        if step.until:  # in sight, at a junction (turns are taken at intersections)
-            return normalize(step.until) in seen and int(self.city.graph.degree[node]) > 2
-        if step.past:
-            return seen_past and normalize(step.past) not in seen
-        if step.street:
-            return self._on_street(node, step.street) and walked_m > 0
-        if leg + 1 < len(plan):
-            return crossings >= 1  # "turn left, then ...": at the next intersection
-        return goal_key in seen or walked_m >= LAST_LEG_M
-
-    def _turn_way(self, node: int, facing: float, turn: str, came_from: int | None) -> str:
-        """The compass word for a relative turn (``"left"``, ...) at ``node``.
-
-        Of the streets not leading back, the one closest to the turned heading; then the
-        compass word closest to that street among those for which ``forward()`` takes it
-        (the 8 words are coarse: a street at 200° is "south", but "south" may pick another).
-        """
-        want = facing + TURN_OFFSET.get(turn, 0.0)
-        graph = self.city.graph
-        heads = graph.out_headings(node).tolist()
-        targets = graph.neighbors(node).tolist()
-        ways = [k for k, t in enumerate(targets) if t != came_from or turn == "around"] or list(
-            range(len(heads))
-        )
-        if not turn or not heads:
-            return compass(want)
-        street = min(ways, key=lambda k: float(angular_distance(heads[k], want)))
-        for word in sorted(
-            COMPASS, key=lambda w: float(angular_distance(COMPASS_DEG[w], heads[street]))
-        ):
-            taken = min(ways, key=lambda k: float(angular_distance(heads[k], COMPASS_DEG[word])))
-            if taken == street:
-                return word
-        return compass(heads[street])
-
-    def _on_street(self, node: int, street: str) -> bool:
-        """Whether a street leaving ``node`` carries the name (a street sign read)."""
-        names = self.city.edge_streets
-        if not len(names):
-            return False
-        graph = self.city.graph
-        want = normalize(street)
-        here = names[graph.indptr[node] : graph.indptr[node + 1]].tolist()
-        return any(want and normalize(n).startswith(want) for n in here if n)
-
-    # ------------------------------------------------------------------ one attempt
-    def follow(self, direction: Direction, start: int, heading: float) -> Attempt:
-        """Follow one instruction from ``start`` facing ``heading``."""
-        city, graph = self.city, self.city.graph
-        goal_xy = goal_position(city, direction.destination)
-        episode = Episode(
-            id="ling",
-            city=city.name,
-            instruction=direction.instruction,
-            start_node=str(graph.ids[start]),
-            start_heading=float(heading),
-            goal_nodes=(str(graph.ids[direction.destination.node]),),
-            max_steps=self.step_limit + 1,
-        )
-        env = NavigationEnv(city, episode, scheme="headings")
-        env.reset()
-        adapter = CompassAdapter(env)
-        attempt = Attempt(direction, nodes=[start])
-        keys = set(direction.route.key_positions)
-        key_list = sorted(keys)
-        landmarks = self._landmarks(direction.instruction)
-        keyed = {normalize(x): x for x in landmarks}
-
-        def find(phrase: str) -> list[str]:
-            text = f" {normalize(phrase)} "
-            return [name for key, name in keyed.items() if f" {key} " in text]
-
-        plan = parse_instruction(direction.instruction, find)
-        goal_key = normalize(direction.destination.name)
-        leg, walked_leg, walked, crossings = 0, 0.0, 0.0, 0
-        leg_way, leg_faced, last_way = "", -1, ""
-        seen_past, moved = False, True
-        facing = float(heading)
-        came_from: int | None = None
-        turns_in_a_row = away = 0
-        best = {k: float(np.hypot(*(graph.xy[start] - graph.xy[k]))) for k in key_list}
-        ended = "step_limit"
-        for _ in range(self.step_limit):
-            node = env.state.node
-            observation, seen = self._look(
-                node, facing, keys, [*landmarks, direction.destination.name]
+    async def _ask_local(self, asked: list[dict[str, Any]], after: str) -> bool:
+        """Ask Local the episode's question from where she stands (``after``: why); whether
+        he could say."""
+        try:
+            answer = await give_directions(
+                self.city, self.local, self.question, self.node, destination=self.goal
             )
-            attempt.observations.append(observation)
-            # the offline rule (also the fallback for unusable model replies)
-            if leg < len(plan):
-                seen_past = seen_past or normalize(plan[leg].past) in seen
-                if self._leg_done(
-                    plan, leg, node, walked_leg, crossings, seen, seen_past, goal_key
-                ):
-                    moved, last_way = walked_leg > 0, leg_way
-                    leg, walked_leg, crossings, leg_way, seen_past = leg + 1, 0.0, 0, "", False
-            sideways = plan[leg].turn not in ("", "straight") if leg < len(plan) else False
-            if leg >= len(plan):
-                rule = ("stop", "")
-            elif (
-                not leg_way
-                and sideways
-                and moved
-                and graph.degree[node] <= 2
-                and walked_leg < TURN_SEEK_M
-            ):
-                rule = ("forward", "")  # "turn left": at the next intersection
-            else:
-                if not leg_way:
-                    ahead = facing if moved or not last_way else COMPASS_DEG[last_way]
-                    if plan[leg].direction or plan[leg].turn != "straight" or not last_way:
-                        leg_way = plan[leg].direction or self._turn_way(
-                            node, ahead, plan[leg].turn, came_from
-                        )
-                    else:
-                        leg_way = last_way  # "carry straight on": the way of the last leg
-                    walked_leg = 0.0 if sideways else walked_leg
-                if (leg_faced != leg and compass(facing) != leg_way) or angular_distance(
-                    facing, COMPASS_DEG[leg_way]
-                ) > REFACE_DEG:
-                    rule = ("turn", leg_way)
-                else:
-                    rule = ("forward", "")
-                leg_faced = leg
-            action = rule
-            if self.thinker.online:
-                reply = self.thinker.ask(
-                    prompt_template("ling_action").format(
-                        instruction=direction.instruction,
-                        landmarks=", ".join(landmarks) or "none",
-                        walked_m=round(walked),
-                        heading_words=compass(facing),
-                        observation=observation,
-                        history=", ".join(attempt.actions[-5:]) or "none",
-                    )
-                )
-                parsed = parse_action(reply or "")
-                if parsed is None:
-                    self.thinker.fell_back()
-                else:
-                    action = parsed
-            if action[0] == "stop":
-                attempt.actions.append("stop()")
-                env.step(0)
-                ended = "stopped"
-                break
-            if action[0] == "turn":
-                attempt.actions.append(f"turn_direction({action[1]})")
-                facing = COMPASS_DEG[action[1]]
-                turns_in_a_row += 1
-                if turns_in_a_row >= MAX_TURNS_IN_A_ROW:
-                    ended = "too_many_turns"
-                    break
-                continue
-            turns_in_a_row = 0
-            slot = adapter.forward_slot(facing, came_from)
-            env.step(slot)
-            attempt.actions.append("forward()")
-            came_from, new = node, env.state.node
-            step_m = float(np.hypot(*(graph.xy[new] - graph.xy[node])))
-            walked += step_m
-            walked_leg += step_m
-            crossings += int(graph.degree[new] > 2)
-            facing = env.state.heading
-            attempt.nodes.append(new)
-            dists = {k: float(np.hypot(*(graph.xy[new] - graph.xy[k]))) for k in key_list}
-            if key_list and all(dists[k] > best[k] for k in key_list):
-                away += 1
-            else:
-                away = 0
-            best = {k: min(best[k], dists[k]) for k in key_list}
-            if away >= MAX_STEPS_AWAY:
-                ended = "moving_away"
-                break
-        attempt.ended = ended
-        attempt.distance_to_goal_m = float(np.hypot(*(graph.xy[env.state.node] - goal_xy)))
-        return attempt
+        except UnreachableError:
+            return False
+        self.goal, self.goal_name = answer.destination, answer.destination.name
+        self.asks += 1
+        asked.append(
+            {
+                "question": self.question,
+                "after": after,
+                "from_node": str(self.graph.ids[self.node]),
+                "destination": answer.destination.name,
+                "destination_latlng": [answer.destination.lat, answer.destination.lng],
+                "route": [str(self.graph.ids[n]) for n in answer.route.nodes],
+                "instruction": answer.instruction,
+                "written_by": answer.written_by,
+            }
+        )
+        await self._follow(answer.instruction, answer.route.key_positions)
+        return True
 
-    # ------------------------------------------------------------------ the whole task
-    def travel(
-        self,
-        local: Local,
-        question: str,
-        start: int,
-        heading: float = 0.0,
-        destination: GeocodeResult | None = None,
+    async def _start(self, asked: list[dict[str, Any]]) -> bool:
+        if self.question:
+            return await self._ask_local(asked, "start")
+        ids = self.episode.metadata.get("key_positions") or ()
+        keys = [self.graph.index(k) for k in ids if k in self.graph]
+        await self._follow(self.episode.instruction, keys)
+        return True
+
+    # ------------------------------------------------------------------ acting
+    async def act(self, observation: Mapping[str, Any]) -> Action:
+        """V-IRL's turns in place, then ``forward()`` or ``stop()``."""
+        self.node = int(observation["node"])
+        if self.came_from is not None:  # the last action was forward()
+            self.facing = float(np.asarray(observation["heading"]).reshape(-1)[0])
+            self._arrived()
+        moves: list[str] = []
+        asked: list[dict[str, Any]] = []
+        if self.rule is None and not await self._start(asked):
+            return self._stop(moves, asked, "no_route")
+        while True:
+            ended = self._early_stop()
+            if ended:
+                again = self.question and self.asks <= self.options.max_asks
+                if again and await self._ask_local(asked, ended):
+                    continue
+                return self._stop(moves, asked, ended)
+            kind, word = await self._choose()
+            self.actions += 1
+            if kind == "stop":
+                lost = await self._lost()
+                if lost and await self._ask_local(asked, lost):
+                    continue
+                return self._stop(moves, asked, lost)
+            if kind == "turn":
+                moves.append(f"turn_direction({word})")
+                self.history.append(moves[-1])
+                self.facing = COMPASS_DEG[word]
+                self.turns += 1
+                continue
+            slot = self._forward_slot()
+            if slot == 0:
+                return self._stop(moves, asked, "dead_end")
+            self.turns = 0
+            self.history.append("forward()")
+            self.came_from = self.node
+            return Action(slot, "forward()", self._record("forward()", moves, asked, ""))
+
+    async def _lost(self) -> str:
+        """``"not_in_sight"`` when she asked the way, may ask again and does not see the
+        destination where the directions end; else ``""``."""
+        if not (self.question and self.asks <= self.options.max_asks and self.goal_name):
+            return ""
+        seen = await self.sight.seen(self.node, self.facing, [self.goal_name])
+        return "" if seen else "not_in_sight"
+
+    def _early_stop(self) -> str:
+        if self.actions >= self.options.step_limit:
+            return "step_limit"
+        if self.turns >= self.options.max_turns_in_a_row:
+            return "too_many_turns"
+        if self.options.max_steps_away and self.away >= self.options.max_steps_away:
+            return "moving_away"
+        return ""
+
+    def _arrived(self) -> None:
+        """Bookkeeping after a ``forward()`` (distance walked, moves away from the route)."""
+        graph, start, end = self.graph, self.came_from, self.node
+        assert start is not None and self.rule is not None
+        metres = float(np.hypot(*(graph.xy[end] - graph.xy[start])))
+        self.walked_m += metres
+        self.rule.walked(end, metres)
+        if self.keys:
+            dists = {k: float(np.hypot(*(graph.xy[end] - graph.xy[k]))) for k in self.keys}
+            farther = all(dists[k] > self.best[k] for k in self.keys)
+            self.away = self.away + 1 if farther else 0
+            self.best = {k: min(self.best[k], dists[k]) for k in self.keys}
+
+    def _forward_slot(self) -> int:
+        """Slot of the street closest to where she faces, avoiding the way back when she
+        can (0 where no street leaves)."""
+        targets_of, headings_of = self.graph.adjacency
+        heads, targets = headings_of[self.node], targets_of[self.node]
+        facing = self.facing
+        order = sorted(range(len(heads)), key=lambda k: float(angular_distance(heads[k], facing)))
+        ahead = [k for k in order if targets[k] != self.came_from] or order
+        return ahead[0] + 1 if ahead else 0
+
+    async def _choose(self) -> tuple[str, str]:
+        """The rule's action, or the model's when it gives a usable one."""
+        assert self.rule is not None
+        rule = await self.rule.next_action(self.node, self.facing, self.came_from)
+        if not self.thinker.online:
+            return rule
+        reply = await self.thinker.ask(
+            "action",
+            instruction=self.instruction,
+            landmarks=", ".join(dict.fromkeys(self.landmarks)) or "none",
+            walked_m=round(self.walked_m),
+            heading_words=compass(self.facing),
+            observation=await self._observation(),
+            history=", ".join(self.history[-5:]) or "none",
+        )
+        parsed = parse_action(reply or "")
+        if parsed is None:
+            if reply is not None:
+                self.thinker.fell_back()
+            return rule
+        return parsed
+
+    async def _observation(self) -> str:
+        """V-IRL's observation where she stands (see the module docstring)."""
+        graph, node = self.graph, self.node
+        parts = []
+        near = not self.keys or any(
+            float(np.hypot(*(graph.xy[node] - graph.xy[k]))) <= KEY_POSITION_NEAR_M
+            for k in self.keys
+        )
+        if near and graph.degree[node] > 2:
+            parts.append(f"There is a {int(graph.degree[node])}-way intersection.")
+        seen = await self.sight.seen(node, self.facing, [*self.landmarks, self.goal_name])
+        parts += [f"{name} is on your {where}." for name, where in seen.items()]
+        return " ".join(parts or ["No landmarks nearby."])
+
+    def _stop(self, moves: list[str], asked: list[dict[str, Any]], ended: str) -> Action:
+        return Action(0, "stop()", self._record("stop()", moves, asked, ended))
+
+    def _record(
+        self, action: str, moves: list[str], asked: list[dict[str, Any]], ended: str
     ) -> dict[str, Any]:
-        """Ask Local, follow, and ask again from where she stands on failure."""
-        attempts: list[Attempt] = []
-        node, facing = start, heading
-        goal = destination
-        for _ in range(self.max_asks):
-            direction = local.answer(question, node, destination=goal)
-            goal = direction.destination
-            attempt = self.follow(direction, node, facing)
-            attempts.append(attempt)
-            if attempt.ended == "stopped" and attempt.distance_to_goal_m <= SUCCESS_RADIUS_M:
-                break
-            node = attempt.nodes[-1]
-            if len(attempt.nodes) > 1:
-                a, b = attempt.nodes[-2], attempt.nodes[-1]
-                facing = float(self.city.graph.headings[self.city.graph.edge_index(a, b)])
-        last = attempts[-1]
-        return {
-            "success": last.ended == "stopped" and last.distance_to_goal_m <= SUCCESS_RADIUS_M,
-            "first_attempt_success": attempts[0].ended == "stopped"
-            and attempts[0].distance_to_goal_m <= SUCCESS_RADIUS_M,
-            "asks": len(attempts),
-            "attempts": attempts,
-        }
+        ling, local = self.thinker.records, self.local.records
+        mine = ling[self.recorded[0] :]
+        new = [*local[self.recorded[1] :], *mine]
+        self.recorded = (len(ling), len(local))
+        last = mine[-1] if mine else {}
+        record: dict[str, Any] = step_record(
+            parsed_action=action,
+            moves=moves,
+            prompt_id=last.get("prompt_id"),
+            raw_output=last.get("raw_output"),
+            parse_failures=sum(1 for r in new if r.get("parse_failures") or r.get("error")),
+        )
+        if new:
+            record["calls"] = new
+        if asked:
+            record["asked"] = asked
+        if ended:
+            record["ended"] = ended
+        return record
+
+
+async def _walk(env: Any, agent: LingAgent) -> int:
+    from flaneur.agents.envinfo import env_info_for
+
+    obs, info = env.reset()
+    agent.reset(env.episode, env_info_for(env))
+    done = False
+    while not done:
+        action = await agent.act({**obs, "info": info})
+        obs, _, terminated, truncated, info = env.step(action.slot)
+        done = terminated or truncated
+    return int(env.state.node)
+
+
+def follow_offline(
+    city: City,
+    instruction: str,
+    start: int,
+    heading: float,
+    *,
+    step_limit: int = STEP_LIMIT,
+) -> int:
+    """Where Ling's offline rule (map landmarks, no model) ends walking ``instruction`` from
+    viewpoint ``start`` facing ``heading``: the final viewpoint."""
+    from flaneur.env.navigation_env import NavigationEnv
+    from flaneur.models.sync import run_sync
+
+    graph = city.graph
+    episode = Episode(
+        id="follow",
+        city=city.name,
+        instruction=instruction,
+        start_node=str(graph.ids[start]),
+        start_heading=float(heading),
+        goal_nodes=(str(graph.ids[start]),),
+        max_steps=step_limit + 1,
+    )
+    env = NavigationEnv(city, episode, scheme="headings")
+    return run_sync(_walk(env, LingAgent(step_limit=step_limit)))
+
+
+__all__ = [
+    "STEP_LIMIT",
+    "LingAgent",
+    "LingOptions",
+    "follow_offline",
+    "parse_action",
+]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,11 @@ from flaneur.world.city import City
 REQUIRED = ("formattedAddress", "price", "latitude", "longitude")
 OPTIONAL = ("propertyType", "bedrooms", "bathrooms", "squareFootage", "yearBuilt")
 NUMERIC = ("price", "latitude", "longitude", "bedrooms", "bathrooms", "squareFootage", "yearBuilt")
+SYNTHETIC_DEFAULT = 30
+"""Synthetic listings made when a scenario names no listings."""
+SYNTHETIC_MAX = 500
+"""Most synthetic listings a scenario may ask for."""
+SYNTHETIC_SOURCE = "synthetic (made from OpenStreetMap building footprints; not real listings)"
 
 
 def _rows(path: Path) -> list[tuple[int | None, dict[str, Any]]]:
@@ -53,55 +59,104 @@ def load_listings(path: str | Path, city: City | None = None) -> list[dict[str, 
     file = Path(path)
     if not file.is_file():
         raise DataError("listings file not found (expected RentCast JSON or CSV)", path=file)
-    rows = _rows(file)
+    return check_listings(_rows(file), city, path=file)
+
+
+def check_listings(
+    rows: list[tuple[int | None, Any]], city: City | None = None, *, path: Path | None = None
+) -> list[dict[str, Any]]:
+    """Listings of ``(line, row)`` pairs checked as :func:`load_listings` checks a file's
+    (``path`` only names where they come from in messages)."""
     if not rows:
-        raise DataError("the listings file has no listings", path=file)
+        raise DataError("the listings file has no listings", path=path)
     out = []
     for k, (line, row) in enumerate(rows):
         where = f"listing {k + 1}"
         if not isinstance(row, dict):
-            raise DataError(f"{where} is not an object", path=file, line=line)
-        listing: dict[str, Any] = {"synthetic": False}
+            raise DataError(f"{where} is not an object", path=path, line=line)
+        listing: dict[str, Any] = {"synthetic": bool(row.get("synthetic", False))}
         for key in (*REQUIRED, *OPTIONAL):
             value = row.get(key)
             if value in (None, ""):
                 if key in REQUIRED:
-                    raise DataError(f"{where}: field {key!r} is missing", path=file, line=line)
+                    raise DataError(f"{where}: field {key!r} is missing", path=path, line=line)
                 continue
-            if key in NUMERIC:
-                try:
-                    value = float(value)
-                except (TypeError, ValueError):
-                    raise DataError(
-                        f"{where}: field {key!r} must be a number (got {value!r})",
-                        path=file,
-                        line=line,
-                    ) from None
-            listing[key] = value
+            listing[key] = _number(value, key, where, path, line) if key in NUMERIC else value
         if city is not None:
             west, south, east, north = city.bbox
             if not (west <= listing["longitude"] <= east and south <= listing["latitude"] <= north):
                 raise DataError(
                     f"{where} ({listing['formattedAddress']}) lies outside {city.name}",
-                    path=file,
+                    path=path,
                     line=line,
                 )
         out.append(listing)
     return out
 
 
-def synthetic_listings(city: City, n: int = 30, *, seed: int = 0) -> list[dict[str, Any]]:
-    """``n`` made-up listings at OSM building footprints, each marked ``synthetic``.
+def _number(value: Any, key: str, where: str, path: Path | None, line: int | None) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = math.nan
+    if isinstance(value, bool) or not math.isfinite(number):
+        raise DataError(
+            f"{where}: field {key!r} must be a number (got {value!r})", path=path, line=line
+        )
+    return number
+
+
+def scenario_listings(
+    city: City, data: dict[str, Any], *, seed: Any = 0
+) -> tuple[list[dict[str, Any]], str]:
+    """The listings of a Vivek scenario and where they come from: ``listings`` given inline
+    (a list) or as a RentCast file (a path), else ``synthetic_listings`` made-up ones
+    (default :data:`SYNTHETIC_DEFAULT`; ``seed`` draws them).
+
+    Raises
+    ------
+    DataError
+        Malformed listings, a missing file, or a count outside 1-:data:`SYNTHETIC_MAX`.
+    """
+    given = data.get("listings")
+    if isinstance(given, list):
+        source = str(data.get("listings_source") or "listings given with the scenario")
+        return check_listings([(None, row) for row in given], city), source
+    if isinstance(given, str) and given:
+        return load_listings(given, city), given
+    if given not in (None, ""):
+        raise DataError(f"field 'listings' must be a file path or a list, not {given!r}")
+    count = data.get("synthetic_listings", SYNTHETIC_DEFAULT)
+    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= SYNTHETIC_MAX:
+        raise DataError(
+            f"field 'synthetic_listings' must be an integer from 1 to {SYNTHETIC_MAX}, "
+            f"not {count!r}"
+        )
+    return synthetic_listings(city, count, seed=seed), SYNTHETIC_SOURCE
+
+
+def synthetic_listings(city: City, n: int = 30, *, seed: Any = 0) -> list[dict[str, Any]]:
+    """``n`` made-up listings at OSM building footprints (of 150 m² or more), each marked
+    ``synthetic`` (fewer where the city has fewer such buildings).
 
     Bedrooms are drawn 1-3; floor area ~ 35 + 25 per bedroom m² (as square feet, the
     RentCast unit); the rent is 14-22 per m² a month. Nothing here is a real offer.
+
+    Raises
+    ------
+    DataError
+        ``n`` below 1, or a city without building footprints.
     """
+    if n < 1:
+        raise DataError(f"synthetic listings: the count must be at least 1, not {n}")
     if len(city.buildings) == 0:
         raise DataError(f"{city.name} has no building footprints to make synthetic listings")
     rng = np.random.default_rng(seed)
     areas = shapely.area(city.buildings_xy)
     big = np.flatnonzero(areas >= 150.0)
-    picks = rng.choice(big, size=min(n, big.size), replace=False) if big.size else []
+    if not big.size:
+        raise DataError(f"{city.name} has no building of 150 m² or more for synthetic listings")
+    picks = rng.choice(big, size=min(n, big.size), replace=False)
     out = []
     for k, b in enumerate(sorted(int(i) for i in picks)):
         point = city.buildings[b].representative_point()

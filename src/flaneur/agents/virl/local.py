@@ -2,54 +2,54 @@
 instruction.
 
 At each key position of the route but the last, Local picks a landmark: the most prominent
-named place within :data:`LANDMARK_RADIUS_M` (18 m, as V-IRL), ties to the nearest. Each key
+named place within ``landmark_radius_m`` (18 m, as V-IRL), ties to the nearest. Each key
 position becomes a *milestone* (intersection size, the landmark and its direction relative
 to the walker, the leg distance, the heading before and the next heading in degrees and
 compass words); the last milestone says where the destination is. The instruction is
-written from the milestones by the language model, or offline by a deterministic template
-over the same milestones (our own wording).
+written from the milestones by the language model (prompt ``local/instruction``), or offline
+by the template of :mod:`flaneur.agents.virl.instructions` over the same milestones.
+
+The destination is the place the question names: offline a pattern (``"How do I get to
+Kiasma?"`` → ``Kiasma``) geocoded; with a model, the model names it (``local/destination``)
+and its answer is used when it geocodes with a score of at least :data:`DESTINATION_SCORE`.
+
+:class:`LocalAgent` plans ``virl-local`` scenarios (a persona and a question) through the
+runner; Ling (:mod:`flaneur.agents.virl.ling`) asks the same :func:`give_directions`, and
+the VLN route collector (:mod:`flaneur.bench.vln_routes`) writes its instructions with
+:func:`template_direction`.
 """
 
 from __future__ import annotations
 
-import itertools
 import math
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any, ClassVar, Literal
 
-from flaneur.agents.virl.common import Thinker, prompt_template
-from flaneur.agents.virl.instruction_parse import parse_instruction
-from flaneur.env.state import relative_angle
+from flaneur.agents.base import Planner, SolveInfo
+from flaneur.agents.virl.common import node_ids, scenario_persona, scenario_start
+from flaneur.agents.virl.instructions import parse_instruction, relative8, template_instruction
+from flaneur.agents.virl.thinking import Thinker
+from flaneur.errors import DataError
+from flaneur.geo import angle_diff
+from flaneur.options import Range, option
 from flaneur.services.directions import Route, compass, directions
+from flaneur.services.errors import UnknownPlaceError
 from flaneur.services.geocode import GeocodeResult, geocode_one
 from flaneur.services.nearby import prominence
+from flaneur.tasks.items import TaskItem
 from flaneur.world.city import City
 
 LANDMARK_RADIUS_M = 18.0
+"""V-IRL's landmark radius around a key position."""
 DESTINATION_SCORE = 86.0
 """Geocode score (0-100) the model's destination name needs; a looser match (a whole
 sentence matched fuzzily to some place) is not used."""
-RELATIVE8 = (
-    "front",
-    "front-right",
-    "right",
-    "back-right",
-    "back",
-    "back-left",
-    "left",
-    "front-left",
-)
 _QUESTION = re.compile(
     r"(?:get|go|walk|way|directions|route|take me)\s+(?:back\s+)?(?:to|towards?)\s+(?:the\s+)?"
     r"(?P<a>.+?)[?.!]*$|where\s+is\s+(?:the\s+)?(?P<b>.+?)[?.!]*$",
     re.IGNORECASE,
 )
-
-
-def relative8(relative: float) -> str:
-    """The 8-way relative direction of a signed angle (negative = left)."""
-    return RELATIVE8[int(((relative % 360.0) + 22.5) // 45.0) % 8]
 
 
 def destination_from_question(question: str) -> str:
@@ -76,12 +76,16 @@ def landmark_at(
     return best
 
 
-def _bearing_xy(city: City, node: int, xy: Any) -> float:
+def _relative_to(city: City, node: int, xy: Any, heading: float) -> str:
+    """Where a point lies seen from ``node`` facing ``heading`` (8 words)."""
     dx, dy = xy[0] - city.graph.xy[node][0], xy[1] - city.graph.xy[node][1]
-    return math.degrees(math.atan2(dx, dy)) % 360.0
+    bearing = math.degrees(math.atan2(dx, dy)) % 360.0
+    return relative8(float(angle_diff(bearing, heading)))
 
 
-def milestones(city: City, route: Route, destination: GeocodeResult) -> list[dict[str, Any]]:
+def milestones(
+    city: City, route: Route, destination: GeocodeResult, radius_m: float = LANDMARK_RADIUS_M
+) -> list[dict[str, Any]]:
     """V-IRL's milestone list for a route (one per key position)."""
     graph = city.graph
     out: list[dict[str, Any]] = []
@@ -102,42 +106,21 @@ def milestones(city: City, route: Route, destination: GeocodeResult) -> list[dic
             nxt = steps[i + 1].heading
             item["next_heading"] = round(nxt)
             item["next_heading_words"] = compass(nxt)
-            item["turn"] = relative8(relative_angle(nxt, heading_before))
-            row = landmark_at(city, step.end_node, exclude=destination.place_row)
+            item["turn"] = relative8(float(angle_diff(nxt, heading_before)))
+            row = landmark_at(city, step.end_node, radius_m=radius_m, exclude=destination.place_row)
             if row >= 0:
-                where = _bearing_xy(city, step.end_node, city.places.xy[row])
                 item["landmark"] = str(city.places.names[row])
-                item["landmark_direction"] = relative8(relative_angle(where, heading_before))
+                item["landmark_direction"] = _relative_to(
+                    city, step.end_node, city.places.xy[row], heading_before
+                )
         else:
             if destination.place_row >= 0:
-                where = _bearing_xy(city, step.end_node, city.places.xy[destination.place_row])
-                item["destination_direction"] = relative8(relative_angle(where, heading_before))
+                item["destination_direction"] = _relative_to(
+                    city, step.end_node, city.places.xy[destination.place_row], heading_before
+                )
             item["destination"] = destination.name
         out.append(item)
     return out
-
-
-def template_instruction(items: list[dict[str, Any]]) -> str:
-    """Deterministic instruction over milestones (our own wording, one sentence each)."""
-    if not items:
-        return "You are already there."
-    sentences = [f"Face {items[0]['heading_words']} and walk about {items[0]['distance_m']} m."]
-    for prev, item in itertools.pairwise(items):
-        where = "At the intersection" if prev["intersection"] > 2 else "Then"
-        if "landmark" in prev:
-            where += f" with {prev['landmark']} on your {prev['landmark_direction']}"
-        sentences.append(
-            f"{where}, turn to face {prev['next_heading_words']} and walk about "
-            f"{item['distance_m']} m."
-        )
-    last = items[-1]
-    side = last.get("destination_direction")
-    sentences.append(
-        f"{last['destination']} will be on your {side}."
-        if side
-        else f"You will arrive at {last['destination']}."
-    )
-    return " ".join(sentences)
 
 
 @dataclass
@@ -152,7 +135,7 @@ class Direction:
     written_by: str
 
     def to_dict(self, city: City) -> dict[str, Any]:
-        """JSON-ready form."""
+        """JSON-ready form (the route's node ids included)."""
         return {
             "question": self.question,
             "destination": self.destination.to_dict(),
@@ -163,54 +146,136 @@ class Direction:
         }
 
 
-class Local:
-    """The direction giver.
+def template_direction(
+    city: City,
+    destination: GeocodeResult,
+    from_node: int,
+    question: str = "",
+    *,
+    radius_m: float = LANDMARK_RADIUS_M,
+) -> Direction:
+    """Local's offline answer: the walking route to ``destination``, its milestones and the
+    template instruction."""
+    route = directions(city, from_node, destination.node)
+    items = milestones(city, route, destination, radius_m)
+    return Direction(question, destination, route, items, template_instruction(items), "template")
+
+
+async def find_destination(city: City, thinker: Thinker, question: str) -> GeocodeResult:
+    """The place the question asks about (the model's name when it geocodes well, else the
+    question's phrase geocoded).
+
+    Raises
+    ------
+    UnknownPlaceError
+        The city has no such place (the message names the closest names).
+    """
+    reply = await thinker.ask("destination", question=question)
+    if reply is not None:
+        candidate = reply.strip().strip('"').splitlines()[0].strip() if reply.strip() else ""
+        found = None
+        if candidate:
+            try:
+                found = geocode_one(city, candidate)
+            except UnknownPlaceError:
+                found = None
+        if found is not None and found.score >= DESTINATION_SCORE:
+            return found
+        thinker.fell_back()  # a sentence, no place, or a loose match
+    return geocode_one(city, destination_from_question(question))
+
+
+async def give_directions(
+    city: City,
+    thinker: Thinker,
+    question: str,
+    from_node: int,
+    *,
+    destination: GeocodeResult | None = None,
+    radius_m: float = LANDMARK_RADIUS_M,
+    writer: str = "model",
+) -> Direction:
+    """Local's answer to ``question`` from viewpoint ``from_node`` (the destination found
+    from the question unless given). With a model and ``writer="model"`` the model writes
+    the instruction; a reply that gives no leg to walk falls back to the template."""
+    goal = destination or await find_destination(city, thinker, question)
+    answer = template_direction(city, goal, from_node, question, radius_m=radius_m)
+    if not thinker.online or writer != "model":
+        return answer
+    lines = "\n".join(str(m) for m in answer.milestones)
+    reply = await thinker.ask("instruction", question=question, milestones=lines)
+    if reply and parse_instruction(reply):
+        answer.instruction, answer.written_by = reply.strip(), "llm"
+    elif reply is not None:
+        thinker.fell_back()  # nothing in it says where to walk: the template's
+    return answer
+
+
+@dataclass(frozen=True)
+class LocalOptions:
+    """Local's options (``flaneur virl local FILE landmark_radius_m=25``)."""
+
+    landmark_radius_m: Annotated[float, Range(1, 100)] = option(
+        LANDMARK_RADIUS_M, "landmarks are named places this close to a key position, m"
+    )
+    writer: Literal["model", "template"] = option(
+        "model", "who writes the instruction when the run has a model"
+    )
+
+
+class LocalAgent(Planner):
+    """The direction giver on ``virl-local`` scenarios: the persona asks ``question`` where it
+    starts; the plan is the destination, the route, the milestones and the instruction.
 
     Parameters
     ----------
-    city
-        The city.
-    thinker
-        Language model wrapper (offline when it has no model).
+    landmark_radius_m, writer
+        :class:`LocalOptions`.
     """
 
-    def __init__(self, city: City, thinker: Thinker | None = None) -> None:
-        self.city = city
-        self.thinker = thinker or Thinker()
+    name: ClassVar[str] = "local"
+    solves: ClassVar[tuple[str, ...]] = ("virl-local",)
+    Options: ClassVar[type] = LocalOptions
 
-    def destination(self, question: str) -> GeocodeResult:
-        """The place the question asks about (LLM extraction online, a pattern offline)."""
-        phrase = destination_from_question(question)
-        reply = self.thinker.ask(prompt_template("local_destination").format(question=question))
-        if reply is not None:
-            candidate = reply.strip().strip('"').splitlines()[0].strip() if reply.strip() else ""
-            found = None
-            if candidate:
-                try:
-                    found = geocode_one(self.city, candidate)
-                except LookupError:
-                    found = None
-            if found is not None and found.score >= DESTINATION_SCORE:
-                return found
-            self.thinker.fell_back()  # no reply, no place, or a loose match of a sentence
-        return geocode_one(self.city, phrase)
+    def __init__(
+        self, *, landmark_radius_m: float = LANDMARK_RADIUS_M, writer: str = "model"
+    ) -> None:
+        self.options = LocalOptions(landmark_radius_m, writer)  # type: ignore[arg-type]
 
-    def answer(
-        self, question: str, from_node: int, destination: GeocodeResult | None = None
-    ) -> Direction:
-        """Directions from viewpoint ``from_node`` for ``question``."""
-        goal = destination or self.destination(question)
-        route = directions(self.city, from_node, goal.node)
-        items = milestones(self.city, route, goal)
-        text = template_instruction(items)
-        written_by = "template"
-        if self.thinker.online:
-            lines = "\n".join(str(m) for m in items)
-            reply = self.thinker.ask(
-                prompt_template("local_instruction").format(question=question, milestones=lines)
-            )
-            if reply and parse_instruction(reply):
-                text, written_by = reply.strip(), "llm"
-            elif reply is not None:
-                self.thinker.fell_back()  # nothing in it says where to walk: the template
-        return Direction(question, goal, route, items, text, written_by)
+    async def solve(self, item: TaskItem, info: SolveInfo) -> dict[str, Any]:
+        """Directions for the scenario's question from the persona's start."""
+        city = info.city
+        question = str(item.get("question") or "").strip()
+        if not question:
+            raise DataError(f"scenario {item.id!r}: field 'question' is missing")
+        start, label = scenario_start(city, scenario_persona(item))
+        thinker = Thinker(info.model, "local")
+        answer = await give_directions(
+            city,
+            thinker,
+            question,
+            start,
+            radius_m=self.options.landmark_radius_m,
+            writer=self.options.writer,
+        )
+        return {
+            "start": label,
+            "start_node": node_ids(city, [start])[0],
+            **answer.to_dict(city),
+            "records": thinker.records,
+        }
+
+
+__all__ = [
+    "DESTINATION_SCORE",
+    "LANDMARK_RADIUS_M",
+    "Direction",
+    "LocalAgent",
+    "LocalOptions",
+    "destination_from_question",
+    "find_destination",
+    "give_directions",
+    "landmark_at",
+    "milestones",
+    "template_direction",
+]

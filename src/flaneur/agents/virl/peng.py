@@ -1,9 +1,11 @@
 """Peng, V-IRL's route optimizer: a sentence naming places → their best visiting order →
 a walk along it in :class:`NavigationEnv` with V-IRL's greedy-bearing rule.
 
-The places are listed by the language model, or offline by a rule of our own design (the
-sentence is cut at commas, ``and`` and ``then``, each piece is geocoded, dropping leading
-words until a name matches). The start is the persona's and stays first; the end is free
+The places are listed by the language model (``--llm``, prompt ``peng/places``), or offline
+by a rule of our own design (the sentence is cut at commas, ``and`` and ``then``, each piece
+is geocoded, dropping leading words until a name matches). The scenario's ``sentence``
+names them (default: the intention); the option ``mode`` sets the minutes (the order is
+the metre-shortest whatever the mode). The start is the persona's and stays first; the end is free
 (V-IRL drops the last leg back). The walk is V-IRL's point navigator: at each viewpoint take
 the navigable heading closest to the bearing of the next key position; a key position is
 reached when the walker stands on it; after coming back to where it was two steps before
@@ -30,19 +32,24 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any, ClassVar, Literal
 
 import numpy as np
 
-from flaneur.agents.virl.common import Thinker, prompt_template
+from flaneur.agents.base import Planner, SolveInfo
+from flaneur.agents.virl.common import node_ids, scenario_persona, scenario_start
+from flaneur.agents.virl.thinking import Thinker
 from flaneur.env.navigation_env import NavigationEnv
 from flaneur.env.state import angular_distance
 from flaneur.geo import bearing
 from flaneur.models import extract_json
+from flaneur.options import Range, option
 from flaneur.services.directions import Route, directions_via
+from flaneur.services.errors import UnknownPlaceError
 from flaneur.services.geocode import GeocodeResult, gazetteer, geocode_one
 from flaneur.services.optimize import optimize_order
 from flaneur.tasks.episode import Episode
+from flaneur.tasks.items import TaskItem
 from flaneur.world.city import City
 
 REACHED_M = 5.0
@@ -144,16 +151,7 @@ def greedy_bearing_walk(
             env.step(0)
             break
         target = key_positions[k]
-        want = float(
-            bearing(graph.lat[node], graph.lng[node], graph.lat[target], graph.lng[target])
-        )
-        heads = graph.out_headings(node).tolist()
-        nexts = graph.neighbors(node).tolist()
-        options = [
-            s for s in range(len(heads)) if not avoid_returns or (node, nexts[s]) not in dead
-        ] or list(range(len(heads)))
-        slot = min(options, key=lambda s: angular_distance(heads[s], want)) + 1
-        env.step(slot)
+        env.step(_greedy_slot(graph, node, target, dead if avoid_returns else set()))
         nodes.append(env.state.node)
         if len(nodes) >= 3 and nodes[-1] == nodes[-3]:
             dead.add((nodes[-1], nodes[-2]))
@@ -164,6 +162,17 @@ def greedy_bearing_walk(
         else:
             backs = 0  # V-IRL counts go-backs in a row
     return GreedyWalk(nodes, reached, skipped, graph.path_length_m(nodes))
+
+
+def _greedy_slot(graph: Any, node: int, target: int, dead: set[tuple[int, int]]) -> int:
+    """The action slot of the street from ``node`` closest to the bearing of ``target``
+    (streets in ``dead`` only when every street is)."""
+    want = float(bearing(graph.lat[node], graph.lng[node], graph.lat[target], graph.lng[target]))
+    heads = graph.out_headings(node).tolist()
+    nexts = graph.neighbors(node).tolist()
+    options = [s for s in range(len(heads)) if (node, nexts[s]) not in dead]
+    options = options or list(range(len(heads)))
+    return min(options, key=lambda s: angular_distance(heads[s], want)) + 1
 
 
 def _heading(graph, a: int, b: int) -> float:
@@ -221,87 +230,111 @@ def key_positions(
     return out
 
 
-class Peng:
-    """The route optimizer."""
+async def list_places(thinker: Thinker, city: City, sentence: str, background: str) -> list[str]:
+    """Place names in the sentence (the model's list, else the offline rule)."""
+    reply = await thinker.ask("places", sentence=sentence, background=background)
+    if reply is not None:
+        items = extract_json(reply, want=list)
+        if items and all(isinstance(x, str) for x in items):
+            names = [x.strip() for x in items if x.strip()]
+            if names:
+                return names
+        thinker.fell_back()
+    return places_in_sentence(city, sentence)
+
+
+@dataclass(frozen=True)
+class PengOptions:
+    """Peng's options (``flaneur virl peng FILE mode=bicycling``)."""
+
+    mode: Literal["walking", "bicycling", "driving"] = option(
+        "walking", "travel mode: minutes at the directions speeds (5, 15, 30 km/h)"
+    )
+    key_every_m: Annotated[float, Range(0, 1000)] = option(
+        KEY_EVERY_M, "a key position every this many metres of the route (0: none)"
+    )
+    bend_deg: Annotated[float, Range(0, 180)] = option(
+        BEND_DEG, "a key position where the route bends this much (0: none, nor forks)"
+    )
+
+
+def _leg(route: Route) -> dict[str, float]:
+    return {"length_m": round(route.distance_m, 1), "minutes": round(route.duration_s / 60, 1)}
+
+
+class PengAgent(Planner):
+    """The route optimizer on ``virl-peng`` scenarios (see the module docstring).
+
+    Parameters
+    ----------
+    mode, key_every_m, bend_deg
+        :class:`PengOptions`.
+    """
+
+    name: ClassVar[str] = "peng"
+    solves: ClassVar[tuple[str, ...]] = ("virl-peng",)
+    Options: ClassVar[type] = PengOptions
 
     def __init__(
         self,
-        city: City,
-        thinker: Thinker | None = None,
         *,
+        mode: Literal["walking", "bicycling", "driving"] = "walking",
         key_every_m: float = KEY_EVERY_M,
         bend_deg: float = BEND_DEG,
     ) -> None:
-        self.city = city
-        self.thinker = thinker or Thinker()
-        self.key_every_m = key_every_m
-        self.bend_deg = bend_deg
+        self.options = PengOptions(mode, key_every_m, bend_deg)
 
-    def list_places(self, sentence: str, background: str = "") -> list[str]:
-        """Place names in the sentence (LLM, else the offline rule)."""
-        reply = self.thinker.ask(
-            prompt_template("peng_places").format(sentence=sentence, background=background)
-        )
-        if reply is not None:
-            items = extract_json(reply, want=list)
-            if items and all(isinstance(x, str) for x in items):
-                return [x.strip() for x in items if x.strip()]
-            self.thinker.fell_back()
-        return places_in_sentence(self.city, sentence)
-
-    def run(
-        self,
-        start: int,
-        start_label: str,
-        sentence: str,
-        background: str = "",
-        mode: str = "walking",
-    ) -> dict[str, Any]:
-        """Plan and walk; the result as a JSON-ready dict."""
-        names = self.list_places(sentence, background)
+    async def solve(self, item: TaskItem, info: SolveInfo) -> dict[str, Any]:
+        """List the sentence's places, order them, walk the order."""
+        city, mode = info.city, self.options.mode
+        persona = scenario_persona(item)
+        start, label = scenario_start(city, persona)
+        sentence = str(item.get("sentence") or "") or persona.intention
+        thinker = Thinker(info.model, "peng")
+        names = await list_places(thinker, city, sentence, persona.background)
         if not names:
-            from flaneur.errors import FlaneurError
-
-            raise FlaneurError(f"no place of {self.city.name} found in {sentence!r}")
-        found: list[GeocodeResult] = [geocode_one(self.city, n) for n in names]
+            raise UnknownPlaceError(sentence)
+        found: list[GeocodeResult] = [geocode_one(city, n) for n in names]
         stops = [start, *(f.node for f in found)]
-        labels = [start_label, *(f.name for f in found)]
-        ordered, result = optimize_order(self.city.graph, stops, labels=labels)
-        given: Route = directions_via(self.city, stops, mode=mode)
-        best: Route = directions_via(self.city, ordered, mode=mode)
-        keys = key_positions(self.city, best, self.key_every_m, self.bend_deg)
-        walk = greedy_bearing_walk(self.city, start, keys)
+        labels = [label, *(f.name for f in found)]
+        ordered, result = optimize_order(city.graph, stops, labels=labels)
+        given = directions_via(city, stops, mode=mode)
+        best = directions_via(city, ordered, mode=mode)
+        keys = key_positions(city, best, self.options.key_every_m, self.options.bend_deg)
+        walk = greedy_bearing_walk(city, start, keys)
+        off = float(np.hypot(*(city.graph.xy[walk.nodes[-1]] - city.graph.xy[best.nodes[-1]])))
         return {
-            "places": [f.to_dict() for f in found],
+            "start": label,
+            "sentence": sentence,
+            "mode": mode,
+            "places": [{**f.to_dict(), "node_id": node_ids(city, [f.node])[0]} for f in found],
+            "stops": node_ids(city, stops),
             "given_order": labels,
+            "order": list(result.order),
             "optimized_order": [labels[i] for i in result.order],
-            "given": {
-                "length_m": round(given.distance_m, 1),
-                "minutes": round(given.duration_s / 60, 1),
-            },
-            "optimized": {
-                "length_m": round(best.distance_m, 1),
-                "minutes": round(best.duration_s / 60, 1),
-            },
+            "given": {**_leg(given), "node_ids": node_ids(city, list(given.nodes))},
+            "optimized": _leg(best),
             "saving_minutes": round((given.duration_s - best.duration_s) / 60, 1),
-            "route": best.to_dict(self.city),
+            "route": best.to_dict(city),
             "walk": {
-                "nodes": walk.nodes,
+                "node_ids": node_ids(city, walk.nodes),
                 "length_m": round(walk.length_m, 1),
                 "key_positions_reached": len(walk.reached),
                 "key_positions_skipped": len(walk.skipped),
                 "key_positions": len(keys),
-                "ended_at_last_stop": bool(
-                    float(
-                        np.hypot(
-                            *(
-                                self.city.graph.xy[walk.nodes[-1]]
-                                - self.city.graph.xy[best.nodes[-1]]
-                            )
-                        )
-                    )
-                    <= REACHED_M
-                ),
+                "ended_at_last_stop": off <= REACHED_M,
             },
-            "_given_nodes": list(given.nodes),
+            "records": thinker.records,
         }
+
+
+__all__ = [
+    "REACHED_M",
+    "GreedyWalk",
+    "PengAgent",
+    "PengOptions",
+    "greedy_bearing_walk",
+    "key_positions",
+    "list_places",
+    "places_in_sentence",
+]

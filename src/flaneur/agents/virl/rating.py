@@ -3,8 +3,8 @@
 * place types from text: the sentence embedder (all-MiniLM-L6-v2) against the taxonomy's
   category labels and synonyms, a category named word for word ranking first
   (:func:`type_similarities`, :func:`closest_types`);
-* a 0-10 rating from the language model: a JSON ``{"rating": x, "explanation": ...}``
-  reply, anything else counted as unusable (:func:`ask_rating`);
+* a 0-10 rating from the run's language model: a JSON ``{"rating": x, "explanation": ...}``
+  reply, anything else marked unusable in the exchange's record (:func:`ask_rating`);
 * the offline ratings of our own design: ``10 x`` a weighted sum of parts in ``[0, 1]``
   (:func:`weighted_rating`);
 * the order: best first (:func:`best_first`; V-IRL's code sorted worst first).
@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import Any
 
-from flaneur.agents.virl.common import Thinker
+from flaneur.agents.virl.thinking import Thinker
 from flaneur.models import extract_json
 from flaneur.world.taxonomy import CATEGORIES, normalize_category
 
@@ -71,13 +71,14 @@ def closest_types(text: str, n: int) -> dict[str, float]:
     return {k: sims[k] for k in sorted(sims, key=lambda k: -sims[k])[:n]}
 
 
-def ask_rating(thinker: Thinker, prompt: str) -> tuple[float, str] | None:
-    """The model's 0-10 rating and explanation for ``prompt``.
+async def ask_rating(thinker: Thinker, prompt: str, **values: Any) -> tuple[float, str] | None:
+    """The model's 0-10 rating and explanation, asked with prompt ``prompt`` of the
+    thinker's agent filled with ``values``.
 
     Returns ``None`` offline, when the call failed, or when the reply holds no JSON object
-    with a numeric ``rating`` in ``[0, 10]`` (that reply is counted as a fallback).
+    with a numeric ``rating`` in ``[0, 10]`` (that reply is marked unusable).
     """
-    reply = thinker.ask(prompt)
+    reply = await thinker.ask(prompt, **values)
     if reply is None:
         return None
     data = extract_json(reply)

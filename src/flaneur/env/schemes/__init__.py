@@ -24,9 +24,7 @@ def _check_scheme(name: str, entry: Any) -> None:
         raise FlaneurError(f"action scheme {name!r} is {entry!r}, not an action scheme class")
 
 
-SCHEMES: Registry[type] = Registry(
-    "action scheme", group="flaneur.schemes", check=_check_scheme
-)
+SCHEMES: Registry[type] = Registry("action scheme", group="flaneur.schemes", check=_check_scheme)
 """Scheme classes by name (entry-point group ``flaneur.schemes`` adds more)."""
 for _name, _cls in {"turns": TurnsScheme, "headings": HeadingsScheme, "nodes": NodesScheme}.items():
     SCHEMES.register(_name, _cls)

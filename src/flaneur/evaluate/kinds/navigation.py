@@ -118,5 +118,26 @@ class NavigationKind(TaskKind):
                 row["env_success"] = row["success"]
                 row["success"] = row_success(row)
 
+    def aggregate(
+        self, rows: Sequence[dict[str, Any]], context: TaskContext
+    ) -> dict[str, Any] | None:
+        """V-IRL's six VLN metrics (:mod:`flaneur.bench.vln_metrics`: success, start
+        reaction, intersection arrival and reaction, stop arrival and reaction, each with a
+        Wilson interval over its denominator) for task sets whose episodes carry VLN
+        metadata (key positions, destination, milestones); ``None`` for other sets."""
+        from flaneur.bench.vln_metrics import has_vln_metadata, row_outcome, vln_figures
+
+        episodes = {e.id: e for e in context.items if has_vln_metadata(e)}
+        if not episodes:
+            return None
+        graph = context.city.graph
+        outcomes = []
+        for row in rows:
+            episode = episodes.get(str(row.get("episode_id")))
+            outcome = row_outcome(graph, episode, row) if episode is not None else None
+            if outcome is not None:
+                outcomes.append(outcome)
+        return vln_figures(outcomes) if outcomes else None
+
 
 __all__ = ["NavigationKind", "NavigationState", "agent_env_info", "navigation_context"]

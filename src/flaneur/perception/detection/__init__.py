@@ -1,17 +1,28 @@
-"""Object detection on views: the detector interface, offline and real detectors, active
+"""Object detection on views: the detector interface, the registry of detectors, active
 detection.
 
-* :class:`SceneDetector` — a *simulator* for synthetic views (reports what the renderer
-  drew, with seeded misses, false positives, label confusion and box jitter);
-* :class:`StorefrontDetector` — PP-OCR text boxes labelled with a place type;
-* :class:`YOLOWorldDetector`, :class:`OwlViTDetector` — real models from user weights;
-* :func:`active_detect` — V-IRL's re-aim-and-zoom check.
+Detectors are found by name in :data:`DETECTORS` (``flaneur run --agent NAME`` on a place
+detection task, ``detector = NAME`` of RX-399 and Imani); each class declares its typed
+``Options`` (``-o scene.seed=3``), which :func:`make_detector` checks:
+
+* ``scene`` — :class:`SceneDetector`, a *simulator* for synthetic views (reports what the
+  renderer drew, with seeded misses, false positives, label confusion and box jitter);
+* ``oracle`` — :class:`OracleDetector`, the simulator without errors (the exact boxes the
+  renderer drew): the place detection benchmark's oracle;
+* ``ocr`` — :class:`StorefrontDetector`, PP-OCR text boxes labelled with a place type;
+* ``yolo-world``, ``yolo``, ``owlvit`` — real models from user weights
+  (:class:`YOLOWorldDetector`, :class:`YOLODetector`, :class:`OwlViTDetector`).
+
+Outside packages add detectors under the entry-point group ``flaneur.detectors``.
+:func:`active_detect` is V-IRL's re-aim-and-zoom check.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from flaneur.errors import FlaneurError
+from flaneur.options import check_options, options_schema
 from flaneur.perception.detection.active import (
     ACTIVE_THRESHOLD,
     PASSIVE_THRESHOLD,
@@ -20,39 +31,72 @@ from flaneur.perception.detection.active import (
     passive_detect,
     zoom_request,
 )
-from flaneur.perception.detection.adapters import OwlViTDetector, YOLOWorldDetector
+from flaneur.perception.detection.adapters import (
+    OwlViTDetector,
+    YOLODetector,
+    YOLOWorldDetector,
+)
 from flaneur.perception.detection.base import Detection, DetectionError, Detector
-from flaneur.perception.detection.scene import SceneDetector, SceneNoise
+from flaneur.perception.detection.scene import OracleDetector, SceneDetector, SceneNoise
 from flaneur.perception.detection.storefront import StorefrontDetector
+from flaneur.registry import Registry
 
-DETECTORS = ("scene", "ocr", "yolo-world", "yolo", "owlvit")
+
+def _check_detector(name: str, entry: Any) -> None:
+    if not (isinstance(entry, type) and issubclass(entry, Detector)):
+        raise FlaneurError(
+            f"detector {name!r} is {entry!r}, not a subclass of "
+            "flaneur.perception.detection.Detector"
+        )
 
 
-def make_detector(name: str, *, weights: str | None = None, **kwargs: Any) -> Detector:
-    """A detector by name: ``scene`` (simulator), ``ocr``, ``yolo-world``, ``yolo``, ``owlvit``."""
-    if name == "scene":
-        return SceneDetector(**kwargs)
-    if name == "ocr":
-        return StorefrontDetector(**kwargs)
-    if name in ("yolo-world", "yolo"):
-        return YOLOWorldDetector(weights, open_vocabulary=name == "yolo-world", **kwargs)
-    if name == "owlvit":
-        return OwlViTDetector(weights, **kwargs)
-    raise DetectionError(f"unknown detector {name!r}; choose one of {', '.join(DETECTORS)}")
+DETECTORS: Registry[type[Detector]] = Registry(
+    "detector", group="flaneur.detectors", check=_check_detector
+)
+"""Detector classes by name (the real models' libraries load on first detection)."""
+for _name, _entry in {
+    "scene": SceneDetector,
+    "oracle": OracleDetector,
+    "ocr": StorefrontDetector,
+    "yolo-world": YOLOWorldDetector,
+    "yolo": YOLODetector,
+    "owlvit": OwlViTDetector,
+}.items():
+    DETECTORS.register(_name, _entry)
+
+REAL_DETECTORS = ("yolo-world", "yolo", "owlvit")
+"""Built-in detectors that run a model from ``weights`` on any imagery."""
+
+
+def make_detector(name: str, **options: Any) -> Detector:
+    """A detector by name with ``options`` checked against its typed ``Options`` first.
+
+    Raises
+    ------
+    FlaneurError
+        One line: an unknown name (listing the known ones), an option the detector does not
+        have, a value of the wrong type or out of range, or a missing weights file.
+    """
+    cls = DETECTORS.get(name)
+    values = check_options(name, options_schema(cls), options, what="detector")
+    return cls(**values)
 
 
 __all__ = [
     "ACTIVE_THRESHOLD",
     "DETECTORS",
     "PASSIVE_THRESHOLD",
+    "REAL_DETECTORS",
     "Detection",
     "DetectionError",
     "Detector",
+    "OracleDetector",
     "OwlViTDetector",
     "SceneDetector",
     "SceneNoise",
     "Sighting",
     "StorefrontDetector",
+    "YOLODetector",
     "YOLOWorldDetector",
     "active_detect",
     "make_detector",

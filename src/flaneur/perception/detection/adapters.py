@@ -1,8 +1,9 @@
 """Real open-vocabulary detectors behind the same interface, for users with weights.
 
 * :class:`YOLOWorldDetector` — Ultralytics YOLO-World (open vocabulary: the labels are set
-  as its classes) or a plain Ultralytics YOLO model (closed vocabulary: boxes whose class
-  name is a requested label, or normalises to the same taxonomy category, are kept);
+  as its classes), and :class:`YOLODetector`, a plain Ultralytics YOLO model (closed
+  vocabulary: boxes whose class name is a requested label, or normalises to the same
+  taxonomy category, are kept);
 * :class:`OwlViTDetector` — OWL-ViT / OWLv2 through Hugging Face ``transformers``.
 
 The libraries are imported on first use and the weights come from a path the user gives;
@@ -13,51 +14,65 @@ nothing is downloaded. A missing library or weights file is a one-line
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
 
+from flaneur.options import Range, option
 from flaneur.perception.detection.base import Detection, DetectionError, Detector
 from flaneur.views.base import View
 from flaneur.world.taxonomy import normalize_category
 
 
-def _weights(path: str | Path | None, what: str, flag: str) -> Path:
-    if path is None or str(path) == "":
-        raise DetectionError(f"the {what} detector needs weights: pass {flag} PATH")
+def _weights(path: str | Path | None, what: str) -> Path:
+    if path is None or str(path).strip() == "":
+        raise DetectionError(
+            f"the {what} detector needs weights: pass weights=PATH (the model file or folder)"
+        )
     weights = Path(path).expanduser()
     if not weights.exists():
-        raise DetectionError(f"{what} weights not found: {weights} (pass {flag} PATH)")
+        raise DetectionError(f"{what} weights not found: {weights} (pass weights=PATH)")
     return weights
 
 
+@dataclass(frozen=True)
+class ModelOptions:
+    """Options of the detectors that run a real model from weights."""
+
+    weights: str = option("", "path of the model's weights (file or folder); required")
+    threshold: Annotated[float, Range(0.0, 1.0)] = option(0.55, "minimum score of a box")
+    min_score: Annotated[float, Range(0.0, 1.0)] = option(
+        0.05, "scores below this are not even kept in the cache"
+    )
+
+    def __post_init__(self) -> None:
+        if not self.weights.strip():
+            raise DetectionError("needs weights: pass weights=PATH (the model file or folder)")
+
+
 class YOLOWorldDetector(Detector):
-    """Ultralytics YOLO-World or YOLO on views.
+    """Ultralytics YOLO-World on views (the labels are set as its classes).
 
     Parameters
     ----------
     weights
-        Path of the model file (``yolov8s-worldv2.pt``, ``yolov8n.pt``, ...).
-    open_vocabulary
-        True for YOLO-World (classes set to the labels), False for a plain YOLO model.
+        Path of the model file (``yolov8s-worldv2.pt``; ``yolov8n.pt`` for
+        :class:`YOLODetector`).
     min_score
         Scores below this are not even kept in the cache.
     """
 
     name = "yolo-world"
+    Options = ModelOptions
+    open_vocabulary = True
 
     def __init__(
-        self,
-        weights: str | Path | None,
-        *,
-        open_vocabulary: bool = True,
-        min_score: float = 0.05,
-        **kwargs: Any,
+        self, weights: str | Path | None = None, *, min_score: float = 0.05, **kwargs: Any
     ) -> None:
         super().__init__(**kwargs)
-        self.weights = _weights(weights, "YOLO-World" if open_vocabulary else "YOLO", "--weights")
-        self.open_vocabulary = open_vocabulary
+        self.weights = _weights(weights, "YOLO-World" if self.open_vocabulary else "YOLO")
         self.min_score = min_score
         self._model: Any = None
         self._classes: tuple[str, ...] | None = None
@@ -71,7 +86,7 @@ class YOLOWorldDetector(Detector):
                 import ultralytics
             except ImportError:
                 raise DetectionError(
-                    "the yolo-world detector needs Ultralytics: pip install ultralytics"
+                    f"the {self.name} detector needs Ultralytics: pip install ultralytics"
                 ) from None
             cls = ultralytics.YOLOWorld if self.open_vocabulary else ultralytics.YOLO
             self._model = cls(str(self.weights))
@@ -102,6 +117,14 @@ class YOLOWorldDetector(Detector):
         return out
 
 
+class YOLODetector(YOLOWorldDetector):
+    """A plain (closed-vocabulary) Ultralytics YOLO model: boxes whose class name is a
+    requested label, or normalises to the same taxonomy category, are kept."""
+
+    name = "yolo"
+    open_vocabulary = False
+
+
 def _numpy(value: Any) -> Any:
     """A torch tensor (on any device) or an array as something numpy reads."""
     if hasattr(value, "cpu"):
@@ -124,10 +147,13 @@ class OwlViTDetector(Detector):
     """
 
     name = "owlvit"
+    Options = ModelOptions
 
-    def __init__(self, weights: str | Path | None, *, min_score: float = 0.05, **kwargs: Any):
+    def __init__(
+        self, weights: str | Path | None = None, *, min_score: float = 0.05, **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
-        self.weights = _weights(weights, "OWL-ViT", "--weights")
+        self.weights = _weights(weights, "OWL-ViT")
         self.min_score = min_score
         self._parts: tuple[Any, Any, Any] | None = None
 

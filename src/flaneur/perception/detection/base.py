@@ -13,7 +13,7 @@ import hashlib
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -157,6 +157,23 @@ class Detector:
 
     def check(self, labels: tuple[str, ...]) -> None:
         """Validate the labels before any work (default: any non-empty text)."""
+
+    def with_places(
+        self,
+        places: Mapping[str, Sequence[str]],
+        label_categories: Mapping[str, Sequence[str]],
+        *,
+        seed: int | None = None,
+    ) -> Detector:
+        """The detector set up for place detection in a run: ``places`` maps place ids to
+        their taxonomy categories, ``label_categories`` labels that are not taxonomy names
+        to categories (V-IRL's ``"spa"``), ``seed`` is the run's. Detectors that read pixels
+        need none of them and return themselves (the default); the scene simulator and the
+        oracle, which report what the renderer drew, return a copy that also reports the
+        places' storefronts (the simulator seeded by its own seed, else the run's).
+        """
+        del places, label_categories, seed
+        return self
 
     # -------------------------------------------------------------- public API
     def detect(

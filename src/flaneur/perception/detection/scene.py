@@ -37,10 +37,11 @@ import hashlib
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import numpy as np
 
+from flaneur.options import Range, option
 from flaneur.perception.detection.base import (
     Detection,
     DetectionError,
@@ -117,18 +118,37 @@ class SceneNoise:
         )
 
 
+NOISE_PROFILES = {"default": SceneNoise, "virl": SceneNoise.virl}
+"""The simulator's named error models (``noise = "virl"``)."""
+
+
+@dataclass(frozen=True)
+class SceneOptions:
+    """Options of the scene detector simulator (``-o scene.KEY=VALUE``)."""
+
+    seed: Annotated[int, Range(0, 999_999)] | None = option(
+        None, "seed of the simulated errors (default: the run's --seed; 0 outside a run)"
+    )
+    noise: Literal["default", "virl"] = option(
+        "default", "error model: default, or virl (small objects score lower, as V-IRL's GLIP)"
+    )
+    threshold: Annotated[float, Range(0.0, 1.0)] = option(0.55, "minimum score of a box")
+
+
 class SceneDetector(Detector):
     """Simulated open-vocabulary detection on :class:`SyntheticViews` (a simulator).
 
     Parameters
     ----------
     noise
-        The error model (:class:`SceneNoise`; default settings are documented there).
+        The error model: a :class:`SceneNoise`, or a profile name of
+        :data:`NOISE_PROFILES` (``"default"``, ``"virl"``).
     seed
-        Seed of the random draws.
+        Seed of the random draws (``None``: 0, or the run's seed once set up for a run by
+        :meth:`with_places`).
     places
         Optional ``{place_id: taxonomy categories}``: report the places whose signs the
-        renderer drew (see the module docstring).
+        renderer drew (see the module docstring and :meth:`with_places`).
     label_categories
         Optional ``{label: taxonomy categories}`` for labels that are not taxonomy names.
     threshold, cache_items, cache_dir
@@ -136,19 +156,26 @@ class SceneDetector(Detector):
     """
 
     name = "scene-simulator"
+    Options = SceneOptions
 
     def __init__(
         self,
-        noise: SceneNoise | None = None,
+        noise: SceneNoise | str | None = None,
         *,
-        seed: int = 0,
+        seed: int | None = None,
         places: Mapping[str, Sequence[str]] | None = None,
         label_categories: Mapping[str, Sequence[str]] | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        if isinstance(noise, str):
+            if noise not in NOISE_PROFILES:
+                choices = ", ".join(NOISE_PROFILES)
+                raise DetectionError(f"noise profile {noise!r} is not one of {choices}")
+            noise = NOISE_PROFILES[noise]()
         self.noise = noise or SceneNoise()
-        self.seed = int(seed)
+        self.given_seed = seed
+        self.seed = 0 if seed is None else int(seed)
         self.places = {str(k): tuple(v) for k, v in places.items()} if places else None
         self.label_categories = {k: tuple(v) for k, v in (label_categories or {}).items()}
         self._places_digest = (
@@ -157,8 +184,27 @@ class SceneDetector(Detector):
             else None
         )
 
+    def with_places(
+        self,
+        places: Mapping[str, Sequence[str]],
+        label_categories: Mapping[str, Sequence[str]],
+        *,
+        seed: int | None = None,
+    ) -> SceneDetector:
+        """A copy that also reports the storefronts of ``places`` (same noise and threshold;
+        its own seed, else the run's ``seed``; its own cache)."""
+        return SceneDetector(
+            self.noise,
+            seed=self.given_seed if self.given_seed is not None else seed,
+            places=places,
+            label_categories=label_categories,
+            threshold=self.threshold,
+            cache_items=self.cache_items,
+            cache_dir=self.cache_dir,
+        )
+
     def __repr__(self) -> str:
-        return f"SceneDetector(seed={self.seed}, noise={self.noise})"
+        return f"{type(self).__name__}(seed={self.seed}, noise={self.noise})"
 
     def settings(self) -> dict[str, Any]:
         out: dict[str, Any] = {"seed": self.seed, "noise": asdict(self.noise)}
@@ -267,3 +313,40 @@ class SceneDetector(Detector):
         nx0, nx1 = sorted((min(max(x0 + dx0, 0.0), width), min(max(x1 + dx1, 0.0), width)))
         ny0, ny1 = sorted((min(max(y0 + dy0, 0.0), height), min(max(y1 + dy1, 0.0), height)))
         return (round(nx0, 1), round(ny0, 1), round(nx1, 1), round(ny1, 1))
+
+
+@dataclass(frozen=True)
+class OracleOptions:
+    """Options of the oracle detector (it scores every box 1)."""
+
+    threshold: Annotated[float, Range(0.0, 1.0)] = option(0.55, "minimum score of a box")
+
+
+class OracleDetector(SceneDetector):
+    """The benchmark's oracle: every object and storefront of a requested label that the
+    renderer drew, with its exact box and score 1 (the simulator with
+    :meth:`SceneNoise.perfect`); synthetic views only."""
+
+    name = "oracle"
+    Options = OracleOptions
+
+    def __init__(self, *, threshold: float = 0.55, **kwargs: Any) -> None:
+        kwargs.setdefault("noise", SceneNoise.perfect())
+        super().__init__(threshold=threshold, **kwargs)
+
+    def with_places(
+        self,
+        places: Mapping[str, Sequence[str]],
+        label_categories: Mapping[str, Sequence[str]],
+        *,
+        seed: int | None = None,
+    ) -> OracleDetector:
+        """A copy that also reports the storefronts of ``places`` (it draws nothing: no
+        seed)."""
+        return OracleDetector(
+            places=places,
+            label_categories=label_categories,
+            threshold=self.threshold,
+            cache_items=self.cache_items,
+            cache_dir=self.cache_dir,
+        )

@@ -10,10 +10,13 @@ person reading the sign.
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Annotated, Any
 
 import numpy as np
 
+from flaneur.options import Range, option
+from flaneur.paths import cache_dir
 from flaneur.perception.detection.base import Detection, Detector
 from flaneur.perception.ocr import OCR
 from flaneur.views.base import View
@@ -30,13 +33,23 @@ def label_texts(label: str) -> list[str]:
     return list(dict.fromkeys(texts))
 
 
+@dataclass(frozen=True)
+class StorefrontOptions:
+    """Options of the OCR storefront detector (``-o ocr.KEY=VALUE``)."""
+
+    threshold: Annotated[float, Range(0.0, 1.0)] = option(
+        0.35, "minimum score (cosine similarity x OCR confidence)"
+    )
+
+
 class StorefrontDetector(Detector):
     """Text boxes from PP-OCR labelled with place types by the sentence embedder.
 
     Parameters
     ----------
     ocr
-        The OCR engine (default: a new :class:`~flaneur.perception.ocr.OCR`).
+        The OCR engine (default: a new :class:`~flaneur.perception.ocr.OCR` that keeps its
+        results on disk, so reruns read them back).
     embedder
         A :class:`~flaneur.text.SentenceEmbedder` (default: the shared one).
     threshold
@@ -44,11 +57,12 @@ class StorefrontDetector(Detector):
     """
 
     name = "ocr-storefront"
+    Options = StorefrontOptions
 
     def __init__(self, ocr: OCR | None = None, embedder: Any = None, **kwargs: Any) -> None:
         kwargs.setdefault("threshold", 0.35)
         super().__init__(**kwargs)
-        self.ocr = ocr or OCR()
+        self.ocr = ocr or OCR(cache_dir=cache_dir("ocr"))
         self._embedder = embedder
 
     @property

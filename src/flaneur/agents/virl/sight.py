@@ -1,0 +1,110 @@
+"""What Ling sees: the run's landmark scorer where she stands.
+
+``map`` (the default; V-IRL's oracle row): a place of that name within ``radius_m``, all
+around (:class:`~flaneur.perception.landmarks.map.MapLandmarks` on the whole circle). A
+scorer of views (``ocr``, ``clip``, ``vlm`` or a plug-in of ``--landmarks``): one view of
+``fov`` degrees towards the side the instruction names, else views all around, until every
+landmark asked about is found. The directions are V-IRL's eight relative words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from PIL import Image
+
+from flaneur.agents.virl.instructions import RELATIVE_DEG, relative8
+from flaneur.errors import FlaneurError
+from flaneur.geo import angle_diff
+from flaneur.services.geocode import gazetteer, normalize
+from flaneur.views.base import View
+from flaneur.world.city import City
+
+_BLANK = Image.new("RGB", (1, 1))
+_CLIP: dict[tuple[str, str, str], Any] = {}
+
+
+def landmarks_in(city: City, instruction: str) -> list[str]:
+    """Place names of the city that appear word for word in the instruction (offline)."""
+    text = f" {normalize(instruction)} "
+    found: dict[str, str] = {}
+    gaz = gazetteer(city)
+    for name, kind, key in zip(gaz.names, gaz.kinds, gaz.keys, strict=True):
+        if kind == "place" and len(key) >= 4 and f" {key} " in text:
+            found.setdefault(key, name)
+    return list(found.values())
+
+
+def clip_scorer(city: City, views: Any, model: str, weights: str, reference: int = 64) -> Any:
+    """``CLIPLandmarks`` on open_clip ``model``/``weights``, standardised on ``reference``
+    views of random located viewpoints and headings (seeded, fov 90); one per city and
+    weights in a process."""
+    key = (city.name, model, weights)
+    if key not in _CLIP:
+        from flaneur.perception.landmarks.clip import CLIPLandmarks, OpenCLIPBackend
+
+        located = np.flatnonzero(city.graph.located)
+        if len(located) == 0:
+            raise FlaneurError(f"city {city.name!r} has no located viewpoint to calibrate CLIP")
+        rng = np.random.default_rng(0)
+        nodes = rng.choice(located, size=reference, replace=len(located) < reference)
+        heads = rng.uniform(0.0, 360.0, size=reference)
+        refs = [views.view(int(n), float(h), fov=90.0) for n, h in zip(nodes, heads, strict=True)]
+        _CLIP[key] = CLIPLandmarks(OpenCLIPBackend(model, weights), refs)
+    return _CLIP[key]
+
+
+class Sight:
+    """Which landmarks Ling sees where she stands (see the module docstring).
+
+    Parameters
+    ----------
+    city
+        The city.
+    scorer
+        A landmark scorer for views, or ``None``: the map (V-IRL's oracle row).
+    views
+        The run's view provider (needed with a scorer).
+    radius_m, fov
+        How far the map sees; the field of view of each view.
+    """
+
+    def __init__(
+        self, city: City, scorer: Any = None, views: Any = None, *, radius_m: float, fov: float
+    ) -> None:
+        from flaneur.perception.landmarks.map import MapLandmarks
+
+        self.city, self.scorer, self.views, self.fov = city, scorer, views, fov
+        self.map = MapLandmarks(city, radius_m=radius_m, match=1.0, categories=False)
+
+    async def seen(
+        self, node: int, facing: float, names: Sequence[str], side: str = ""
+    ) -> dict[str, str]:
+        """``{landmark: relative direction}`` of ``names`` seen from ``node`` facing
+        ``facing``; views look towards ``side`` (relative) when it is given."""
+        names = list(dict.fromkeys(n for n in names if n))
+        if not names:
+            return {}
+        if self.scorer is None:
+            where = View(_BLANK, str(self.city.graph.ids[node]), facing, fov=360.0, source="map")
+            found = [o for o in self.map.score(where, names) if o.visible]
+            return {o.landmark: relative8(float(o.relative_bearing or 0.0)) for o in found}
+        if side in RELATIVE_DEG:
+            headings = [(facing + RELATIVE_DEG[side]) % 360.0]
+        else:
+            headings = [(facing + k * self.fov) % 360.0 for k in range(round(360.0 / self.fov))]
+        out: dict[str, str] = {}
+        for heading in headings:
+            view = self.views.view(int(node), heading, fov=self.fov)
+            obs = [o for o in await self.scorer.ascore(view, names) if o.visible]
+            for o in sorted(obs, key=lambda o: -o.score):
+                toward = o.heading if o.heading is not None else view.heading
+                out.setdefault(o.landmark, relative8(float(angle_diff(toward, facing))))
+            if len(out) == len(names):
+                break  # every landmark asked about is found: no need to look further
+        return out
+
+
+__all__ = ["Sight", "clip_scorer", "landmarks_in"]
