@@ -36,6 +36,9 @@ PER_KIND = 3
 
 SCRIPT_CASES = [c for kind in KINDS for c in [c for c in CLI_CASES if c.kind == kind][:PER_KIND]]
 SCRIPT_CASES += [c for c in CLI_CASES if not c.in_process and c not in SCRIPT_CASES][:4]
+SCRIPT_CASES += [  # V-IRL's commands: one case of each class through the console script
+    next(c for c in CLI_CASES if c.kind == kind and c.argv[0] == "virl") for kind in KINDS[1:]
+]
 
 
 @pytest.fixture(scope="module")
@@ -75,6 +78,8 @@ def test_the_suite_is_large_and_covers_every_class_and_command():
         "cache",
         "fake-llm",
         "render",
+        "virl",
+        "bench",
     }
 
 

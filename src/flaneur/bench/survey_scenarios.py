@@ -18,8 +18,7 @@ What the person asks (start, end, polygon, spacing, labels) is the scenario; how
 perceives is its options (:mod:`flaneur.agents.virl.rx399`). A city without furniture of
 the labels, or a cell without a viewpoint, is skipped and reported.
 
-Scorers (``score(item, result, city) -> metrics``, called by
-:mod:`flaneur.evaluate.kinds.scenarios`):
+Scorers (``score(item, result, city) -> metrics``):
 
 * :func:`score_robot`: per label, the objects RX-399 counted along its way against the
   OpenStreetMap objects it had in view (``in_view``: within
@@ -38,7 +37,6 @@ Scorers (``score(item, result, city) -> metrics``, called by
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,7 +45,8 @@ from typing import Annotated, Any
 import numpy as np
 import shapely
 
-from flaneur.bench.scenario_parts import ScenarioGenerator, cannot_serve, relative_path
+from flaneur.agents.virl.common import node_ids
+from flaneur.bench.scenario_parts import ScenarioGenerator, latlng_text, made_set, relative_path
 from flaneur.errors import DataError, FlaneurError
 from flaneur.options import Range, option
 from flaneur.perception.memory import VisualMemory
@@ -61,6 +60,7 @@ from flaneur.perception.survey import (
     in_view,
 )
 from flaneur.services.directions import directions
+from flaneur.services.errors import RegionError
 from flaneur.services.geocode import resolve_point
 from flaneur.services.persona import PersonaFields
 from flaneur.services.region import load_polygon, polygon_from_latlng, sample_region
@@ -142,14 +142,6 @@ class PlannerSetOptions:
         _labels(self.labels)
 
 
-def _latlng(city: City, node: int) -> str:
-    return f"{float(city.graph.lat[node]):.7f},{float(city.graph.lng[node]):.7f}"
-
-
-def _ids(city: City, nodes: Sequence[int]) -> list[str]:
-    return [str(city.graph.ids[int(n)]) for n in nodes]
-
-
 class RobotScenarios(ScenarioGenerator):
     """RX-399's walks past street furniture (see the module docstring)."""
 
@@ -168,7 +160,7 @@ class RobotScenarios(ScenarioGenerator):
         data.update(
             start_label=start_label,
             end_label=end_label,
-            route=_ids(city, route.nodes),
+            route=node_ids(city, route.nodes),
             route_m=round(route.distance_m, 1),
         )
         return data
@@ -184,30 +176,25 @@ class RobotScenarios(ScenarioGenerator):
         skipped: dict[str, str] = {}
         if not rows.size:
             skipped["labels"] = f"{city.name} maps no {', '.join(labels.values())}"
+        too_far = f"no walk of {options.min_m:g}-{options.max_m:g} m passes it"
         for row in rng.permutation(rows).tolist():
             if len(items) >= size:
                 break
             pair = _walk_past(city, furniture.xy[row], options, rng)
             if pair is None:
-                skipped[str(furniture.ids[row])] = (
-                    f"no walk of {options.min_m:g}-{options.max_m:g} m passes it"
-                )
+                skipped[str(furniture.ids[row])] = too_far
                 continue
             fields = {
                 "name": "RX-399",
                 "city": city.name,
-                "start": _latlng(city, pair[0]),
-                "end": _latlng(city, pair[1]),
+                "start": latlng_text(city, pair[0]),
+                "end": latlng_text(city, pair[1]),
                 "background": "An urban assistance robot that keeps the streets tidy.",
                 "intention": f"Count the {' and '.join(labels)} along the way.",
                 "labels": list(labels),
             }
-            item_id = f"{set_name}-{len(items):04d}"
-            items.append(self.from_fields(fields, city, item_id=item_id))
-        if not items:
-            raise cannot_serve(self.kind, city, skipped)
-        counts = dict(Counter(it.category for it in items))
-        return items, {"counts": counts, "skipped": skipped, "objects": int(rows.size)}
+            items.append(self.from_fields(fields, city, item_id=f"{set_name}-{len(items):04d}"))
+        return made_set(self.kind, city, items, skipped, objects=int(rows.size))
 
 
 def _walk_past(
@@ -254,12 +241,15 @@ class PlannerScenarios(ScenarioGenerator):
         if isinstance(raw, str):
             polygon = load_polygon(relative_path(raw, source))
         else:
-            polygon = polygon_from_latlng(raw)
+            try:
+                polygon = polygon_from_latlng(raw)
+            except RegionError as err:
+                raise DataError(f"field 'polygon': {err}") from None
         sample = sample_region(city, polygon, spacing_m=float(data["spacing"]))
         data.update(
             polygon=[[round(lat, 7), round(lng, 7)] for lng, lat in polygon.exterior.coords],
-            viewpoints=_ids(city, sample.nodes),
-            walk=_ids(city, sample.route.nodes),
+            viewpoints=node_ids(city, sample.nodes),
+            walk=node_ids(city, sample.route.nodes),
             walk_m=round(sample.route.distance_m, 1),
             grid_points=sample.grid_points,
         )
@@ -295,15 +285,10 @@ class PlannerScenarios(ScenarioGenerator):
                 "labels": list(labels),
             }
             try:
-                item = self.from_fields(fields, city, item_id=f"{set_name}-{len(items):04d}")
+                items.append(self.from_fields(fields, city, item_id=f"{set_name}-{len(items):04d}"))
             except FlaneurError as err:
                 skipped[f"cell {usable[k][0]},{usable[k][1]}"] = str(err)
-                continue
-            items.append(item)
-        if not items:
-            raise cannot_serve(self.kind, city, skipped)
-        counts = dict(Counter(it.category for it in items))
-        return items, {"counts": counts, "skipped": skipped, "cells": len(usable)}
+        return made_set(self.kind, city, items, skipped, cells=len(usable))
 
 
 def _grid_origin(city: City, cell_m: float) -> np.ndarray:

@@ -63,10 +63,20 @@ def split_keys(
 def _scenario_item(
     name: str, generator: Any, fields: dict[str, Any], city: Any, source: Path
 ) -> Any:
+    """The scenario's item, checked against the city before anything is written (a start
+    the city does not have, or a point outside it, is one line naming the file)."""
     import dataclasses
 
-    values = dataclasses.asdict(generator.Scenario(**fields))
-    return generator().from_fields(values, city, item_id=f"{name}-scenario", source=source)
+    from flaneur.services.errors import RegionError, UnknownPlaceError, UnreachableError
+    from flaneur.services.geocode import resolve_point
+
+    try:
+        values = dataclasses.asdict(generator.Scenario(**fields))
+        resolve_point(city, str(values["start"]))
+        return generator().from_fields(values, city, item_id=f"{name}-scenario", source=source)
+    except (UnknownPlaceError, RegionError, UnreachableError, DataError) as err:
+        shown = err.reason if isinstance(err, DataError) and err.path == source else str(err)
+        raise DataError(shown, path=source) from None
 
 
 def write_scenario_file(folder: Path, generator: Any, item: Any, city_spec: str) -> Path:

@@ -124,7 +124,12 @@ def read_config(path: str | Path) -> dict[str, Any]:
     file = Path(path)
     if not file.is_file():
         raise DataError("config file not found (expected .toml or .yaml)", path=file)
-    text = file.read_text(encoding="utf-8")
+    try:
+        text = file.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        raise DataError("not a UTF-8 text file (expected TOML or YAML)", path=file) from None
+    if "\x00" in text:
+        raise DataError("a binary file, not TOML or YAML text", path=file)
     if file.suffix.lower() in (".yaml", ".yml"):
         import yaml
 

@@ -28,7 +28,12 @@ from pathlib import Path
 from typing import Any
 
 from flaneur.testing.hostile_api import API_CASES, ApiCase, run_api_case
-from flaneur.testing.hostile_cases import CLI_CASES, KINDS, HostileCase
+from flaneur.testing.hostile_cases import CLI_CASES as _BASE_CASES
+from flaneur.testing.hostile_cases import KINDS, HostileCase
+from flaneur.testing.hostile_virl_cases import BENCH_CASES, PERSONA_HEAD, PERSONAS, VIRL_CASES
+
+CLI_CASES: list[HostileCase] = [*_BASE_CASES, *VIRL_CASES, *BENCH_CASES]
+"""Every hostile command line: the core commands' and V-IRL's."""
 
 
 @dataclass
@@ -128,7 +133,24 @@ def build_workspace(folder: Path) -> Path:
         raw(f"{name}/summary.json", summary)
         text(f"{name}/episodes.jsonl", "")
     _good_run(folder / "goodrun", pack, episodes)
+    _virl_files(folder)
     return folder
+
+
+def _virl_files(folder: Path) -> None:
+    """Persona files of every V-IRL agent on the toy pack, and broken ones beside them."""
+    for agent, tail in PERSONAS.items():
+        (folder / f"{agent}.toml").write_text(PERSONA_HEAD + tail, encoding="utf-8")
+    square = [[59.9995, 24.9993], [59.9995, 25.0015], [60.0003, 25.0015], [60.0003, 24.9993]]
+    (folder / "square.json").write_text(json.dumps(square), encoding="utf-8")
+    (folder / "nanpoly.json").write_text(
+        "[[NaN, 25.0], [60.0, 25.001], [60.0003, 25.0]]", encoding="utf-8"
+    )
+    (folder / "binary.toml").write_bytes(bytes(range(256)) * 4)
+    (folder / "binary.yaml").write_bytes(bytes(range(256)) * 4)
+    (folder / "empty.toml").write_text("", encoding="utf-8")
+    (folder / "list.yaml").write_text("- a\n- b\n", encoding="utf-8")
+    (folder / "bad.toml").write_text("name = [unclosed\n", encoding="utf-8")
 
 
 def _good_run(folder: Path, pack: Path, episodes: list) -> None:

@@ -32,7 +32,12 @@ SYNTHETIC_SOURCE = "synthetic (made from OpenStreetMap building footprints; not 
 
 
 def _rows(path: Path) -> list[tuple[int | None, dict[str, Any]]]:
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        raise DataError(
+            "not a UTF-8 text file (expected RentCast JSON or CSV)", path=path
+        ) from None
     if path.suffix.lower() == ".csv":
         reader = csv.DictReader(text.splitlines())
         return [(i + 2, dict(row)) for i, row in enumerate(reader)]
