@@ -14,7 +14,13 @@ from typing import Any
 from flaneur.errors import FlaneurError
 from flaneur.evaluate.runlog import read_rows, row_success
 from flaneur.report.run_report import RunData, load_run, paired_comparisons
-from flaneur.report.tables import METRIC_LABELS, PAIRED_COLUMNS, PAIRED_NOTE, paired_cells
+from flaneur.report.tables import (
+    METRIC_LABELS,
+    PAIRED_COLUMNS,
+    PAIRED_NOTE,
+    paired_cells,
+    run_figures,
+)
 from flaneur.web.catalog import RunEntry, running_metrics
 
 
@@ -100,6 +106,7 @@ def _entries_from_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             {
                 "task": task,
                 "agent": agent,
+                "kind": mine[0].get("kind") or "navigation",
                 "scheme": mine[0].get("scheme"),
                 "rows": len(mine),
                 "by_termination": dict(Counter(r.get("termination") for r in mine)),
@@ -111,6 +118,11 @@ def _entries_from_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def _means(metrics: dict[str, Any]) -> dict[str, float | None]:
     return {k: (metrics.get(k) or {}).get("mean") for k in METRIC_LABELS if k in metrics}
+
+
+def _all_means(group: dict[str, Any]) -> dict[str, float | None]:
+    """Every metric's mean of one group of a task kind other than navigation."""
+    return {k: (v or {}).get("mean") for k, v in (group.get("metrics") or {}).items()}
 
 
 def run_overview(entry: RunEntry) -> dict[str, Any]:
@@ -143,12 +155,19 @@ def run_tables(entry: RunEntry) -> dict[str, Any]:
     live = is_live(entry.folder)
     entries = _entries_from_rows(rows) if live or not summary.get("runs") else summary["runs"]
     tables = []
+    labels = dict(METRIC_LABELS)
     for item in entries:
         result = item.get("summary") or {}
         overall = (result.get("overall") or {}).get("metrics") or {}
         groups = (result.get("by") or {}).get("category") or {}
+        navigation = item.get("kind", "navigation") == "navigation"
+        means = _means(overall) if navigation else run_figures(item)
+        labels.update({key: key for key in means if key not in labels})
         categories = {
-            cat: {"episodes": g.get("episodes"), "means": _means(g.get("metrics") or {})}
+            cat: {
+                "episodes": g.get("episodes"),
+                "means": _means(g.get("metrics") or {}) if navigation else _all_means(g),
+            }
             for cat, g in groups.items()
         }
         tables.append(
@@ -158,7 +177,7 @@ def run_tables(entry: RunEntry) -> dict[str, Any]:
                 "scheme": item.get("scheme"),
                 "rows": item.get("rows"),
                 "by_termination": item.get("by_termination") or {},
-                "means": _means(overall),
+                "means": means,
                 "categories": categories,
             }
         )
@@ -186,7 +205,7 @@ def run_tables(entry: RunEntry) -> dict[str, Any]:
         "key": entry.key,
         "name": entry.folder.name,
         "live": live,
-        "labels": METRIC_LABELS,
+        "labels": labels,
         "tables": tables,
         "paired_columns": list(PAIRED_COLUMNS),
         "paired_note": PAIRED_NOTE,
