@@ -5,7 +5,7 @@ Usage::
     python benchmarks/reliability.py --json [--quick] [--skip-runs]
 
 * ``hostile_cases``, ``tracebacks``, ``hostile_failures``: every command line of
-  :mod:`flaneur.testing.hostile` through the installed console script ``flaneur`` (4 at a
+  :mod:`harness.runner` through the installed console script ``flaneur`` (4 at a
   time) plus every Python API case in this process. ``tracebacks`` counts outcomes showing a
   traceback or an ``internal error``; ``hostile_failures`` any broken promise (exit code,
   not exactly one error line naming the problem, files left behind), listed in
@@ -45,6 +45,8 @@ from pathlib import Path
 
 FLANEUR = str(Path(sys.executable).with_name("flaneur"))
 TASKS = "helsinki-needs-v1"
+HARNESS = Path(__file__).resolve().parents[1] / "tests"
+"""The hostile-input harness lives with the tests (``tests/harness``), not in the package."""
 
 CHILD = """
 import sys, time
@@ -78,7 +80,8 @@ def sample_cases(cases: list, per_group: int) -> list:
 def hostile(workers: int = 4, per_group: int = 0) -> dict:
     """The hostile cases (all, or a sample per command and class) through the console
     script: counts of cases, tracebacks and broken promises."""
-    from flaneur.testing.hostile import (
+    sys.path.insert(0, str(HARNESS))
+    from harness.runner import (
         API_CASES,
         CLI_CASES,
         build_workspace,
@@ -95,9 +98,7 @@ def hostile(workers: int = 4, per_group: int = 0) -> dict:
         ws = build_workspace(Path(tmp) / "ws")
         cache = Path(tmp) / "cache"
         with ThreadPoolExecutor(workers) as pool:
-            outcomes = list(
-                pool.map(lambda c: run_in_subprocess(c, ws, cache, exe=FLANEUR), cases)
-            )
+            outcomes = list(pool.map(lambda c: run_in_subprocess(c, ws, cache, exe=FLANEUR), cases))
     for case, outcome in zip(cases, outcomes, strict=True):
         tracebacks += is_traceback(outcome)
         problems = problems_of(case, outcome)

@@ -1,4 +1,4 @@
-"""Hostile inputs: every case of :mod:`flaneur.testing.hostile` ends as one clear line.
+"""Hostile inputs: every case of :mod:`harness.runner` ends as one clear line.
 
 Every command-line case runs in-process through :func:`flaneur.cli.main` (the same handling
 as the console script); the first cases of every class also run through the installed
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from flaneur.testing.hostile import (
+from harness.runner import (
     API_CASES,
     CLI_CASES,
     KINDS,
@@ -145,7 +145,7 @@ def test_goal_only_task_passes_check_and_validate_names_the_empty_path(workspace
     folder = tmp_path / "goal-only"
     shutil.copytree(ws / "pack", folder / "pack")
     (folder / "goal.jsonl").write_text(json.dumps(row) + "\n", encoding="utf-8")
-    from flaneur.testing.hostile_cases import HostileCase
+    from harness.cases import HostileCase
 
     check = run_in_process(
         HostileCase(

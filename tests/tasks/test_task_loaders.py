@@ -225,10 +225,6 @@ def test_cityseeker_categories_name_targets_without_brands(
 
 
 def test_every_public_cityseeker_category_has_a_name_and_metric():
-    from flaneur.tasks import loaders  # the names that lived there still resolve
-
-    assert loaders.load_cityseeker_questions is load_cityseeker_questions
-    assert loaders.CITYSEEKER_CATEGORY_TABLE is CITYSEEKER_CATEGORY_TABLE
     codes = {f"question{k}" for k in (1, 2, 4, 5, 6, 7, 8, 9)}
     assert set(CITYSEEKER_CATEGORY_TABLE) == codes
     assert all(c.name and c.success_metric == "tcp" for c in CITYSEEKER_CATEGORY_TABLE.values())

@@ -20,7 +20,6 @@ starting with ``aleksanterink``).
 from __future__ import annotations
 
 import re
-import unicodedata
 import weakref
 from dataclasses import dataclass
 from functools import cached_property
@@ -30,6 +29,7 @@ from rapidfuzz import fuzz, process
 
 from flaneur.errors import DataError
 from flaneur.services.errors import UnknownPlaceError
+from flaneur.services.names import normalize
 from flaneur.services.nearby import prominence
 from flaneur.world.city import City
 
@@ -37,18 +37,10 @@ KINDS = ("place", "address", "street")
 MIN_SCORE = 70.0
 """Weighted-ratio score (0-100) below which a query is reported as unknown."""
 _KIND_ORDER = {kind: i for i, kind in enumerate(KINDS)}
-_NON_WORD = re.compile(r"[\W_]+")  # keeps letters of every script (Chinese names stay)
 _MAX_EXPANSIONS = 4
 _LATLNG = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*,\s*(-?\d+(?:\.\d+)?)\s*$")
 OFF_STREET_M = 500.0
 """A ``"lat,lng"`` point farther than this from every viewpoint lies outside the city."""
-
-
-def normalize(text: str) -> str:
-    """Lower case, no diacritics, words of letters (any script) and digits, one space apart."""
-    decomposed = unicodedata.normalize("NFKD", text.casefold().replace("ß", "ss"))
-    plain = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
-    return _NON_WORD.sub(" ", plain).strip()
 
 
 @dataclass(frozen=True)

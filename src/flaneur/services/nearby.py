@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from flaneur.geo import normalize_heading
+from flaneur.services.names import normalize
 from flaneur.world.city import City
 from flaneur.world.taxonomy import normalize_category
 
@@ -79,8 +80,6 @@ class NearbyResult:
 
 
 def _matches_keyword(city: City, row: int, words: list[str]) -> bool:
-    from flaneur.services.geocode import normalize
-
     places = city.places
     text = " ".join([str(places.names[row]), *places.categories[row], *places.tags[row].values()])
     haystack = normalize(text.replace("_", " "))
@@ -128,8 +127,6 @@ def nearby_search(
     ValueError
         Unknown ``place_type`` or ``rank_by``, or a negative radius.
     """
-    from flaneur.services.geocode import normalize
-
     if rank_by not in RANKINGS:
         raise ValueError(f"rank_by must be one of {RANKINGS}, not {rank_by!r}")
     if radius_m < 0:

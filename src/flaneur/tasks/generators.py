@@ -136,7 +136,7 @@ for _name, _entry in {
     "virl-diego": "flaneur.bench.scenarios:DiegoScenarios",
     "virl-rx399": "flaneur.bench.survey_scenarios:RobotScenarios",
     "virl-imani": "flaneur.bench.survey_scenarios:PlannerScenarios",
-    "virl-hiro": "flaneur.bench.scenarios:HiroScenarios",
+    "virl-hiro": "flaneur.bench.hiro_scenarios:HiroScenarios",
 }.items():
     GENERATORS.register(_name, _entry)
 

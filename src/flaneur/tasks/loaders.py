@@ -208,25 +208,3 @@ def reference_walk_problems(episodes: Sequence[Episode], graph: StreetGraph) -> 
         if episode.reference_path and not graph.path_is_walk(graph.indices(episode.reference_path)):
             bad.append(episode.id)
     return bad
-
-
-_CITYSEEKER_NAMES = frozenset(
-    {
-        "CITYSEEKER_CATEGORIES",
-        "CITYSEEKER_CATEGORY_TABLE",
-        "CITYSEEKER_MAX_STEPS",
-        "START_HEADINGS",
-        "CitySeekerCategory",
-        "load_cityseeker_questions",
-        "with_start_heading",
-    }
-)
-
-
-def __getattr__(name: str) -> Any:
-    """The CitySeeker loader's names, which lived here before (imported on first use)."""
-    if name in _CITYSEEKER_NAMES:
-        from flaneur.tasks import cityseeker_questions
-
-        return getattr(cityseeker_questions, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -115,10 +115,12 @@ def resolve_task(ref: str, *, fmt: str | None = None, city: str | None = None) -
     DataError
         A task file whose format or city cannot be told (see :func:`file_spec`).
     """
-    from flaneur.tasks.registry import TASKS, list_tasks
+    from flaneur.tasks.catalogue import TASKS
+    from flaneur.tasks.user_registry import discover_task_sets
 
     ref = ref.strip()
-    known = {spec.id for spec in list_tasks()}  # discovers registry files and entry points
+    discover_task_sets()  # registry files and entry points
+    known = set(TASKS.names())
     if ref in known:
         return TASKS.get(ref)
     if Path(ref).expanduser().is_file():
@@ -154,9 +156,10 @@ def spec_of_run(task: str, summary: dict) -> TaskSpec:
     """The task set a run's rows name, for reports: a registered id, else the facts the run
     recorded (``summary["task_sets"]``: files and city by absolute path), else the run's
     ``--format`` / ``--city`` applied to ``task`` as a file."""
-    from flaneur.tasks.registry import TASKS, list_tasks
+    from flaneur.tasks.catalogue import TASKS
+    from flaneur.tasks.user_registry import discover_task_sets
 
-    list_tasks()
+    discover_task_sets()
     if task in TASKS.names():
         return TASKS.get(task)
     facts = (summary.get("task_sets") or {}).get(task)

@@ -208,7 +208,7 @@ def register_registry_file(path: str | Path, *, origin: str = "") -> list[TaskSp
     DataError
         Invalid file, or an id already registered from elsewhere (naming both origins).
     """
-    from flaneur.tasks.registry import TASKS, register_task
+    from flaneur.tasks.catalogue import TASKS, register_task
 
     specs = read_registry_file(path, origin=origin)
     for spec in specs:
@@ -238,7 +238,7 @@ def _env_files(value: str) -> list[Path]:
 
 
 def _register_entry_point_value(value: Any, origin: str) -> None:
-    from flaneur.tasks.registry import register_task
+    from flaneur.tasks.catalogue import register_task
 
     if callable(value) and not isinstance(value, TaskSpec):
         value = value()

@@ -175,25 +175,3 @@ class Furniture:
         dist = np.hypot(*(self.xy[rows] - point).T)
         order = np.argsort(dist, kind="stable")
         return rows[order], dist[order]
-
-
-def furniture_from_osm(osm: Any) -> Furniture:
-    """Street furniture of an opened pyrosm extract (nodes, and ways at a point inside)."""
-    frame = osm.get_pois(custom_filter=OSM_FURNITURE_FILTER)
-    if frame is None or len(frame) == 0:
-        return Furniture.empty()
-    from flaneur.world.sources.osm import _element_tags
-
-    records = []
-    for row in frame.to_dict("records"):
-        geom = row.get("geometry")
-        if geom is None or geom.is_empty:
-            continue
-        kind = furniture_kind(_element_tags(row))
-        if kind is None:
-            continue
-        point = geom if geom.geom_type == "Point" else geom.representative_point()
-        ident = f"{row.get('osm_type', 'node')}/{row['id']}"
-        records.append({"id": ident, "kind": kind, "lat": point.y, "lng": point.x})
-    records.sort(key=lambda r: r["id"])
-    return Furniture.from_records(records)

@@ -28,7 +28,7 @@ import shapely
 from flaneur.errors import DataError
 from flaneur.geo import LocalProjection
 from flaneur.world.city import City
-from flaneur.world.furniture import furniture_from_osm
+from flaneur.world.furniture import OSM_FURNITURE_FILTER, Furniture, furniture_kind
 from flaneur.world.graph import StreetGraph
 from flaneur.world.places import Places
 from flaneur.world.taxonomy import attributes_from_tags, categorize
@@ -208,6 +208,26 @@ def _element_tags(row: Mapping[str, Any]) -> dict[str, str]:
             continue
         tags[key] = str(value)
     return tags
+
+
+def furniture_from_osm(osm: Any) -> Furniture:
+    """Street furniture of an opened pyrosm extract (nodes, and ways at a point inside)."""
+    frame = osm.get_pois(custom_filter=OSM_FURNITURE_FILTER)
+    if frame is None or len(frame) == 0:
+        return Furniture.empty()
+    records = []
+    for row in frame.to_dict("records"):
+        geom = row.get("geometry")
+        if geom is None or geom.is_empty:
+            continue
+        kind = furniture_kind(_element_tags(row))
+        if kind is None:
+            continue
+        point = geom if geom.geom_type == "Point" else geom.representative_point()
+        ident = f"{row.get('osm_type', 'node')}/{row['id']}"
+        records.append({"id": ident, "kind": kind, "lat": point.y, "lng": point.x})
+    records.sort(key=lambda r: r["id"])
+    return Furniture.from_records(records)
 
 
 def places_from_osm(osm: Any) -> Places:

@@ -1,7 +1,7 @@
 """Hostile command lines of V-IRL's commands: ``flaneur virl <agent>``, ``flaneur bench``,
 ``tasks generate --kind`` and ``run`` with V-IRL's solvers (one :class:`HostileCase` each).
 
-They run in the workspace of :func:`flaneur.testing.hostile.build_workspace` on its toy city
+They run in the workspace of :func:`harness.runner.build_workspace` on its toy city
 pack (``pack``, places Cafe Aalto, Kirja Bookshop, Harbour Bank, Sea Museum), with a persona
 file per agent (``<agent>.toml``) and broken persona, listing and polygon files beside them:
 wrong types, negative, NaN, infinite and huge values, binary and empty files, lists where one
@@ -11,7 +11,7 @@ line naming the key, file or value, exit 2, nothing written.
 
 from __future__ import annotations
 
-from flaneur.testing.hostile_cases import HostileCase, _c
+from harness.cases import HostileCase, _c
 
 PERSONAS = {
     "aria": "status = { hunger = 60 }\n",

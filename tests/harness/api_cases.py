@@ -1,4 +1,4 @@
-"""Bad calls of the public Python API (see :mod:`flaneur.testing.hostile`): each must raise a
+"""Bad calls of the public Python API (see :mod:`harness.runner`): each must raise a
 :class:`~flaneur.errors.FlaneurError` subclass or ``ValueError`` naming the bad argument, not
 an error from inside numpy, scipy or gymnasium."""
 

@@ -1,4 +1,4 @@
-"""The hostile command lines of :mod:`flaneur.testing.hostile` (one :class:`HostileCase`
+"""The hostile command lines of :mod:`harness.runner` (one :class:`HostileCase`
 each, grouped by :data:`KINDS`)."""
 
 from __future__ import annotations

@@ -27,10 +27,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from flaneur.testing.hostile_api import API_CASES, ApiCase, run_api_case
-from flaneur.testing.hostile_cases import CLI_CASES as _BASE_CASES
-from flaneur.testing.hostile_cases import KINDS, HostileCase
-from flaneur.testing.hostile_virl_cases import BENCH_CASES, PERSONA_HEAD, PERSONAS, VIRL_CASES
+from harness.api_cases import API_CASES, ApiCase, run_api_case
+from harness.cases import CLI_CASES as _BASE_CASES
+from harness.cases import KINDS, HostileCase
+from harness.virl_cases import BENCH_CASES, PERSONA_HEAD, PERSONAS, VIRL_CASES
 
 CLI_CASES: list[HostileCase] = [*_BASE_CASES, *VIRL_CASES, *BENCH_CASES]
 """Every hostile command line: the core commands' and V-IRL's."""
