@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from flaneur.agents.virl.day_planner import DayPlanner, DayState, ends_the_day, feedback_offline
+from flaneur.agents.virl.day_planner import DayPlanner
+from flaneur.agents.virl.day_rules import DayState, ends_the_day, feedback_offline
 from flaneur.agents.virl.diego import scenario_feedback, wish_list
 from flaneur.agents.virl.listings import load_listings, scenario_listings, synthetic_listings
 from flaneur.agents.virl.peng import places_in_sentence

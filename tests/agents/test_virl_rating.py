@@ -45,7 +45,7 @@ def test_ask_rating_parses_or_marks_the_reply_unusable():
     assert rate(thinker) is None  # out of range
     assert rate(thinker) is None  # no JSON
     assert rate(thinker) is None  # not a number
-    assert thinker.calls == 4 and thinker.fallbacks == 3
+    assert len(thinker.records) == 4 and thinker.fallbacks == 3
     assert all(r["prompt_id"].startswith("aria-rate-1:") for r in thinker.records)
     assert rate(Thinker(None, "aria")) is None  # offline: no call, no record
 

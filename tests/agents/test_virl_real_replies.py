@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import pytest
 
 from flaneur.agents.base import SolveInfo
-from flaneur.agents.virl.day_planner import clean_draft
+from flaneur.agents.virl.day_rules import clean_draft
 from flaneur.agents.virl.diego import DiegoAgent
 from flaneur.agents.virl.rating import ask_rating
 from flaneur.agents.virl.thinking import Thinker

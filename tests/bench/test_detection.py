@@ -5,7 +5,6 @@ every storefront), determinism, resume, and one-line errors."""
 from __future__ import annotations
 
 import json
-import math
 import subprocess
 import sys
 from pathlib import Path
@@ -19,7 +18,7 @@ from flaneur.bench.detection_metrics import (
     detection_figures,
     heading_in_span,
     match_box,
-    score_detection,
+    recall_matrix,
     top_boxes,
 )
 from flaneur.bench.types import TYPES_20
@@ -56,7 +55,7 @@ def test_match_box_takes_the_nearest_place_in_the_span() -> None:
     assert match_box((0.0, 30.0), []) is None
 
 
-def test_score_detection_hand_computed() -> None:
+def test_recall_and_box_accuracy_hand_computed() -> None:
     places = {"p": ["cafe", "bakery"], "q": ["cafe"], "r": ["bar"], "s": ["bank"]}
     boxes = [
         ("cafe", "p"),  # correct
@@ -66,24 +65,25 @@ def test_score_detection_hand_computed() -> None:
         ("bar", "r"),  # correct
         ("bar", "r"),  # correct again (r counts once)
     ]
-    s = score_detection(places, boxes, TYPES_20)
+    has, recalled, localised = recall_matrix(places, boxes, TYPES_20)
+    cafe = TYPES_20.index("cafe")
+    assert (has[:, cafe].sum(), recalled[:, cafe].sum(), localised[:, cafe].sum()) == (2, 1, 2)
+    bank = TYPES_20.index("bank")
+    assert (has[:, bank].sum(), recalled[:, bank].sum(), localised[:, bank].sum()) == (1, 0, 0)
+    viewpoint = (
+        [{"id": pid, "types": types} for pid, types in places.items()],
+        [{"view": 0, "type": t, "score": 0.5, "place": pid} for t, pid in boxes],
+    )
+    figures = detection_figures([viewpoint], TYPES_20)
     # recall: bank 0/1, bakery 1/1, cafe 1/2 (p yes, q no), bar 1/1 -> AR = 2.5 / 4
-    assert s.per_type["cafe"] == {
-        "places": 2,
-        "localised": 2,
-        "recalled": 1,
-        "recall": 0.5,
-        "localisation": 1.0,
-    }
-    assert s.per_type["bank"]["recall"] == 0.0 and s.per_type["bank"]["localisation"] == 0.0
-    assert s.ar == pytest.approx(2.5 / 4)
-    assert s.ar_localisation == pytest.approx(0.75)  # bank 0, bakery 1, cafe 1, bar 1
-    assert (s.boxes, s.matched_boxes, s.correct_boxes) == (6, 5, 4)
-    assert s.box_accuracy == pytest.approx(0.8)
-    assert list(s.per_type) == ["bank", "bakery", "cafe", "bar"]  # list order, with places
-    empty = score_detection({"p": ["cafe"]}, [])
-    assert empty.ar == 0.0 and math.isnan(empty.box_accuracy) and empty.boxes == 0
-    assert math.isnan(score_detection({}, [("cafe", None)]).ar)
+    assert figures["ar"]["value"] == pytest.approx(2.5 / 4) and figures["ar"]["n"] == 4
+    assert figures["ar_localisation"]["value"] == pytest.approx(0.75)  # bank 0, others 1
+    assert figures["box_accuracy"]["value"] == pytest.approx(0.8)  # 4 of 5 matched boxes
+    assert figures["box_accuracy"]["n"] == 5
+    empty = detection_figures([([{"id": "p", "types": ["cafe"]}], [])], TYPES_20)
+    assert empty["ar"]["value"] == 0.0 and empty["box_accuracy"]["value"] is None
+    lone = {"view": 0, "type": "cafe", "score": 0.5, "place": None}
+    assert detection_figures([([], [lone])], TYPES_20)["ar"]["value"] is None
 
 
 def test_view_headings_cover_360_at_each_fov() -> None:

@@ -8,15 +8,8 @@ import json
 import numpy as np
 import pytest
 
-from flaneur.bench.scenarios import (
-    AriaScenarios,
-    DiegoScenarios,
-    VivekScenarios,
-    score_aria,
-    score_diego,
-    score_peng,
-    score_vivek,
-)
+from flaneur.bench.scenario_scores import score_aria, score_diego, score_peng, score_vivek
+from flaneur.bench.scenarios import AriaScenarios, DiegoScenarios, VivekScenarios
 from flaneur.errors import FlaneurError
 from flaneur.geo import LocalProjection
 from flaneur.tasks.generators import generate_set

@@ -22,14 +22,13 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 import numpy as np
-from PIL import Image
 
 from flaneur.agents.base import SolveInfo
 from flaneur.bench.metrics import LETTERS
 from flaneur.bench.parse import EmbedderMatcher, Matcher, ModelMatcher, read_reply
+from flaneur.bench.solvers import SignReader, ViewImage, ViewSolver, ask_model, solver_registry
 from flaneur.bench.vqa import format_question
-from flaneur.errors import FlaneurError
-from flaneur.options import NoOptions, option
+from flaneur.options import option
 from flaneur.registry import Registry
 from flaneur.tasks.items import TaskItem
 
@@ -49,19 +48,10 @@ ANSWER_PROMPT_ID = "virl-vqa-answer-1"
 
 @dataclass(frozen=True)
 class Answer:
-    """An answerer's pick for one pass.
-
-    Attributes
-    ----------
-    letter
-        ``"A"`` .. ``"D"``, or ``"none"`` (a reply no option could be read from).
-    reply
-        The raw reply (the letter itself for answerers that do not write text).
-    read_by
-        How the letter was read: ``exact``, ``matcher``, ``none`` or ``direct``.
-    records
-        Model exchanges (answer and matcher prompts).
-    """
+    """An answerer's pick for one pass: the ``letter`` (``"A"`` .. ``"D"``, or ``"none"``: a
+    reply no option could be read from), the raw ``reply`` (the letter itself for answerers
+    that write no text), how the letter was ``read_by`` (``exact``, ``matcher``, ``none`` or
+    ``direct``) and the model exchanges (``records``: answer and matcher prompts)."""
 
     letter: str
     reply: str
@@ -69,70 +59,43 @@ class Answer:
     records: list[dict[str, Any]] = field(default_factory=list)
 
 
-class Answerer(abc.ABC):
-    """Base class of answerers.
-
-    Subclasses set :attr:`name`, their declared needs and :attr:`Options`, and write
-    :meth:`answer`. One instance answers every item of a run (concurrently: keep no
-    per-item state on it).
-    """
+class Answerer(ViewSolver, abc.ABC):
+    """Base class of answerers: subclasses set :attr:`name`, their declared needs and
+    :attr:`Options` (:class:`~flaneur.bench.solvers.ViewSolver`), and write :meth:`answer`."""
 
     interface_base: ClassVar[bool] = True
     name: ClassVar[str] = "answerer"
-    needs_model: ClassVar[bool] = False
-    """It asks the run's model (``--llm``, ``info.model``)."""
-    needs_views: ClassVar[bool] = False
-    sees_view: bool = True
-    """It looks at the item's view (the kind renders it only then)."""
-    Options: ClassVar[type] = NoOptions
-
-    def __init__(self, **options: Any) -> None:
-        self.options = self.Options(**options)
 
     @abc.abstractmethod
     async def answer(
         self,
         question: str,
         options: Sequence[str],
-        image: Image.Image | None,
+        image: ViewImage,
         item: TaskItem,
         info: SolveInfo,
     ) -> Answer:
         """The pick among ``options`` (in this pass's order)."""
 
 
-class EmbedderAnswerer(Answerer):
+class EmbedderAnswerer(SignReader, Answerer):
     """Offline answerer: read the signs (OCR), pick the option closest to their text
     (MiniLM). It sees only the image; with no text it answers the first option."""
 
     name = "embedder"
-    ocr: Any = None
-    embedder: Any = None
-
-    def _parts(self) -> tuple[Any, Any]:
-        if self.ocr is None:
-            from flaneur.perception.ocr import OCR
-
-            self.ocr = OCR()
-        if self.embedder is None:
-            from flaneur.text import shared_embedder
-
-            self.embedder = shared_embedder()
-        return self.ocr, self.embedder
 
     async def answer(
         self,
         question: str,
         options: Sequence[str],
-        image: Image.Image | None,
+        image: ViewImage,
         item: TaskItem,
         info: SolveInfo,
     ) -> Answer:
-        ocr, embedder = self._parts()
-        text = " ".join(b.text for b in ocr.read(image)).strip()
+        text = self.signs(image)
         if not text:
             return Answer("A", "A")
-        sims = np.asarray(embedder.similarity([text], list(options))[0], dtype=float)
+        sims = np.asarray(self.embedder.similarity([text], list(options))[0], dtype=float)
         letter = LETTERS[int(np.argmax(sims))]
         return Answer(letter, letter)
 
@@ -173,21 +136,15 @@ class ModelAnswerer(Answerer):
         self,
         question: str,
         options: Sequence[str],
-        image: Image.Image | None,
+        image: ViewImage,
         item: TaskItem,
         info: SolveInfo,
     ) -> Answer:
-        from flaneur.models import user
-
-        if info.model is None:
-            raise FlaneurError("answerer 'model' needs a language model: add --llm")
         parts: list[Any] = [format_question(question, options)]
         if self.options.with_image and image is not None:
             parts.append(image)
-        reply = await info.model.complete([user(*parts)], temperature=0.0)
-        text = reply.text or ""
+        text, record = await ask_model(info, "answerer 'model'", parts, ANSWER_PROMPT_ID)
         reading = await read_reply(text, question, options, self._matcher(info.model))
-        record = {"prompt_id": ANSWER_PROMPT_ID, "raw_output": text}
         record["parse_failures"] = int(reading.letter == "none")
         return Answer(reading.letter, text, reading.read_by, [record, *reading.records])
 
@@ -202,7 +159,7 @@ class OracleAnswerer(Answerer):
         self,
         question: str,
         options: Sequence[str],
-        image: Image.Image | None,
+        image: ViewImage,
         item: TaskItem,
         info: SolveInfo,
     ) -> Answer:
@@ -211,18 +168,10 @@ class OracleAnswerer(Answerer):
         return Answer(letter, letter)
 
 
-def _check_answerer(name: str, entry: Any) -> None:
-    if not (isinstance(entry, type) and issubclass(entry, Answerer)):
-        raise FlaneurError(f"answerer {name!r} is {entry!r}, not an Answerer subclass")
-
-
-ANSWERERS: Registry[type[Answerer]] = Registry(
-    "answerer", group="flaneur.answerers", check=_check_answerer
+ANSWERERS: Registry[type[Answerer]] = solver_registry(
+    "answerer",
+    Answerer,
+    "flaneur.answerers",
+    {"embedder": EmbedderAnswerer, "model": ModelAnswerer, "oracle": OracleAnswerer},
 )
 """Answerers by the name ``--answerer`` / ``--agent`` takes."""
-for _name, _cls in {
-    "embedder": EmbedderAnswerer,
-    "model": ModelAnswerer,
-    "oracle": OracleAnswerer,
-}.items():
-    ANSWERERS.register(_name, _cls)

@@ -160,23 +160,21 @@ class DetectionSet(Generator):
         items: list[TaskItem] = []
         skipped: dict[str, str] = {}
         seen: set[int] = set()
+        no_grid = f"no street viewpoint within {options.spacing_m:g} m of its grid"
+        no_place = f"no viewpoint has a place of the type list within {options.radius_m:g} m"
         for region in regions:
             nodes = [n for n in _grid_nodes(city, region, options.spacing_m) if n not in seen]
             seen.update(nodes)
             if not nodes:
-                skipped[region.name] = (
-                    f"no street viewpoint within {options.spacing_m:g} m of its grid"
-                )
+                skipped[region.name] = no_grid
                 continue
-            kept = []
-            for node in nodes:
-                near = _places_near(city, node, region.name, in_region, typed, options.radius_m)
-                if near:
-                    kept.append((node, near))
+            near = [
+                (node, _places_near(city, node, region.name, in_region, typed, options.radius_m))
+                for node in nodes
+            ]
+            kept = [(node, found) for node, found in near if found]
             if not kept:
-                skipped[region.name] = (
-                    f"no viewpoint has a place of the type list within {options.radius_m:g} m"
-                )
+                skipped[region.name] = no_place
                 continue
             if options.per_region is not None and len(kept) > options.per_region:
                 pick = np.sort(rng.permutation(len(kept))[: options.per_region])
@@ -224,23 +222,11 @@ def item_places(item: TaskItem) -> list[dict[str, Any]]:
 
 
 def match_boxes(item: TaskItem, boxes: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Each box of a detection result matched to the item's places.
-
-    Parameters
-    ----------
-    item
-        The viewpoint (its ``places``).
-    boxes
-        The result's boxes: ``{"view", "type", "score", "span"}`` (``span``: the compass
-        headings of the box's left and right edges).
-
-    Returns
-    -------
-    list of dict
-        ``{"view", "type", "score", "place", "correct"}`` per box, in the given order:
-        ``place`` is the nearest place whose bearing lies in the span (or ``None``),
-        ``correct`` whether the box's type is one of that place's types.
-    """
+    """Each box of a detection result (``{"view", "type", "score", "span"}``, ``span``: the
+    compass headings of its left and right edges) matched to the viewpoint ``item``'s places:
+    ``{"view", "type", "score", "place", "correct"}`` per box, in the given order; ``place`` is
+    the nearest place whose bearing lies in the span (or ``None``), ``correct`` whether the
+    box's type is one of that place's types."""
     places = item_places(item)
     candidates = [(p["id"], float(p["bearing"]), float(p["distance"])) for p in places]
     types = {p["id"]: set(p["types"]) for p in places}

@@ -24,24 +24,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from flaneur.bench.metrics import BOOTSTRAP_REPS, BOOTSTRAP_SEED
+from flaneur.bench.metrics import (
+    BOOTSTRAP_REPS,
+    BOOTSTRAP_SEED,
+    bootstrap_counts,
+    interval95,
+    type_means,
+)
 from flaneur.metrics.summary import wilson_interval
-
-__all__ = [
-    "PROPOSALS",
-    "DetectionScore",
-    "detection_figures",
-    "heading_in_span",
-    "match_box",
-    "recall_matrix",
-    "score_detection",
-    "top_boxes",
-]
 
 PROPOSALS = (10, 20)
 """Proposals per view of V-IRL's AR10 and AR20."""
@@ -89,36 +83,6 @@ def match_box(
     return None if best is None else best[1]
 
 
-@dataclass(frozen=True)
-class DetectionScore:
-    """Recall per type, AR, localisation AR and the accuracy of matched boxes.
-
-    Attributes
-    ----------
-    ar
-        Mean over types (with at least one place) of the type's recall; NaN without places.
-    ar_localisation
-        Mean over the same types of the share of their places matched by any box.
-    box_accuracy
-        Correct matched boxes / matched boxes (NaN when no box matched).
-    boxes, matched_boxes, correct_boxes
-        Box counts.
-    places
-        Ground-truth places.
-    per_type
-        ``{type: {"places", "localised", "recalled", "recall", "localisation"}}``.
-    """
-
-    ar: float
-    ar_localisation: float
-    box_accuracy: float
-    boxes: int
-    matched_boxes: int
-    correct_boxes: int
-    places: int
-    per_type: dict[str, dict[str, float]]
-
-
 def recall_matrix(
     place_types: Mapping[str, Sequence[str]],
     boxes: Iterable[tuple[str, str | None]],
@@ -157,64 +121,6 @@ def _mean_recall(has: np.ndarray, hit: np.ndarray) -> float:
     return float(np.mean(hit.sum(axis=0)[present] / total[present]))
 
 
-def score_detection(
-    place_types: Mapping[str, Sequence[str]],
-    boxes: Iterable[tuple[str, str | None]],
-    types: Sequence[str] | None = None,
-) -> DetectionScore:
-    """Score boxes against ground-truth places.
-
-    Parameters
-    ----------
-    place_types
-        ``{place_id: its types}`` of every ground-truth place.
-    boxes
-        ``(label type, matched place id or None)`` per box.
-    types
-        The type list (sets the order of ``per_type``); default: the types of the places.
-
-    Returns
-    -------
-    DetectionScore
-
-    Examples
-    --------
-    >>> s = score_detection({"p": ["cafe", "bakery"], "q": ["bar"]},
-    ...                     [("cafe", "p"), ("bar", "p"), ("bar", None)])
-    >>> s.ar, s.ar_localisation, s.box_accuracy  # cafe 1/1, bakery 0/1, bar 0/1
-    (0.3333333333333333, 0.6666666666666666, 0.5)
-    """
-    boxes = list(boxes)
-    order = (
-        list(types) if types is not None else sorted({t for v in place_types.values() for t in v})
-    )
-    has, recalled, localised = recall_matrix(place_types, boxes, order)
-    matched = [(label, pid) for label, pid in boxes if pid is not None]
-    n_correct = sum(label in place_types[pid] for label, pid in matched)
-    per_type: dict[str, dict[str, float]] = {}
-    for j, t in enumerate(order):
-        n = int(has[:, j].sum())
-        if n:
-            loc, rec = int(localised[:, j].sum()), int(recalled[:, j].sum())
-            per_type[t] = {
-                "places": n,
-                "localised": loc,
-                "recalled": rec,
-                "recall": rec / n,
-                "localisation": loc / n,
-            }
-    return DetectionScore(
-        ar=_mean_recall(has, recalled),
-        ar_localisation=_mean_recall(has, localised),
-        box_accuracy=n_correct / len(matched) if matched else float("nan"),
-        boxes=len(boxes),
-        matched_boxes=len(matched),
-        correct_boxes=n_correct,
-        places=len(place_types),
-        per_type=per_type,
-    )
-
-
 def top_boxes(boxes: Sequence[dict[str, Any]], k: int) -> list[dict[str, Any]]:
     """The ``k`` best-scoring boxes of each view (``box["view"]``); ties keep the given
     order."""
@@ -227,23 +133,7 @@ def top_boxes(boxes: Sequence[dict[str, Any]], k: int) -> list[dict[str, Any]]:
     return kept
 
 
-def _interval(has: np.ndarray, hit: np.ndarray, counts: np.ndarray) -> tuple[float, float] | None:
-    """2.5 and 97.5 percentiles of the mean recall over resamples of the places (``counts``:
-    how often each place is drawn in each resample)."""
-    total = counts @ has.astype(float)
-    hits = counts @ hit.astype(float)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        per_type = np.where(total > 0, hits / np.where(total > 0, total, 1.0), np.nan)
-    present = np.isfinite(per_type).sum(axis=1)
-    means = np.where(present > 0, np.nansum(per_type, axis=1) / np.maximum(present, 1), np.nan)
-    finite = means[np.isfinite(means)]
-    if finite.size == 0:
-        return None
-    lo, hi = np.percentile(finite, [2.5, 97.5])
-    return float(lo), float(hi)
-
-
-def _figure(value: float, n: int, ci: tuple[float, float] | None) -> dict[str, Any]:
+def _figure(value: float, n: int, ci: Any) -> dict[str, Any]:
     if not math.isfinite(value):
         return {"value": None, "n": n, "ci95": None}
     return {"value": value, "n": n, "ci95": list(ci) if ci else None}
@@ -282,8 +172,7 @@ def detection_figures(
         for p in places:
             place_types.setdefault(str(p["id"]), list(p["types"]))
     n = len(place_types)
-    rng = np.random.default_rng(seed)
-    counts = rng.multinomial(n, np.full(n, 1.0 / n), size=reps) if n else np.zeros((reps, 0))
+    counts = bootstrap_counts(n, reps, seed)
     chosen = {"ar": [b for _, boxes in viewpoints for b in boxes]}
     for k in PROPOSALS:
         chosen[f"ar{k}"] = [b for _, boxes in viewpoints for b in top_boxes(boxes, k)]
@@ -291,10 +180,11 @@ def detection_figures(
     for name, boxes in chosen.items():
         pairs = [(b["type"], b["place"]) for b in boxes]
         has, recalled, localised = recall_matrix(place_types, pairs, types)
-        figures[name] = _figure(_mean_recall(has, recalled), n, _interval(has, recalled, counts))
+        ci = interval95(type_means(counts, has.astype(float), recalled.astype(float)))
+        figures[name] = _figure(_mean_recall(has, recalled), n, ci)
         if name == "ar":
-            loc = _mean_recall(has, localised)
-            figures["ar_localisation"] = _figure(loc, n, _interval(has, localised, counts))
+            ci = interval95(type_means(counts, has.astype(float), localised.astype(float)))
+            figures["ar_localisation"] = _figure(_mean_recall(has, localised), n, ci)
     matched = [b for b in chosen["ar"] if b["place"] is not None]
     correct = sum(b["type"] in place_types[b["place"]] for b in matched)
     accuracy = correct / len(matched) if matched else float("nan")

@@ -22,20 +22,6 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-__all__ = [
-    "BOOTSTRAP_REPS",
-    "BOOTSTRAP_SEED",
-    "LETTERS",
-    "MeanAccuracy",
-    "accuracy_figures",
-    "circular_correct",
-    "expected_letter",
-    "mean_accuracy",
-    "rank_labels",
-    "rotate_options",
-    "topk_hits",
-]
-
 LETTERS = ("A", "B", "C", "D")
 
 BOOTSTRAP_REPS = 1000
@@ -140,12 +126,37 @@ def circular_correct(letters: Sequence[str], answer: int, n: int = 4) -> bool:
     )
 
 
-def _figure(value: float, n: int, samples: np.ndarray) -> dict[str, Any]:
+def bootstrap_counts(n: int, reps: int = BOOTSTRAP_REPS, seed: int = BOOTSTRAP_SEED) -> np.ndarray:
+    """How often each of ``n`` places is drawn in each of ``reps`` resamples (seeded)."""
+    if not n:
+        return np.zeros((reps, 0))
+    return np.random.default_rng(seed).multinomial(n, np.full(n, 1.0 / n), size=reps)
+
+
+def type_means(counts: np.ndarray, total: np.ndarray, hits: np.ndarray) -> np.ndarray:
+    """Per resample (a row of :func:`bootstrap_counts`), the mean over the types it holds of
+    each type's share ``hits / total`` (``total``, ``hits``: per place and type)."""
+    total, hits = counts @ total, counts @ hits
+    with np.errstate(invalid="ignore", divide="ignore"):
+        per_type = np.where(total > 0, hits / np.where(total > 0, total, 1.0), np.nan)
+    present = np.isfinite(per_type).sum(axis=1)
+    return np.where(present > 0, np.nansum(per_type, axis=1) / np.maximum(present, 1), np.nan)
+
+
+def interval95(samples: np.ndarray) -> list[float] | None:
+    """The 2.5 and 97.5 percentiles of the finite ``samples`` (``None``: none is finite)."""
     finite = samples[np.isfinite(samples)]
-    if not math.isfinite(value) or finite.size == 0:
-        return {"value": None, "n": n, "ci95": None}
+    if finite.size == 0:
+        return None
     lo, hi = np.percentile(finite, [2.5, 97.5])
-    return {"value": float(value), "n": n, "ci95": [float(lo), float(hi)]}
+    return [float(lo), float(hi)]
+
+
+def _figure(value: float, n: int, samples: np.ndarray) -> dict[str, Any]:
+    ci = interval95(samples)
+    if not math.isfinite(value) or ci is None:
+        return {"value": None, "n": n, "ci95": None}
+    return {"value": float(value), "n": n, "ci95": ci}
 
 
 def accuracy_figures(
@@ -173,13 +184,7 @@ def accuracy_figures(
         for t in unique:
             weight[i, column[t]] = 1.0 / len(unique)
     correct = np.array([float(c) for _, c in outcomes])
-    counts = np.random.default_rng(seed).multinomial(n, np.full(n, 1.0 / n), size=reps)
+    counts = bootstrap_counts(n, reps, seed)
     acc = counts @ correct / n
-    total = counts @ weight
-    hits = counts @ (weight * correct[:, None])
-    with np.errstate(invalid="ignore", divide="ignore"):
-        per_type = np.where(total > 0, hits / np.where(total > 0, total, 1.0), np.nan)
-    present = np.isfinite(per_type).sum(axis=1)
-    sums = np.nansum(per_type, axis=1)
-    macc = np.where(present > 0, sums / np.maximum(present, 1), np.nan)
+    macc = type_means(counts, weight, weight * correct[:, None])
     return {"macc": _figure(whole.macc, n, macc), "acc": _figure(whole.acc, n, acc)}

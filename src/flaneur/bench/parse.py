@@ -48,17 +48,9 @@ def exact_letter(reply: str) -> str | None:
 
 @dataclass(frozen=True)
 class Reading:
-    """What a reply was read as.
-
-    Attributes
-    ----------
-    letter
-        ``"A"`` .. ``"D"``, or ``"none"``.
-    read_by
-        ``exact`` (a letter form), ``matcher`` (the matcher chose) or ``none``.
-    records
-        The matcher's model exchanges, if any.
-    """
+    """What a reply was read as: the ``letter`` (``"A"`` .. ``"D"``, or ``"none"``), how
+    (``read_by``: ``exact`` for a letter form, ``matcher`` when the matcher chose, or
+    ``none``) and the matcher's model exchanges (``records``)."""
 
     letter: str
     read_by: str

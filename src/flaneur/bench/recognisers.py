@@ -26,12 +26,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
-from PIL import Image
 
 from flaneur.agents.base import SolveInfo
+from flaneur.bench.solvers import SignReader, ViewImage, ViewSolver, ask_model, solver_registry
 from flaneur.bench.types import type_label
-from flaneur.errors import FlaneurError
-from flaneur.options import NoOptions, option
+from flaneur.options import option
 from flaneur.registry import Registry
 from flaneur.tasks.items import TaskItem
 
@@ -56,63 +55,36 @@ class Ranking:
     records: list[dict[str, Any]] = field(default_factory=list)
 
 
-class Recogniser(abc.ABC):
-    """Base class of recognisers.
-
-    Subclasses set :attr:`name`, their declared needs and :attr:`Options`, and write
-    :meth:`rank`. One instance answers every item of a run (concurrently: keep no per-item
-    state on it).
-    """
+class Recogniser(ViewSolver, abc.ABC):
+    """Base class of recognisers: subclasses set :attr:`name`, their declared needs and
+    :attr:`Options` (:class:`~flaneur.bench.solvers.ViewSolver`), and write :meth:`rank`."""
 
     interface_base: ClassVar[bool] = True
     name: ClassVar[str] = "recogniser"
-    needs_model: ClassVar[bool] = False
-    """It asks the run's model (``--llm``, ``info.model``)."""
-    needs_views: ClassVar[bool] = False
-    sees_view: ClassVar[bool] = True
-    """It looks at the item's view (the kind renders it only then)."""
-    Options: ClassVar[type] = NoOptions
-
-    def __init__(self, **options: Any) -> None:
-        self.options = self.Options(**options)
 
     @abc.abstractmethod
     async def rank(
-        self, image: Image.Image | None, types: Sequence[str], item: TaskItem, info: SolveInfo
+        self, image: ViewImage, types: Sequence[str], item: TaskItem, info: SolveInfo
     ) -> Ranking:
         """Scores of the candidate ``types`` (V-IRL type names) for the item's view."""
 
 
-class OfflineRecogniser(Recogniser):
+class OfflineRecogniser(SignReader, Recogniser):
     """Read the signs (PP-OCR) and compare their text with the type names (MiniLM).
 
     A view whose signs say nothing scores every type 0 (ties rank in list order).
     """
 
     name = "offline"
-    ocr: Any = None
-    embedder: Any = None
-
-    def _parts(self) -> tuple[Any, Any]:
-        if self.ocr is None:
-            from flaneur.perception.ocr import OCR
-
-            self.ocr = OCR()
-        if self.embedder is None:
-            from flaneur.text import shared_embedder
-
-            self.embedder = shared_embedder()
-        return self.ocr, self.embedder
 
     async def rank(
-        self, image: Image.Image | None, types: Sequence[str], item: TaskItem, info: SolveInfo
+        self, image: ViewImage, types: Sequence[str], item: TaskItem, info: SolveInfo
     ) -> Ranking:
-        ocr, embedder = self._parts()
-        text = " ".join(box.text for box in ocr.read(image)).strip()
+        text = self.signs(image)
         if not text:
             return Ranking([0.0] * len(types))
-        labels = [type_label(t) for t in types]
-        return Ranking(np.asarray(embedder.similarity([text], labels)[0], dtype=float).tolist())
+        sims = self.embedder.similarity([text], [type_label(t) for t in types])[0]
+        return Ranking(np.asarray(sims, dtype=float).tolist())
 
 
 def _weights_checked(weights: str) -> None:
@@ -161,7 +133,7 @@ class CLIPRecogniser(Recogniser):
         self._texts: dict[tuple[str, ...], NDArray[np.float32]] = {}
 
     async def rank(
-        self, image: Image.Image | None, types: Sequence[str], item: TaskItem, info: SolveInfo
+        self, image: ViewImage, types: Sequence[str], item: TaskItem, info: SolveInfo
     ) -> Ranking:
         key = tuple(types)
         if key not in self._texts:
@@ -216,18 +188,12 @@ class VLMRecogniser(Recogniser):
     needs_model = True
 
     async def rank(
-        self, image: Image.Image | None, types: Sequence[str], item: TaskItem, info: SolveInfo
+        self, image: ViewImage, types: Sequence[str], item: TaskItem, info: SolveInfo
     ) -> Ranking:
-        from flaneur.models import user
-
-        if info.model is None:
-            raise FlaneurError("recogniser 'vlm' needs a language model: add --llm")
         labels = [type_label(t) for t in types]
         prompt = VLM_PROMPT.format(types=", ".join(labels))
-        reply = await info.model.complete([user(prompt, image)], temperature=0.0)
-        text = reply.text or ""
+        text, record = await ask_model(info, "recogniser 'vlm'", [prompt, image], VLM_PROMPT_ID)
         scores = rank_from_reply(text, labels)
-        record = {"prompt_id": VLM_PROMPT_ID, "raw_output": text}
         record["parse_failures"] = int(not scores.any())
         return Ranking(scores.tolist(), [record])
 
@@ -239,25 +205,21 @@ class OracleRecogniser(Recogniser):
     sees_view = False
 
     async def rank(
-        self, image: Image.Image | None, types: Sequence[str], item: TaskItem, info: SolveInfo
+        self, image: ViewImage, types: Sequence[str], item: TaskItem, info: SolveInfo
     ) -> Ranking:
         true = set(item.get("types") or ())
         return Ranking([1.0 if t in true else 0.0 for t in types])
 
 
-def _check_recogniser(name: str, entry: Any) -> None:
-    if not (isinstance(entry, type) and issubclass(entry, Recogniser)):
-        raise FlaneurError(f"recogniser {name!r} is {entry!r}, not a Recogniser subclass")
-
-
-RECOGNISERS: Registry[type[Recogniser]] = Registry(
-    "recogniser", group="flaneur.recognisers", check=_check_recogniser
+RECOGNISERS: Registry[type[Recogniser]] = solver_registry(
+    "recogniser",
+    Recogniser,
+    "flaneur.recognisers",
+    {
+        "offline": OfflineRecogniser,
+        "clip": CLIPRecogniser,
+        "vlm": VLMRecogniser,
+        "oracle": OracleRecogniser,
+    },
 )
 """Recognisers by the name ``--recogniser`` / ``--agent`` takes."""
-for _name, _cls in {
-    "offline": OfflineRecogniser,
-    "clip": CLIPRecogniser,
-    "vlm": VLMRecogniser,
-    "oracle": OracleRecogniser,
-}.items():
-    RECOGNISERS.register(_name, _cls)

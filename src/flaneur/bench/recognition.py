@@ -15,6 +15,7 @@ is a one-line error.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any
@@ -158,10 +159,7 @@ def recognition_places(
 
 def region_counts(items: Sequence[TaskItem]) -> dict[str, int]:
     """Items per region."""
-    counts: dict[str, int] = {}
-    for item in items:
-        counts[str(item.get("region"))] = counts.get(str(item.get("region")), 0) + 1
-    return counts
+    return dict(Counter(str(item.get("region")) for item in items))
 
 
 class RecognitionSet(Generator):
@@ -179,6 +177,11 @@ class RecognitionSet(Generator):
         self, city: City, *, seed: int, size: int, set_name: str, options: Any
     ) -> tuple[list[TaskItem], dict[str, Any]]:
         kept, skipped, regions = recognition_places(city, options, seed=seed)
-        items = [item for _, item in kept][:size]
-        report = {"regions": regions, "per_region": region_counts(items), "skipped": skipped}
-        return items, report
+        return self.report([item for _, item in kept][:size], skipped, regions)
+
+    @staticmethod
+    def report(
+        items: list[TaskItem], skipped: dict[str, str], regions: int
+    ) -> tuple[list[TaskItem], dict[str, Any]]:
+        """``(items, report)``: the regions, the items per region and the parts skipped."""
+        return items, {"regions": regions, "per_region": region_counts(items), "skipped": skipped}

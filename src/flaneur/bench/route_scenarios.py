@@ -35,7 +35,8 @@ from flaneur.agents.baselines import episode_seed
 from flaneur.agents.virl.instructions import parse_instruction
 from flaneur.agents.virl.ling import follow_offline
 from flaneur.agents.virl.local import destination_from_question, template_direction
-from flaneur.bench.vln_routes import VlnRoute, collect_routes, route_episode
+from flaneur.bench.scenario_parts import latlng_text
+from flaneur.bench.vln_routes import VlnRoute, collect_routes, no_route_error, route_episode
 from flaneur.errors import DataError, FlaneurError
 from flaneur.options import Range, option
 from flaneur.services.errors import UnknownPlaceError
@@ -123,11 +124,11 @@ def asked_destination(city: City, question: str) -> GeocodeResult:
 
 
 def _fields(city: City, route: VlnRoute, index: int, heading: float) -> dict[str, Any]:
-    graph, name = city.graph, route.destination.name
+    name = route.destination.name
     return {
         "name": f"Visitor {index}",
         "city": city.name,
-        "start": f"{float(graph.lat[route.start]):.7f},{float(graph.lng[route.start]):.7f}",
+        "start": latlng_text(city, route.start),
         "background": "A visitor who does not know the city.",
         "intention": f"Go to {name}.",
         "status": {},
@@ -145,6 +146,8 @@ def _question_routes(
     regions = grid_regions(city, options.cell_m)
     usable = [r for r in regions if region_has_viewpoints(city, r.polygon)]
     routes = collect_routes(city, usable, seed=seed, per_region=options.per_region)
+    if not routes:
+        raise no_route_error(city, usable)
     chosen, ambiguous = [], 0
     for route in routes:
         if len(chosen) >= size:
@@ -223,9 +226,9 @@ def _ling_episode(
 ) -> Episode:
     """A question episode: the persona at ``start``, the route's VLN metadata for V-IRL's
     metrics, the destination as the goal (not read by Ling: she asks)."""
-    answer = template_direction(city, dest, start, str(fields["question"]))
-    marks = tuple(m["landmark"] for m in answer.milestones if "landmark" in m)
-    route = VlnRoute("", start, dest, answer.route, marks, tuple(answer.milestones), "", "")
+    route = VlnRoute.answered(
+        "", start, template_direction(city, dest, start, str(fields["question"]))
+    )
     base = route_episode(city, route, 0)
     drop = ("region", "written_by")
     return dataclasses.replace(
@@ -309,19 +312,3 @@ def score_local(item: TaskItem, result: dict[str, Any], city: City) -> dict[str,
         "followed_end_m": round(miss, 1),
         "followed": miss <= SUCCESS_RADIUS_M,
     }
-
-
-__all__ = [
-    "DEST_VIEWPOINT_M",
-    "FOLLOW_STEPS",
-    "SUCCESS_RADIUS_M",
-    "LingScenarios",
-    "LocalQuestion",
-    "LocalScenarios",
-    "RouteQuestion",
-    "RouteQuestionOptions",
-    "TripOptions",
-    "asked_destination",
-    "goal_xy",
-    "score_local",
-]

@@ -105,20 +105,8 @@ VIVEK_SEARCHES: tuple[tuple[tuple[str, ...], str, str], ...] = (
 """Vivek's home searches: (amenity types wanted, background, intention), our own words."""
 
 
-SIGHTS = (
-    "museum",
-    "art_gallery",
-    "tourist_attraction",
-    "historic_site",
-    "park",
-    "garden",
-    "viewpoint",
-    "place_of_worship",
-    "library",
-    "theater",
-    "zoo",
-    "aquarium",
-)
+SIGHTS = ("museum", "art_gallery", "tourist_attraction", "historic_site", "park", "garden")
+SIGHTS += ("viewpoint", "place_of_worship", "library", "theater", "zoo", "aquarium")
 """Place types a day out visits."""
 DIEGO_DAYS = (
     ("A retired teacher who loves art and long lunches.", "See {} and relax over lunch."),
@@ -126,27 +114,6 @@ DIEGO_DAYS = (
     ("A father showing his teenage son the city.", "Show my son {} and eat well."),
     ("A photographer scouting places for a shoot.", "Photograph {} in good light."),
 )
-
-
-HIRO_INTENTIONS: tuple[tuple[str, tuple[str, ...], str], ...] = (
-    ("restaurant", ("restaurant",),
-     "Hiro has walked all morning and is starving; he wants a proper sit-down lunch."),
-    ("cafe", ("cafe",), "Hiro wants a good coffee and a quiet table to write postcards."),
-    ("pharmacy", ("pharmacy",), "Hiro caught a cold on the plane and needs some medicine."),
-    ("food_shop", ("supermarket", "convenience_store", "grocery_store"),
-     "Hiro wants fruit, bread and milk for the fridge of his hostel."),
-    ("bar", ("bar", "pub"), "Hiro feels like a relaxed drink somewhere lively this evening."),
-    ("bakery", ("bakery",), "Hiro fancies fresh pastries for a late breakfast."),
-    ("books", ("book_store", "library"),
-     "Hiro finished his novel and wants something new to read."),
-    ("art", ("museum", "art_gallery"),
-     "Hiro has a rainy afternoon to fill and wants to see some art or history."),
-    ("cash", ("atm", "bank"), "Hiro only has a card, and the market stalls want cash."),
-    ("green", ("park", "garden"), "Hiro wants some green space to sit in the sun with a sandwich."),
-    ("ice_cream", ("ice_cream",), "It is a hot day and Hiro craves something cold and sweet."),
-    ("haircut", ("hair_salon",), "Hiro's hair has grown too long for his interview tomorrow."),
-)  # fmt: skip
-"""Hiro's intentions (V-IRL's intentional explorer): (key, place types, intention)."""
 
 
 def named_places(city: City, categories: tuple[str, ...] = ()) -> np.ndarray:
@@ -169,6 +136,11 @@ def named_places(city: City, categories: tuple[str, ...] = ()) -> np.ndarray:
             continue
         rows.append(row)
     return np.asarray(rows, dtype=np.int64)
+
+
+def latlng_text(city: City, node: int) -> str:
+    """Viewpoint ``node`` as ``"lat,lng"`` (a start or an end a persona file may give)."""
+    return f"{float(city.graph.lat[node]):.7f},{float(city.graph.lng[node]):.7f}"
 
 
 def place_node(city: City, row: int) -> int:
@@ -234,31 +206,20 @@ def cannot_serve(kind: str, city: City, skipped: dict[str, str]) -> FlaneurError
     return FlaneurError(f"{city.name} cannot serve a single {kind} scenario ({reasons})")
 
 
+def made_set(
+    kind: str, city: City, items: list, skipped: dict[str, Any], *, why: str = "", **more: Any
+) -> tuple[list, dict[str, Any]]:
+    """``(items, report)`` of a generated set: the items per category, the parts skipped and
+    ``more``. No item at all: :func:`cannot_serve` (``why``: the reason when none was
+    recorded)."""
+    if not items:
+        raise cannot_serve(kind, city, skipped or ({"city": why} if why else {}))
+    return items, {"counts": dict(Counter(i.category for i in items)), "skipped": skipped, **more}
+
+
 def stdin_is_terminal() -> bool:
     """Whether standard input is a terminal (someone can answer questions)."""
     try:
         return sys.stdin is not None and sys.stdin.isatty()
     except (AttributeError, ValueError):
         return False
-
-
-__all__ = [
-    "ARIA_WISHES",
-    "DIEGO_DAYS",
-    "ERRANDS",
-    "HIRO_INTENTIONS",
-    "NAMES",
-    "PENG_PEOPLE",
-    "SIGHTS",
-    "VIEW_M",
-    "VIVEK_SEARCHES",
-    "ScenarioGenerator",
-    "cannot_serve",
-    "named_places",
-    "persona_data",
-    "place_node",
-    "places_near",
-    "relative_path",
-    "round_robin",
-    "stdin_is_terminal",
-]

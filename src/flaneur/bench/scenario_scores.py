@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from flaneur.agents.virl.day_planner import DEFAULT_BUDGET
+from flaneur.agents.virl.day_rules import DEFAULT_BUDGET
 from flaneur.agents.virl.diego import wish_list
 from flaneur.agents.virl.peng import REACHED_M
 from flaneur.agents.virl.vivek import AMENITY_RADIUS_M, amenities_near
@@ -50,12 +50,8 @@ def score_aria(item: TaskItem, result: dict[str, Any], city: City) -> dict[str, 
     recs = list(result.get("recommendations") or [])
     targets = set(item.get("target_types") or ())
     if not targets:
-        return {
-            "top1_fits": None,
-            "first_fit_rank": None,
-            "fit_in_top3": None,
-            "recommendations": len(recs),
-        }
+        unscored = dict.fromkeys(("top1_fits", "first_fit_rank", "fit_in_top3"))
+        return {**unscored, "recommendations": len(recs)}
     rank = None
     for k, rec in enumerate(recs, start=1):
         row = _place_row(city, rec)
@@ -167,6 +163,3 @@ def _canonical(city: City, wish: str) -> str:
         return normalize(geocode_one(city, wish).name)
     except UnknownPlaceError:
         return normalize(wish)
-
-
-__all__ = ["BRUTE_FORCE_STOPS", "score_aria", "score_diego", "score_peng", "score_vivek"]

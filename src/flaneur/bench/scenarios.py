@@ -13,19 +13,14 @@ own wording, and what the scenario asks for drawn from the city's places:
     synthetic listings, a budget and the amenities wanted nearby, one listing at least
     meeting both;
 ``virl-diego`` (:class:`DiegoScenarios`)
-    a day out with sights to see (``wishes``), a budget and status values;
-``virl-hiro`` (:class:`HiroScenarios`)
-    navigation episodes: intentions in the words of V-IRL's Hiro, a place meeting each at a
-    unique nearest distance (made by :func:`flaneur.tasks.generate.generate_need_tasks`).
+    a day out with sights to see (``wishes``), a budget and status values.
 
 A part of the city that cannot serve (a template whose place type the city lacks) is
 skipped and reported; nothing at all to make is one error line. A scenario's answer key
 (``target_types``, ``places``, ``amenities``) is read by the scorers, never by the agents.
 
-Scorers are ``score_<agent>(item, result, city) -> metrics`` (pure, from the item, the
-planner's result and the city), written in :mod:`flaneur.bench.scenario_scores` and named
-here, where :mod:`flaneur.evaluate.kinds.scenarios` finds them; templates and named places
-are in :mod:`flaneur.bench.scenario_parts`.
+Their scorers are in :mod:`flaneur.bench.scenario_scores`; templates and named places in
+:mod:`flaneur.bench.scenario_parts`.
 """
 
 from __future__ import annotations
@@ -46,13 +41,13 @@ from flaneur.bench.scenario_parts import (
     ARIA_WISHES,
     DIEGO_DAYS,
     ERRANDS,
-    HIRO_INTENTIONS,
     NAMES,
     PENG_PEOPLE,
     SIGHTS,
     VIVEK_SEARCHES,
     ScenarioGenerator,
     cannot_serve,
+    made_set,
     named_places,
     persona_data,
     place_node,
@@ -61,16 +56,11 @@ from flaneur.bench.scenario_parts import (
     round_robin,
     stdin_is_terminal,
 )
-from flaneur.bench.scenario_scores import score_aria, score_diego, score_peng, score_vivek
-from flaneur.errors import DataError, FlaneurError
+from flaneur.errors import DataError
 from flaneur.options import Range, option
 from flaneur.services.optimize import distance_matrix
 from flaneur.services.persona import PersonaFields
-from flaneur.tasks.episode import Episode
-from flaneur.tasks.generate import generate_need_tasks
-from flaneur.tasks.generators import Generator
 from flaneur.tasks.items import TaskItem
-from flaneur.tasks.needs import NeedTemplate, PlaceMatcher
 from flaneur.world.city import City
 from flaneur.world.taxonomy import CATEGORIES
 
@@ -174,9 +164,7 @@ class AriaScenarios(ScenarioGenerator):
             data = persona_data(city, row, background, intention, target_types=list(types))
             data["in_reach"] = int(in_reach.size)
             items.append(TaskItem(f"{set_name}-{len(items):04d}", types[0], data))
-        if not items:
-            raise cannot_serve("virl-aria", city, skipped or {"city": "no named place"})
-        return items, {"counts": dict(Counter(i.category for i in items)), "skipped": skipped}
+        return made_set(self.kind, city, items, skipped, why="no named place")
 
 
 # ---------------------------------------------------------------- Peng
@@ -243,9 +231,7 @@ class PengScenarios(ScenarioGenerator):
             data = persona_data(city, start, background, intention, sentence=sentence, places=names)
             items.append(TaskItem(f"{set_name}-{len(items):04d}", f"{options.stops} stops", data))
         skipped = {k: f"{v} draw(s)" for k, v in misses.items()}
-        if not items:
-            raise cannot_serve("virl-peng", city, skipped or {"city": "no named place"})
-        return items, {"counts": dict(Counter(i.category for i in items)), "skipped": skipped}
+        return made_set(self.kind, city, items, skipped, why="no named place")
 
 
 # ---------------------------------------------------------------- Vivek
@@ -318,9 +304,7 @@ class VivekScenarios(ScenarioGenerator):
                 continue
             items.append(TaskItem(f"{set_name}-{len(items):04d}", "+".join(search[0]), data))
         skipped = {k: f"no listing near all of them in {v} draw(s)" for k, v in misses.items()}
-        if not items:
-            raise cannot_serve("virl-vivek", city, skipped)
-        return items, {"counts": dict(Counter(i.category for i in items)), "skipped": skipped}
+        return made_set(self.kind, city, items, skipped)
 
     def resolve(self, data: dict[str, Any], city: City, source: Path | None) -> dict[str, Any]:
         """A listings file's listings in the item (checked; relative to the persona file)."""
@@ -386,10 +370,9 @@ class DiegoScenarios(ScenarioGenerator):
                 feedback="",
             )
             items.append(TaskItem(f"{set_name}-{len(items):04d}", f"{len(names)} wishes", data))
-        skipped = {"sights": f"too few within reach in {misses} draw(s)"} if misses else {}
-        if not items:
-            raise cannot_serve("virl-diego", city, skipped or {"city": "no named sight"})
-        return items, {"counts": dict(Counter(i.category for i in items)), "skipped": skipped}
+        skipped = {"sights": f"too few within reach in {misses} draw(s)"} if sights.size else {}
+        why = f"no named sight ({', '.join(SIGHTS[:5])}, ...) with a viewpoint near it"
+        return made_set(self.kind, city, items, skipped if misses else {}, why=why)
 
     def resolve(self, data: dict[str, Any], city: City, source: Path | None) -> dict[str, Any]:
         """The feedback file's remarks in the item; ``"-"`` by default on a terminal."""
@@ -401,77 +384,14 @@ class DiegoScenarios(ScenarioGenerator):
         return data
 
 
-# ---------------------------------------------------------------- Hiro
-@dataclass(frozen=True)
-class HiroGeneratorOptions:
-    """Options of ``virl-hiro`` (``-T per_intention=3 -T max_hops=20``)."""
-
-    per_intention: Annotated[int, Range(1, 100)] = option(2, "episodes per intention")
-    min_hops: Annotated[int, Range(1, 200)] = option(5, "fewest hops from start to the place")
-    max_hops: Annotated[int, Range(1, 200)] = option(25, "most hops from start to the place")
-
-    def __post_init__(self) -> None:
-        if self.max_hops < self.min_hops:
-            raise FlaneurError(f"max_hops {self.max_hops} is below min_hops {self.min_hops}")
-
-
-class HiroScenarios(Generator):
-    """Hiro's intentional searches: navigation episodes whose instruction is an intention in
-    the words of V-IRL's Hiro scenario, a place meeting it at a unique nearest distance of
-    ``min_hops``-``max_hops`` from the start (CitySeeker-style linking, see
-    :func:`flaneur.tasks.generate.generate_need_tasks`); walked in the ``headings`` scheme,
-    success: stopping within 50 m of such a place (``tcp``)."""
-
-    kind = "navigation"
-    scheme = "headings"
-    success_metric = "tcp"
-    description = "Hiro's intentional searches (V-IRL's intentional explorer)"
-    default_size = 10_000
-    Options = HiroGeneratorOptions
-
-    def make(
-        self, city: City, *, seed: int, size: int, set_name: str, options: Any
-    ) -> tuple[list[Episode], dict[str, Any]]:
-        """Need episodes of :data:`HIRO_INTENTIONS` (``per_intention`` each, ``size`` in all)."""
-        templates = [
-            NeedTemplate(f"hiro:{key}", key, text, (PlaceMatcher(types),))
-            for key, types, text in HIRO_INTENTIONS
-        ]
-        made = generate_need_tasks(
-            city,
-            seed=seed,
-            per_template=options.per_intention,
-            min_hops=options.min_hops,
-            max_hops=options.max_hops,
-            templates=templates,
-            set_name=set_name,
-        )
-        episodes = made.episodes[:size]
-        if not episodes:
-            raise cannot_serve("virl-hiro", city, made.skipped or {"city": "no place"})
-        for episode in episodes:
-            episode.metadata.update(
-                scheme=self.scheme,
-                success_metric=self.success_metric,
-                scenario={"agent": "hiro", "name": "Hiro", "intention": episode.instruction},
-            )
-        counts = dict(Counter(e.category for e in episodes))
-        return episodes, {"counts": counts, "skipped": made.skipped}
-
-
 __all__ = [
     "AriaScenario",
     "AriaScenarios",
     "DiegoScenario",
     "DiegoScenarios",
-    "HiroScenarios",
     "PengScenario",
     "PengScenarios",
     "VivekScenario",
     "VivekScenarios",
     "peng_sentence",
-    "score_aria",
-    "score_diego",
-    "score_peng",
-    "score_vivek",
 ]

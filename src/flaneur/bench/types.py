@@ -28,93 +28,28 @@ from types import MappingProxyType
 from flaneur.errors import FlaneurError
 from flaneur.world.taxonomy import CATEGORIES
 
-__all__ = [
-    "TYPES_20",
-    "TYPES_96",
-    "VIRL_TO_FLANEUR",
-    "TypeListError",
-    "load_type_list",
-    "place_virl_types",
-    "type_label",
-]
-
 
 class TypeListError(FlaneurError):
     """A type list names types that are not V-IRL types (or cannot be read)."""
 
 
-_SAME = (
-    "accounting",
-    "airport",
-    "amusement_park",
-    "aquarium",
-    "art_gallery",
-    "atm",
-    "bakery",
-    "bank",
-    "bar",
-    "beauty_salon",
-    "bicycle_store",
-    "book_store",
-    "bowling_alley",
-    "bus_station",
-    "cafe",
-    "campground",
-    "car_dealer",
-    "car_rental",
-    "car_repair",
-    "car_wash",
-    "casino",
-    "church",
-    "city_hall",
-    "clothing_store",
-    "convenience_store",
-    "courthouse",
-    "dentist",
-    "department_store",
-    "doctor",
-    "electronics_store",
-    "embassy",
-    "fire_station",
-    "florist",
-    "furniture_store",
-    "gas_station",
-    "gym",
-    "hardware_store",
-    "home_goods_store",
-    "hospital",
-    "insurance_agency",
-    "jewelry_store",
-    "lawyer",
-    "library",
-    "light_rail_station",
-    "liquor_store",
-    "lodging",
-    "mosque",
-    "museum",
-    "park",
-    "parking",
-    "pet_store",
-    "pharmacy",
-    "physiotherapist",
-    "police",
-    "post_office",
-    "real_estate_agency",
-    "restaurant",
-    "school",
-    "shoe_store",
-    "shopping_mall",
-    "stadium",
-    "subway_station",
-    "supermarket",
-    "synagogue",
-    "taxi_stand",
-    "tourist_attraction",
-    "train_station",
-    "transit_station",
-    "travel_agency",
-    "university",
-    "zoo",
+def _words(text: str) -> tuple[str, ...]:
+    return tuple(text.split())
+
+
+_SAME = _words(
+    """
+    accounting airport amusement_park aquarium art_gallery atm bakery bank bar beauty_salon
+    bicycle_store book_store bowling_alley bus_station cafe campground car_dealer car_rental
+    car_repair car_wash casino church city_hall clothing_store convenience_store courthouse
+    dentist department_store doctor electronics_store embassy fire_station florist
+    furniture_store gas_station gym hardware_store home_goods_store hospital
+    insurance_agency jewelry_store lawyer library light_rail_station liquor_store lodging
+    mosque museum park parking pet_store pharmacy physiotherapist police post_office
+    real_estate_agency restaurant school shoe_store shopping_mall stadium subway_station
+    supermarket synagogue taxi_stand tourist_attraction train_station transit_station
+    travel_agency university zoo
+    """
 )
 _RENAMED: dict[str, tuple[str, ...]] = {
     "drugstore": ("personal_care_store",),
@@ -128,48 +63,21 @@ _RENAMED: dict[str, tuple[str, ...]] = {
     "spa": ("massage", "sauna", "public_bath"),
     "veterinary_care": ("veterinary",),
 }
-_NONE = (
-    "cemetery",
-    "electrician",
-    "funeral_home",
-    "locksmith",
-    "meal_delivery",
-    "movie_rental",
-    "moving_company",
-    "painter",
-    "plumber",
-    "primary_school",
-    "roofing_contractor",
-    "rv_park",
-    "secondary_school",
-    "storage",
-    "store",
+_NONE = _words(
+    """
+    cemetery electrician funeral_home locksmith meal_delivery movie_rental moving_company
+    painter plumber primary_school roofing_contractor rv_park secondary_school storage store
+    """
 )
 
 TYPES_96: tuple[str, ...] = tuple(sorted([*_SAME, *_RENAMED, *_NONE]))
 """V-IRL's 96 place types (``place_types.txt``), alphabetical as in the file."""
 
-TYPES_20: tuple[str, ...] = (
-    "bank",
-    "restaurant",
-    "supermarket",
-    "bakery",
-    "cafe",
-    "pharmacy",
-    "hospital",
-    "spa",
-    "convenience_store",
-    "school",
-    "library",
-    "park",
-    "lodging",
-    "laundry",
-    "movie_theater",
-    "book_store",
-    "clothing_store",
-    "jewelry_store",
-    "gym",
-    "bar",
+TYPES_20: tuple[str, ...] = _words(
+    """
+    bank restaurant supermarket bakery cafe pharmacy hospital spa convenience_store school
+    library park lodging laundry movie_theater book_store clothing_store jewelry_store gym bar
+    """
 )
 """V-IRL's 20 place types (``place_types_20.txt``), in the file's order."""
 

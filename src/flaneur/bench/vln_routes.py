@@ -37,7 +37,12 @@ from typing import Annotated, Any
 import numpy as np
 import shapely
 
-from flaneur.agents.virl.local import LANDMARK_RADIUS_M, landmark_at, template_direction
+from flaneur.agents.virl.local import (
+    LANDMARK_RADIUS_M,
+    Direction,
+    landmark_at,
+    template_direction,
+)
 from flaneur.bench.types import TYPES_20, VIRL_TO_FLANEUR
 from flaneur.errors import FlaneurError
 from flaneur.options import Range, option
@@ -81,24 +86,22 @@ class VlnRoute:
         """Key positions before the destination (viewpoint indices)."""
         return self.route.key_positions[:-1]
 
+    @classmethod
+    def answered(cls, region: str, start: int, answer: Direction) -> VlnRoute:
+        """The route of Local's ``answer`` from viewpoint ``start`` (landmarks: its milestones')."""
+        marks = tuple(m["landmark"] for m in answer.milestones if "landmark" in m)
+        milestones, how = tuple(answer.milestones), (answer.instruction, answer.written_by)
+        return cls(region, start, answer.destination, answer.route, marks, milestones, *how)
+
 
 def destination_rows(city: City, polygon: shapely.Geometry) -> np.ndarray:
     """Rows of named places of the 20 types inside ``polygon`` with a viewpoint within 20 m."""
     places, graph = city.places, city.graph
     wanted = {c for cats in VLN_TYPES.values() for c in cats}
-    rows = [
-        i
-        for i in range(len(places))
-        if places.names[i] and wanted.intersection(places.categories[i])
-    ]
-    rows = np.asarray(
-        [
-            r
-            for r in rows
-            if shapely.contains_xy(polygon, float(places.lng[r]), float(places.lat[r]))
-        ],
-        dtype=np.int64,
-    )
+    named = [i for i in range(len(places)) if places.names[i]]
+    typed = [i for i in named if wanted.intersection(places.categories[i])]
+    inside = [i for i in typed if shapely.contains_xy(polygon, places.lng[i], places.lat[i])]
+    rows = np.asarray(inside, dtype=np.int64)
     if rows.size == 0:
         return rows
     nodes = np.atleast_1d(graph.nearest_node(places.lat[rows], places.lng[rows]))
@@ -179,34 +182,15 @@ def collect_routes(
         for row in rng.permutation(rows).tolist() if rows.size else []:
             if taken >= per_region:
                 break
-            goal = int(graph.nearest_node(float(places.lat[row]), float(places.lng[row])))
+            lat, lng = float(places.lat[row]), float(places.lng[row])
+            goal = int(graph.nearest_node(lat, lng))
             found = best_start(city, row, goal)
             if found is None:
                 continue
             route, _ = found
-            dest = GeocodeResult(
-                str(places.names[row]),
-                "place",
-                float(places.lat[row]),
-                float(places.lng[row]),
-                goal,
-                row,
-                100.0,
-            )
+            dest = GeocodeResult(str(places.names[row]), "place", lat, lng, goal, row, 100.0)
             answer = template_direction(city, dest, route.nodes[0], f"How do I get to {dest.name}?")
-            marks = tuple(m["landmark"] for m in answer.milestones if "landmark" in m)
-            out.append(
-                VlnRoute(
-                    region.name,
-                    route.nodes[0],
-                    dest,
-                    answer.route,
-                    marks,
-                    tuple(answer.milestones),
-                    answer.instruction,
-                    answer.written_by,
-                )
-            )
+            out.append(VlnRoute.answered(region.name, route.nodes[0], answer))
             taken += 1
         if progress is not None:
             progress(done + 1, len(regions))
@@ -275,14 +259,26 @@ class VlnRoutes(Generator):
         usable = [r for r in regions if region_has_viewpoints(city, r.polygon)]
         routes = collect_routes(city, usable, seed=seed, per_region=options.per_region)
         episodes = route_episodes(city, routes)[:size]
-        check_set(episodes)
+        if not episodes:
+            raise no_route_error(city, usable)
         for episode in episodes:
             episode.metadata.update(scheme="headings", success_metric="virl_success")
         skipped = {r.name: "holds no viewpoint" for r in regions if r not in usable}
         return episodes, {"regions": len(usable), "skipped": skipped}
 
 
-def check_set(episodes: Sequence[Episode]) -> None:
-    """Raise :class:`FlaneurError` when a route set is empty (nothing to evaluate)."""
-    if not episodes:
-        raise FlaneurError("no VLN route passes V-IRL's filters in the given regions")
+def no_route_error(city: City, regions: Sequence[Region]) -> FlaneurError:
+    """The one-line error of a city where no route passes V-IRL's filters, naming the
+    filter: no destination at all, or no start and walk for any destination."""
+    found = sum(len(destination_rows(city, r.polygon)) for r in regions)
+    if not found:
+        return FlaneurError(
+            f"{city.name} has no named place of V-IRL's 20 VLN types with a viewpoint within "
+            f"{DEST_VIEWPOINT_M:g} m: no VLN route has a destination"
+        )
+    return FlaneurError(
+        f"no VLN route in {city.name} passes V-IRL's filters: none of its {found} "
+        f"destination(s) has a named start {MIN_START_M:g}-{MAX_START_M:g} m away with a walk "
+        f"of at most {MAX_ROUTE_M:g} m over {MIN_INTERSECTIONS}-{MAX_INTERSECTIONS} "
+        f"intersection(s), each with a named landmark within {LANDMARK_RADIUS_M:g} m"
+    )

@@ -28,22 +28,11 @@ import numpy as np
 
 from flaneur.agents import episode_seed
 from flaneur.bench.metrics import LETTERS
-from flaneur.bench.recognition import RecognitionOptions, recognition_places, region_counts
+from flaneur.bench.recognition import RecognitionSet, recognition_places
 from flaneur.bench.types import VIRL_TO_FLANEUR
 from flaneur.errors import FlaneurError
-from flaneur.tasks.generators import Generator
 from flaneur.tasks.items import TaskItem
 from flaneur.world.city import City
-
-__all__ = [
-    "QUESTION",
-    "VQA_VERSION",
-    "Intention",
-    "VqaSet",
-    "format_question",
-    "intention_pool",
-    "offline_options",
-]
 
 VQA_VERSION = 1
 """Version of the VQA set's construction rules."""
@@ -113,7 +102,7 @@ def format_question(question: str, options: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
-class VqaSet(Generator):
+class VqaSet(RecognitionSet):
     """V-IRL's place VQA: a four-option intention question about each place of the
     recognition set of the same seed and options (``size`` caps the set)."""
 
@@ -121,8 +110,6 @@ class VqaSet(Generator):
     version = VQA_VERSION
     success_metric = "correct"
     description = "V-IRL's place VQA: which intention can be accomplished at this place"
-    default_size = 10_000
-    Options = RecognitionOptions
 
     def make(
         self, city: City, *, seed: int, size: int, set_name: str, options: Any
@@ -141,6 +128,4 @@ class VqaSet(Generator):
             items.append(TaskItem(place.id, place.category, data))
         if not items:
             raise FlaneurError(f"no place of {city.name!r} has offline VQA options")
-        items = items[:size]
-        report = {"regions": regions, "per_region": region_counts(items), "skipped": skipped}
-        return items, report
+        return self.report(items[:size], skipped, regions)

@@ -18,6 +18,7 @@ from typing import Any
 
 import typer
 
+from flaneur.cli.bench_runs import run_figures, run_short_form, show_run
 from flaneur.cli.output import console, err_console, print_json
 from flaneur.errors import FlaneurError
 
@@ -54,68 +55,6 @@ def types_command(
         typer.echo(f"{t}\t{', '.join(VIRL_TO_FLANEUR[t]) or '(no counterpart)'}")
 
 
-def run_short_form(
-    kind: str,
-    task: str,
-    solver: str,
-    options: list[str] | None,
-    out: Path,
-    *,
-    llm: str | None,
-    llm_base_url: str | None,
-    views: str | None,
-    seed: int,
-    limit: int | None,
-    concurrency: int,
-    resume: bool,
-    quiet: bool,
-) -> dict[str, Any]:
-    """Run ``solver`` on the ``kind`` task set ``task`` into ``out``; the run's summary."""
-    from flaneur.cli.failures import check_output_path
-    from flaneur.cli.run import parse_agent_options, report_interrupted
-    from flaneur.evaluate.runner import RunConfig, RunInterrupted, run_benchmark
-    from flaneur.tasks.resolve import resolve_task
-
-    check_output_path(out, "--out", folder=True)
-    spec = resolve_task(task)
-    if spec.kind != kind:
-        raise FlaneurError(f"--task {task}: a {spec.kind} task set, not {kind}")
-    shared, own = parse_agent_options(list(options or []), (solver,))
-    config = RunConfig(
-        agents=(solver,),
-        tasks=(task,),
-        llm=llm,
-        llm_base_url=llm_base_url,
-        views=views,
-        seed=seed,
-        limit=limit,
-        concurrency=concurrency,
-        per_agent_options={solver: {**shared, **own.get(solver, {})}},
-    )
-    try:
-        return run_benchmark(config, out, resume=resume, progress="none" if quiet else "rich")
-    except RunInterrupted as stopped:
-        raise typer.Exit(report_interrupted(stopped, "the same command with --resume")) from None
-
-
-def run_figures(summary: dict[str, Any], solver: str, out: Path) -> dict[str, Any]:
-    """The figures of a short-form run: row-metric means and the task-set figures."""
-    entry = next(e for e in summary["runs"] if e["agent"] == solver)
-    overall = ((entry.get("summary") or {}).get("overall") or {}).get("metrics") or {}
-    return {
-        "task": entry["task"],
-        "solver": solver,
-        "city": entry["city"],
-        "items": entry["episodes"],
-        "rows": entry["rows"],
-        "by_termination": entry["by_termination"],
-        "metrics": {name: m.get("mean") for name, m in overall.items()},
-        "task_metrics": entry.get("task_metrics") or {},
-        "reportable": summary["reportable"],
-        "out": str(out),
-    }
-
-
 def _write_csv(path: Path | None, out: Path, solver: str, metric: str) -> None:
     """Per-type and per-region accuracy of the run's rows: ``table,name,accuracy,weight``."""
     if path is None:
@@ -132,115 +71,66 @@ def _write_csv(path: Path | None, out: Path, solver: str, metric: str) -> None:
                 writer.writerow([table, name, f"{accuracy:.6f}", f"{weight:g}"])
 
 
-def _show(figures: dict[str, Any], summary: dict[str, Any], as_json: bool) -> None:
-    from flaneur.cli.run import exit_on_failed_run
+def _solver_command(kind: str, flag: str, default: str, solvers: str, metric: str, doc: str):
+    """The short form of ``flaneur run`` for a ``kind`` task set (``flag``: the solver)."""
 
-    if as_json:
-        print_json(figures)
-        exit_on_failed_run(summary)
-        return
-    from rich.table import Table
+    def command(
+        out: Path = typer.Option(..., "--out", help="Run folder (episodes.jsonl, summary.json)."),
+        task: str = typer.Option(
+            f"helsinki-{kind}-v1",
+            "--task",
+            help=f"Registered task id or item file (flaneur tasks generate CITY --kind {kind}).",
+        ),
+        solver: str = typer.Option(default, flag, help=solvers),
+        option: list[str] | None = typer.Option(
+            None, "--option", "-o", metavar="KEY=VALUE", help=OPTION_HELP
+        ),
+        llm: str | None = typer.Option(None, "--llm", help=LLM_HELP),
+        llm_base_url: str | None = typer.Option(
+            None, "--llm-base-url", help="Server URL for --llm."
+        ),
+        views: str | None = typer.Option(None, "--views", help=VIEWS_HELP),
+        seed: int = typer.Option(0, "--seed", min=0, help="Run seed."),
+        limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N places."),
+        concurrency: int = typer.Option(4, "--concurrency", min=1, help="Places in flight."),
+        resume: bool = typer.Option(False, "--resume", help="Continue the run in --out."),
+        csv_path: Path | None = typer.Option(None, "--csv", help=CSV_HELP),
+        as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    ) -> None:
+        model = {"llm": llm, "llm_base_url": llm_base_url, "views": views}
+        run = {"seed": seed, "limit": limit, "concurrency": concurrency, "resume": resume}
+        progress = "none" if as_json else "rich"
+        options = list(option or [])
+        summary = run_short_form(
+            kind, task, solver, out, options=options, progress=progress, **model, **run
+        )
+        _write_csv(csv_path, out, solver, metric)
+        show_run(run_figures(summary, solver, out), summary, as_json)
 
-    table = Table(
-        "figure", "value", "n", "95% interval", title=f"{figures['task']}: {figures['solver']}"
-    )
-    for name, mean in figures["metrics"].items():
-        table.add_row(name, "-" if mean is None else f"{mean:.3f}", "", "")
-    for name, fig in figures["task_metrics"].items():
-        value, ci = fig.get("value"), fig.get("ci95")
-        shown = "-" if value is None else f"{value:.3f}"
-        interval = f"{ci[0]:.3f} .. {ci[1]:.3f}" if ci else ""
-        table.add_row(name, shown, str(fig.get("n", "")), interval)
-    console.print(table)
-    console.print(f"rows: {figures['out']}/episodes.jsonl, summary: {figures['out']}/summary.json")
-    exit_on_failed_run(summary)
+    command.__doc__ = doc
+    return command
 
 
-TASK_OPTION = "Registered task id or item file (flaneur tasks generate CITY --kind {kind})."
-
-
-@bench_app.command("recognition")
-def recognition_command(
-    out: Path = typer.Option(..., "--out", help="Run folder (episodes.jsonl, summary.json)."),
-    task: str = typer.Option(
-        "helsinki-virl-recognition-v1", "--task", help=TASK_OPTION.format(kind="virl-recognition")
-    ),
-    recogniser: str = typer.Option(
-        "offline", "--recogniser", help="offline (OCR + MiniLM), clip, vlm (--llm) or oracle."
-    ),
-    option: list[str] | None = typer.Option(
-        None, "--option", "-o", metavar="KEY=VALUE", help=OPTION_HELP
-    ),
-    llm: str | None = typer.Option(None, "--llm", help=LLM_HELP),
-    llm_base_url: str | None = typer.Option(None, "--llm-base-url", help="Server URL for --llm."),
-    views: str | None = typer.Option(None, "--views", help=VIEWS_HELP),
-    seed: int = typer.Option(0, "--seed", min=0, help="Run seed."),
-    limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N places."),
-    concurrency: int = typer.Option(4, "--concurrency", min=1, help="Places in flight."),
-    resume: bool = typer.Option(False, "--resume", help="Continue the run in --out."),
-    csv_path: Path | None = typer.Option(None, "--csv", help=CSV_HELP),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
-) -> None:
-    """Score a recogniser: top-1/3/5 per place, mAcc and accuracy over the set."""
-    summary = run_short_form(
+bench_app.command("recognition")(
+    _solver_command(
         "virl-recognition",
-        task,
-        recogniser,
-        option,
-        out,
-        llm=llm,
-        llm_base_url=llm_base_url,
-        views=views,
-        seed=seed,
-        limit=limit,
-        concurrency=concurrency,
-        resume=resume,
-        quiet=as_json,
+        "--recogniser",
+        "offline",
+        "offline (OCR + MiniLM), clip, vlm (--llm) or oracle.",
+        "top1",
+        "Score a recogniser: top-1/3/5 per place, mAcc and accuracy over the set.",
     )
-    _write_csv(csv_path, out, recogniser, "top1")
-    _show(run_figures(summary, recogniser, out), summary, as_json)
-
-
-@bench_app.command("vqa")
-def vqa_command(
-    out: Path = typer.Option(..., "--out", help="Run folder (episodes.jsonl, summary.json)."),
-    task: str = typer.Option(
-        "helsinki-virl-vqa-v1", "--task", help=TASK_OPTION.format(kind="virl-vqa")
-    ),
-    answerer: str = typer.Option(
-        "embedder", "--answerer", help="embedder (offline OCR + MiniLM), model (--llm) or oracle."
-    ),
-    option: list[str] | None = typer.Option(
-        None, "--option", "-o", metavar="KEY=VALUE", help=OPTION_HELP
-    ),
-    llm: str | None = typer.Option(None, "--llm", help=LLM_HELP),
-    llm_base_url: str | None = typer.Option(None, "--llm-base-url", help="Server URL for --llm."),
-    views: str | None = typer.Option(None, "--views", help=VIEWS_HELP),
-    seed: int = typer.Option(0, "--seed", min=0, help="Run seed."),
-    limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N places."),
-    concurrency: int = typer.Option(4, "--concurrency", min=1, help="Places in flight."),
-    resume: bool = typer.Option(False, "--resume", help="Continue the run in --out."),
-    csv_path: Path | None = typer.Option(None, "--csv", help=CSV_HELP),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
-) -> None:
-    """Score an answerer on place VQA: circular and first-pass accuracy and mAcc."""
-    summary = run_short_form(
+)
+bench_app.command("vqa")(
+    _solver_command(
         "virl-vqa",
-        task,
-        answerer,
-        option,
-        out,
-        llm=llm,
-        llm_base_url=llm_base_url,
-        views=views,
-        seed=seed,
-        limit=limit,
-        concurrency=concurrency,
-        resume=resume,
-        quiet=as_json,
+        "--answerer",
+        "embedder",
+        "embedder (offline OCR + MiniLM), model (--llm) or oracle.",
+        "correct",
+        "Score an answerer on place VQA: circular and first-pass accuracy and mAcc.",
     )
-    _write_csv(csv_path, out, answerer, "correct")
-    _show(run_figures(summary, answerer, out), summary, as_json)
+)
 
 
 @bench_app.command("report")
@@ -300,21 +190,13 @@ def _shown(value: Any) -> str:
     return f"{value:.3f}" if isinstance(value, float) else str(value)
 
 
-def _add_vln_commands() -> None:
-    """``flaneur bench vln`` lives in :mod:`flaneur.cli.bench_vln`; one ``bench`` group."""
+def _add_commands() -> None:
+    """``bench vln`` and ``bench detection`` live in their own modules; one ``bench`` group."""
+    from flaneur.cli.bench_detection import bench_detection_app
     from flaneur.cli.bench_vln import bench_vln_app
 
-    bench_app.registered_commands.extend(bench_vln_app.registered_commands)
+    for sub in (bench_vln_app, bench_detection_app):
+        bench_app.registered_commands.extend(sub.registered_commands)
 
 
-_add_vln_commands()
-
-
-def _add_detection_command() -> None:
-    """``flaneur bench detection`` lives in :mod:`flaneur.cli.bench_detection`."""
-    from flaneur.cli.bench_detection import bench_detection_app
-
-    bench_app.registered_commands.extend(bench_detection_app.registered_commands)
-
-
-_add_detection_command()
+_add_commands()

@@ -42,31 +42,20 @@ def _percent(figure: dict[str, Any] | None) -> str:
     return "-" if value is None else f"{100 * value:.1f}"
 
 
-def _table(figures: dict[str, Any]) -> None:
+def _tables(figures: dict[str, Any]) -> list[Any]:
+    """The task-set figures, and AR10 / AR20 beside V-IRL's Table 3."""
     from rich.table import Table
 
-    from flaneur.cli.output import console
+    from flaneur.cli.bench_runs import figure_table
 
     found = figures["task_metrics"]
-    head = Table("figure", "value", "n", "95% interval", title=f"{figures['task']}")
-    for name in FIGURES:
-        fig = found.get(name) or {}
-        value, ci = fig.get("value"), fig.get("ci95")
-        interval = f"{ci[0]:.3f} .. {ci[1]:.3f}" if ci else ""
-        shown = "-" if value is None else f"{value:.3f}"
-        head.add_row(name, shown, str(fig.get("n", "")), interval)
-    console.print(head)
+    head = figure_table(figures["task"], [(name, found.get(name) or {}) for name in FIGURES])
     paper = Table("V-IRL Table 3", "AR10 (%)", "AR20 (%)", title="beside the paper")
     for name, (ar10, ar20) in PAPER_AR.items():
         paper.add_row(name, f"{ar10:.1f}", f"{ar20:.1f}")
-    paper.add_row(
-        f"flaneur {figures['solver']} on {figures['city']}",
-        _percent(found.get("ar10")),
-        _percent(found.get("ar20")),
-    )
-    console.print(paper)
-    console.print(PAPER_NOTE)
-    console.print(f"rows: {figures['out']}/episodes.jsonl, summary: {figures['out']}/summary.json")
+    mine = f"flaneur {figures['solver']} on {figures['city']}"
+    paper.add_row(mine, _percent(found.get("ar10")), _percent(found.get("ar20")))
+    return [head, paper, PAPER_NOTE]
 
 
 @bench_detection_app.command("detection")
@@ -91,28 +80,20 @@ def detection_command(
     """Place detection: views at fov 60/90/120 all around each viewpoint, boxes matched to the
     nearest place within 25 m in their heading span; AR, AR10, AR20 and the accuracy of
     matched boxes (V-IRL Table 3)."""
-    from flaneur.cli.bench import run_figures, run_short_form
-    from flaneur.cli.output import print_json
-    from flaneur.cli.run import exit_on_failed_run
+    from flaneur.cli.bench_runs import run_figures, run_short_form, show_run
 
+    progress = "none" if as_json else "rich"
     summary = run_short_form(
         "virl-detection",
         task,
         detector,
-        None,
         out,
-        llm=None,
-        llm_base_url=None,
-        views=None,
+        options=[],
+        resume=resume,
+        progress=progress,
         seed=seed,
         limit=limit,
         concurrency=2,
-        resume=resume,
-        quiet=as_json,
     )
     figures = run_figures(summary, detector, out)
-    if as_json:
-        print_json({**figures, "paper_ar10_ar20": PAPER_AR})
-    else:
-        _table(figures)
-    exit_on_failed_run(summary)
+    show_run(figures, summary, as_json, more_json={"paper_ar10_ar20": PAPER_AR}, tables=_tables)

@@ -38,59 +38,50 @@ LANDMARKS = {"oracle": "map", "ocr": "ocr", "clip": "clip", "vlm": "vlm"}
 DEFAULT_TASK = "helsinki-virl-vln-v1"
 
 
-def vln_config(
+def run_vln(
     task: str,
-    recogniser: str,
+    recognisers: list[str],
+    out: Path,
     *,
     agent: str = "ling",
-    city: str | None = None,
-    views: str | None = None,
-    llm: str | None = None,
-    llm_base_url: str | None = None,
-    limit: int | None = None,
     clip_weights: str | None = None,
-) -> Any:
-    """The :class:`~flaneur.evaluate.runner.RunConfig` of one recogniser's run."""
-    from flaneur.evaluate.runner import RunConfig
+    views: str | None = None,
+    resume: bool = False,
+    **run: Any,
+) -> dict[str, Any]:
+    """One run per recogniser into ``out/<recogniser>`` (``run``: ``city``, ``llm``,
+    ``llm_base_url``, ``limit``); ``{"routes": n, "figures": {recogniser: six metrics},
+    "runs": {recogniser: folder}}``."""
+    from flaneur.cli.bench_runs import run_short_form
 
-    if recogniser not in LANDMARKS:
+    unknown = [r for r in recognisers if r not in LANDMARKS]
+    if unknown:
         raise FlaneurError(
-            f"--recogniser: unknown {recogniser!r} (expected {', '.join(LANDMARKS)})"
+            f"--recogniser: unknown {unknown[0]!r} (expected {', '.join(LANDMARKS)})"
         )
     if agent not in ("ling", "oracle"):
         raise FlaneurError(f"--agent: expected ling or oracle, not {agent!r}")
-    landmarks = LANDMARKS[recogniser] if agent == "ling" else None
-    looks = landmarks not in (None, "map")
-    options = {"clip_weights": clip_weights} if clip_weights and agent == "ling" else {}
-    return RunConfig(
-        agents=(agent,),
-        tasks=(task,),
-        city=city,
-        views=(views or "synthetic") if looks else views,
-        landmarks=landmarks,
-        llm=llm,
-        llm_base_url=llm_base_url,
-        limit=limit,
-        per_agent_options={agent: options} if options else {},
-    )
-
-
-def run_vln(
-    task: str, recognisers: list[str], out: Path, *, resume: bool = False, **run: Any
-) -> dict[str, Any]:
-    """One run per recogniser (``run``: :func:`vln_config`'s keywords); ``{"routes": n,
-    "figures": {recogniser: six metrics}, "runs": {recogniser: folder}}``."""
-    from flaneur.evaluate.runner import run_benchmark
-
-    configs = {r: vln_config(task, r, **run) for r in dict.fromkeys(recognisers)}
     result: dict[str, Any] = {"task": task, "figures": {}, "runs": {}}
-    for name, config in configs.items():
-        folder = out / name
-        summary = run_benchmark(config, folder, resume=resume, progress="none")
+    for name in dict.fromkeys(recognisers):
+        landmarks = LANDMARKS[name] if agent == "ling" else None
+        looks = landmarks not in (None, "map")
+        options = {"clip_weights": clip_weights} if clip_weights and agent == "ling" else None
+        summary = run_short_form(
+            None,
+            task,
+            agent,
+            out / name,
+            options=options,
+            resume=resume,
+            progress="none",
+            views=(views or "synthetic") if looks else views,
+            landmarks=landmarks,
+            **run,
+        )
         entry = summary["runs"][0]
         result.update(city=entry["city"], routes=entry["rows"])
         result["figures"][name] = entry.get("task_metrics") or {}
-        result["runs"][name] = str(folder)
+        result["runs"][name] = str(out / name)
     return result
 
 
@@ -150,17 +141,12 @@ def vln_command(
     """V-IRL's VLN benchmark through the runner, scored with V-IRL's six metrics."""
     if resume and out is None:
         raise FlaneurError("--resume needs --out (the folder of the runs to finish)")
-    run = {
-        "agent": agent,
-        "city": city,
-        "views": views,
-        "llm": llm,
-        "llm_base_url": llm_base_url,
-        "limit": limit,
-        "clip_weights": clip_weights,
-    }
     with tempfile.TemporaryDirectory(prefix="flaneur-vln-") as scratch:
-        result = run_vln(task, list(recogniser), out or Path(scratch), resume=resume, **run)
+        picks = dict(agent=agent, city=city, views=views, clip_weights=clip_weights, limit=limit)
+        model = dict(llm=llm, llm_base_url=llm_base_url)
+        result = run_vln(
+            task, list(recogniser), out or Path(scratch), resume=resume, **picks, **model
+        )
     if out is None:
         result.pop("runs")
     if json_out:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -22,6 +23,8 @@ virl_app = typer.Typer(
 
 CITY_HELP = "A built-in city name (helsinki) or a city pack folder."
 LLM_HELP = "Model for the agent's language steps (e.g. openai/gpt-4o-mini); offline if unset."
+CITY = typer.Option("helsinki", "--city", help=CITY_HELP)
+JSON = typer.Option(False, "--json", help="Print one JSON object.")
 
 
 def _agent_command(name: str, summary: str):
@@ -116,9 +119,9 @@ for _name, _summary in AGENT_HELP.items():
 @virl_app.command("geocode")
 def geocode_command(
     query: str = typer.Argument(..., help="A place name, address or street (typos are fine)."),
-    city: str = typer.Option("helsinki", "--city", help=CITY_HELP),
+    city: str = CITY,
     limit: int = typer.Option(5, "--limit", min=1, help="Number of matches."),
-    json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    json_out: bool = JSON,
 ) -> None:
     """Find places, addresses and streets by name (fuzzy, ranked)."""
     from flaneur.services.geocode import geocode, geocode_one
@@ -127,15 +130,11 @@ def geocode_command(
     town = load_city(city)
     geocode_one(town, query)  # one-line error with the closest names when nothing matches
     found = [r.to_dict() for r in geocode(town, query, limit=limit)]
-    if json_out:
-        print_json({"query": query, "results": found})
-    else:
-        for r in found:
-            console.print(
-                f"{r['score']:5.1f}  {r['kind']:7s}  {r['name']}  ({r['lat']:.5f}, {r['lng']:.5f})",
-                markup=False,
-                highlight=False,
-            )
+    lines = [
+        f"{r['score']:5.1f}  {r['kind']:7s}  {r['name']}  ({r['lat']:.5f}, {r['lng']:.5f})"
+        for r in found
+    ]
+    _show(json_out, {"query": query, "results": found}, lines)
 
 
 @virl_app.command("nearby")
@@ -145,38 +144,21 @@ def nearby_command(
     keyword: str | None = typer.Option(None, "--keyword", help="Words in name or tags."),
     radius: float = typer.Option(200.0, "--radius", min=0, help="Radius in metres."),
     rank_by: str = typer.Option("distance", "--rank-by", help="distance or prominence."),
-    city: str = typer.Option("helsinki", "--city", help=CITY_HELP),
-    json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    city: str = CITY,
+    json_out: bool = JSON,
 ) -> None:
     """Places of a type or keyword around a place, with distance and heading."""
-    from flaneur.errors import FlaneurError
     from flaneur.services.geocode import resolve_point
     from flaneur.services.nearby import nearby_search
     from flaneur.world.builtin import load_city
 
     town = load_city(city)
     node, _ = resolve_point(town, place)
-    try:
-        found = nearby_search(
-            town,
-            town.graph.xy[node],
-            radius_m=radius,
-            place_type=place_type,
-            keyword=keyword,
-            rank_by=rank_by,
-        )
-    except ValueError as err:
-        raise FlaneurError(str(err)) from None
+    kinds = {"place_type": place_type, "keyword": keyword, "rank_by": rank_by}
+    found = _checked(nearby_search, town, town.graph.xy[node], radius_m=radius, **kinds)
     rows = [r.to_dict() for r in found]
-    if json_out:
-        print_json({"around": place, "results": rows})
-    else:
-        for r in rows:
-            console.print(
-                f"{r['distance_m']:6.0f} m  {r['heading']:5.0f}°  {r['name']}",
-                markup=False,
-                highlight=False,
-            )
+    lines = [f"{r['distance_m']:6.0f} m  {r['heading']:5.0f}°  {r['name']}" for r in rows]
+    _show(json_out, {"around": place, "results": rows}, lines)
 
 
 @virl_app.command("directions")
@@ -184,11 +166,10 @@ def directions_command(
     origin: str = typer.Argument(..., help="From (name, address or lat,lng)."),
     destination: str = typer.Argument(..., help="To (name, address or lat,lng)."),
     mode: str = typer.Option("walking", "--mode", help="walking, bicycling or driving."),
-    city: str = typer.Option("helsinki", "--city", help=CITY_HELP),
-    json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    city: str = CITY,
+    json_out: bool = JSON,
 ) -> None:
     """The shortest route in steps with key positions, distances and durations."""
-    from flaneur.errors import FlaneurError
     from flaneur.services.directions import directions
     from flaneur.services.geocode import resolve_point
     from flaneur.world.builtin import load_city
@@ -196,24 +177,18 @@ def directions_command(
     town = load_city(city)
     a, _ = resolve_point(town, origin)
     b, _ = resolve_point(town, destination)
-    try:
-        route = directions(town, a, b, mode=mode)
-    except ValueError as err:
-        raise FlaneurError(str(err)) from None
-    if json_out:
-        print_json(route.to_dict(town))
-        return
-    for step in route.steps:
-        console.print(step.instruction, markup=False, highlight=False)
-    console.print(f"{route.distance_m:.0f} m, {route.duration_s / 60:.1f} min {mode}")
+    route = _checked(directions, town, a, b, mode=mode)
+    lines = [step.instruction for step in route.steps]
+    lines.append(f"{route.distance_m:.0f} m, {route.duration_s / 60:.1f} min {mode}")
+    _show(json_out, route.to_dict(town), lines)
 
 
 @virl_app.command("optimize")
 def optimize_command(
     places: list[str] = typer.Argument(..., help="Start first, then the places to visit."),
     fixed_end: bool = typer.Option(False, "--fixed-end", help="Keep the last place last."),
-    city: str = typer.Option("helsinki", "--city", help=CITY_HELP),
-    json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    city: str = CITY,
+    json_out: bool = JSON,
 ) -> None:
     """The shortest visiting order of places (OR-Tools), start fixed."""
     from flaneur.services.geocode import resolve_point
@@ -232,31 +207,47 @@ def optimize_command(
         "given_length_m": round(result.given_length_m, 1),
         "saving_pct": round(result.saving_pct, 1),
     }
-    if json_out:
-        print_json(info)
-    else:
-        console.print(" -> ".join(info["order"]), markup=False, highlight=False)
-        console.print(f"{info['length_m']} m instead of {info['given_length_m']} m")
+    lines = [
+        " -> ".join(info["order"]),
+        f"{info['length_m']} m instead of {info['given_length_m']} m",
+    ]
+    _show(json_out, info, lines)
 
 
 @virl_app.command("region")
 def region_command(
     polygon: Path = typer.Argument(..., help="GeoJSON polygon or a JSON list of [lat, lng]."),
     spacing: float = typer.Option(50.0, "--spacing", help="Grid spacing in metres."),
-    city: str = typer.Option("helsinki", "--city", help=CITY_HELP),
-    json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    city: str = CITY,
+    json_out: bool = JSON,
 ) -> None:
     """Sample viewpoints in a polygon on a grid and order them for one walk."""
     from flaneur.services.region import load_polygon, sample_region
     from flaneur.world.builtin import load_city
 
     town = load_city(city)
-    sample = sample_region(town, load_polygon(polygon), spacing_m=spacing)
-    info = sample.to_dict(town)
+    info = sample_region(town, load_polygon(polygon), spacing_m=spacing).to_dict(town)
+    line = (
+        f"{len(info['viewpoints'])} viewpoints from {info['grid_points']} grid "
+        f"points; walk {info['walk_m']} m ({info['walk_min']} min)"
+    )
+    _show(json_out, info, [line])
+
+
+def _checked(service: Any, *args: Any, **kwargs: Any) -> Any:
+    """``service(*args, **kwargs)``; its ``ValueError`` (a bad mode, type, ...) one line."""
+    from flaneur.errors import FlaneurError
+
+    try:
+        return service(*args, **kwargs)
+    except ValueError as err:
+        raise FlaneurError(str(err)) from None
+
+
+def _show(json_out: bool, data: Any, lines: list[str]) -> None:
+    """``data`` as one JSON object, or ``lines`` as plain text."""
     if json_out:
-        print_json(info)
-    else:
-        console.print(
-            f"{len(info['viewpoints'])} viewpoints from {info['grid_points']} grid "
-            f"points; walk {info['walk_m']} m ({info['walk_min']} min)"
-        )
+        print_json(data)
+        return
+    for line in lines:
+        console.print(line, markup=False, highlight=False)

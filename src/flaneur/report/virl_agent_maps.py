@@ -12,45 +12,36 @@ from __future__ import annotations
 from typing import Any
 
 from flaneur.report.escaping import html_text
-from flaneur.report.virl_maps import add_marker, add_path, base_map
+from flaneur.report.virl_maps import add_marker, add_path, add_start, base_map, map_nodes
 from flaneur.world.city import City
-
-
-def _nodes(city: City, ids: list[str] | None) -> list[int]:
-    return [int(n) for n in city.graph.indices(ids or [])]
-
-
-def _start(fmap: Any, city: City, node: int, label: str) -> None:
-    graph = city.graph
-    add_marker(fmap, graph.lat[node], graph.lng[node], f"start: {label}", "green")
 
 
 def peng_map(city: City, item: Any, row: dict[str, Any]) -> tuple[Any, dict[str, str]]:
     """The order given, the optimised route, the greedy-bearing walk and the numbered stops."""
     result = row["result"]
-    given = _nodes(city, result["given"]["node_ids"])
+    given = map_nodes(city, result["given"]["node_ids"])
     fmap = base_map(city, given)
     add_path(fmap, city, given, "#999999", "given order", dash="4,6")
-    add_path(fmap, city, _nodes(city, result["route"]["node_ids"]), "#2b6cb0", "optimized order")
-    walk = _nodes(city, result["walk"]["node_ids"])
+    add_path(fmap, city, map_nodes(city, result["route"]["node_ids"]), "#2b6cb0", "optimized order")
+    walk = map_nodes(city, result["walk"]["node_ids"])
     add_path(fmap, city, walk, "#2f855a", "greedy-bearing walk", dash="2,4")
     places = {p["name"]: p for p in result["places"]}
     for k, name in enumerate(result["optimized_order"][1:], start=1):
         place = places[name]
         add_marker(fmap, place["lat"], place["lng"], f"{k}. {name}", "red")
-    _start(fmap, city, _nodes(city, result["stops"][:1])[0], result["start"])
+    add_start(fmap, city, map_nodes(city, result["stops"][:1])[0], f"start: {result['start']}")
     return fmap, {}
 
 
 def aria_map(city: City, item: Any, row: dict[str, Any]) -> tuple[Any, dict[str, str]]:
     """The start and the recommendations, numbered best first (the best in red)."""
     result = row["result"]
-    start = _nodes(city, [result["start_node"]])[0]
+    start = map_nodes(city, [result["start_node"]])[0]
     recs = result["recommendations"]
     places = city.places
     nodes = [int(city.graph.nearest_node(places.lat[r["row"]], places.lng[r["row"]])) for r in recs]
     fmap = base_map(city, [start, *nodes])
-    _start(fmap, city, start, result["start"])
+    add_start(fmap, city, start, f"start: {result['start']}")
     for k, rec in enumerate(recs, start=1):
         add_marker(
             fmap,
@@ -88,14 +79,20 @@ def diego_map(city: City, item: Any, row: dict[str, Any]) -> tuple[Any, dict[str
     result = row["result"]
     grounded = result["grounded_plan"]
     legs = [a for a in grounded["plan"] if a["type"] == "transport"]
-    start = _nodes(city, [result["start_node"]])[0]
-    fmap = base_map(city, [n for a in legs for n in _nodes(city, a["route_node_ids"])] or [start])
-    _start(fmap, city, start, result["start"])
+    start = map_nodes(city, [result["start_node"]])[0]
+    fmap = base_map(
+        city, [n for a in legs for n in map_nodes(city, a["route_node_ids"])] or [start]
+    )
+    add_start(fmap, city, start, f"start: {result['start']}")
     for a in legs:
         add_path(
-            fmap, city, _nodes(city, a["route_node_ids"]), "#2b6cb0", f"{a['start']} {a['content']}"
+            fmap,
+            city,
+            map_nodes(city, a["route_node_ids"]),
+            "#2b6cb0",
+            f"{a['start']} {a['content']}",
         )
-        end = _nodes(city, [a["node_id"]])[0]
+        end = map_nodes(city, [a["node_id"]])[0]
         add_marker(
             fmap, city.graph.lat[end], city.graph.lng[end], f"{a['end']} {a['place']}", "red"
         )
@@ -138,6 +135,3 @@ def travel_time_svg(grounded: dict[str, Any], ungrounded: dict[str, Any]) -> str
         y += 2 * bar_h + 8
     parts.append("</svg>")
     return "".join(parts)
-
-
-__all__ = ["aria_map", "diego_map", "peng_map", "travel_time_svg", "vivek_map"]

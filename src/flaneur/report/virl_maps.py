@@ -79,6 +79,17 @@ def _jsonable(value: Any) -> Any:
     raise TypeError(f"cannot write {type(value).__name__} as JSON")
 
 
+def map_nodes(city: City, ids: Any) -> list[int]:
+    """Node indices of the node ids a plan gives (ids the city lacks left out)."""
+    graph = city.graph
+    return [graph.index(str(n)) for n in ids or () if str(n) in graph]
+
+
+def add_start(fmap: Any, city: City, node: int, label: str, popup: str | None = None) -> None:
+    """The green marker of where a plan starts."""
+    add_marker(fmap, city.graph.lat[node], city.graph.lng[node], label, "green", popup=popup)
+
+
 def base_map(city: City, nodes: list[int], *, margin_m: float = 150.0):
     """An offline folium map framing ``nodes``, the city's streets around them drawn."""
     import folium
@@ -128,4 +139,4 @@ def add_marker(
     marker.add_child(TextTooltip(text)).add_to(fmap)
 
 
-__all__ = ["add_marker", "add_path", "base_map", "write_outputs"]
+__all__ = ["add_marker", "add_path", "add_start", "base_map", "map_nodes", "write_outputs"]

@@ -9,22 +9,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from flaneur.report.virl_maps import add_marker, add_path, base_map
+from flaneur.report.virl_maps import add_marker, add_path, add_start, base_map, map_nodes
 from flaneur.world.city import City
 
 ROUTE_COLOUR = "#2b6cb0"
 WALK_COLOUR = "#2f855a"
 
 
-def _nodes(city: City, ids: list[Any]) -> list[int]:
-    graph = city.graph
-    return [graph.index(str(n)) for n in ids if str(n) in graph]
-
-
 def local_map(city: City, item: Any, row: dict[str, Any]) -> tuple[Any, dict[str, str]]:
     """Local's answer on a map (``None`` when the row holds no answer)."""
     result = row.get("result") or {}
-    route = _nodes(city, (result.get("route") or {}).get("node_ids") or [])
+    route = map_nodes(city, (result.get("route") or {}).get("node_ids") or [])
     if not route:
         return None, {}
     graph = city.graph
@@ -37,20 +32,17 @@ def local_map(city: City, item: Any, row: dict[str, Any]) -> tuple[Any, dict[str
     goal = result.get("destination") or {}
     if "lat" in goal:
         add_marker(fmap, goal["lat"], goal["lng"], str(goal.get("name", "")), "red")
-    start = route[0]
-    add_marker(
-        fmap, graph.lat[start], graph.lng[start], f"start: {result.get('start', '')}", "green"
-    )
+    add_start(fmap, city, route[0], f"start: {result.get('start', '')}")
     return fmap, {}
 
 
 def ling_map(city: City, item: Any, row: dict[str, Any]) -> tuple[Any, dict[str, str]]:
     """Ling's trip on a map: Local's routes and her walk (``None`` without a walk)."""
-    walk = _nodes(city, list(row.get("path") or []))
+    walk = map_nodes(city, list(row.get("path") or []))
     if not walk:
         return None, {}
     asked = [a for r in row.get("records") or [] for a in r.get("asked") or []]
-    routes = [_nodes(city, a.get("route") or []) for a in asked]
+    routes = [map_nodes(city, a.get("route") or []) for a in asked]
     fmap = base_map(city, walk + [n for r in routes for n in r])
     for k, route in enumerate(routes, start=1):
         add_path(fmap, city, route, ROUTE_COLOUR, f"Local's route {k}", dash="6,4")
@@ -59,9 +51,8 @@ def ling_map(city: City, item: Any, row: dict[str, Any]) -> tuple[Any, dict[str,
     goal = metadata.get("destination_latlng")
     if goal:
         add_marker(fmap, goal[0], goal[1], str(metadata.get("destination", "")), "red")
-    graph, start = city.graph, walk[0]
     question = metadata.get("question") or getattr(item, "instruction", "")
-    add_marker(fmap, graph.lat[start], graph.lng[start], "start", "green", popup=str(question))
+    add_start(fmap, city, walk[0], "start", popup=str(question))
     return fmap, {}
 
 

@@ -16,16 +16,12 @@ from typing import Any
 import numpy as np
 import shapely
 
-from flaneur.agents.virl.common import esc
-from flaneur.report.virl_maps import add_marker, add_path, base_map
+from flaneur.report.escaping import html_text
+from flaneur.report.virl_maps import add_marker, add_path, base_map, map_nodes
 from flaneur.world.city import City
 
 PALETTE = ("#fff5eb", "#fdd0a2", "#fd8d3c", "#d94801", "#7f2704")
 """Heat-map colours from no objects to the most in a cell."""
-
-
-def _nodes(city: City, ids: list[str]) -> list[int]:
-    return [city.graph.index(n) for n in ids if n in city.graph]
 
 
 def _files(row: dict[str, Any]) -> dict[str, str]:
@@ -48,7 +44,7 @@ def _object_markers(fmap: Any, objects: list[dict[str, Any]]) -> None:
 def robot_map(city: City, item: Any, row: dict[str, Any]) -> tuple[Any, dict[str, str]]:
     """RX-399's route and the objects it counted; the visual memory as ``memory.json``."""
     result = row.get("result") or {}
-    nodes = _nodes(city, list(result.get("walked") or item.get("route") or []))
+    nodes = map_nodes(city, list(result.get("walked") or item.get("route") or []))
     fmap = base_map(city, nodes)
     label = f"route {item.get('start_label', item.get('start'))} -> "
     add_path(fmap, city, nodes, "#2b6cb0", label + str(item.get("end_label", item.get("end"))))
@@ -114,7 +110,7 @@ def heat_svg(
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height + 40}" '
         f'font-family="sans-serif" font-size="12"><rect width="100%" height="100%" '
-        f'fill="white"/><text x="4" y="{height + 16}">{esc(title)}</text>'
+        f'fill="white"/><text x="4" y="{height + 16}">{html_text(title)}</text>'
         f'<text x="4" y="{height + 32}">cells: counted (max {top}); '
         f"dots: OSM ground truth</text>"
     ]
@@ -156,7 +152,7 @@ def planner_map(city: City, item: Any, row: dict[str, Any]) -> tuple[Any, dict[s
         for r in truth_in_polygon(city, polygon, c)
     ]
     title = f"{item.get('name', 'Imani')}: {', '.join(item['labels'])} in the region"
-    fmap = base_map(city, _nodes(city, list(item.get("viewpoints") or [])))
+    fmap = base_map(city, map_nodes(city, list(item.get("viewpoints") or [])))
     ring = [[lat, lng] for lng, lat in polygon.exterior.coords]
     folium.PolyLine(ring, color="#2b6cb0", weight=3).add_to(fmap)
     top = max((c["count"] for c in cells), default=0)
@@ -170,7 +166,7 @@ def planner_map(city: City, item: Any, row: dict[str, Any]) -> tuple[Any, dict[s
             fill_opacity=0.7,
         ).add_to(heat)
     heat.add_to(fmap)
-    walk = _nodes(city, list(result.get("walked") or item.get("walk") or []))
+    walk = map_nodes(city, list(result.get("walked") or item.get("walk") or []))
     add_path(fmap, city, walk, "#2f855a", "sampling walk", dash="4,4")
     for lat, lng in truth:
         dot = folium.CircleMarker(
@@ -184,6 +180,3 @@ def planner_map(city: City, item: Any, row: dict[str, Any]) -> tuple[Any, dict[s
         )
     )
     return fmap, {"heatmap.svg": heat_svg(polygon, cells, truth, title), **_files(row)}
-
-
-__all__ = ["PALETTE", "colour", "heat_cells", "heat_svg", "planner_map", "robot_map"]

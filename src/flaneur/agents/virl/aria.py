@@ -25,8 +25,8 @@ from typing import Annotated, Any, ClassVar
 
 import numpy as np
 
-from flaneur.agents.base import Planner, SolveInfo
-from flaneur.agents.virl.common import node_ids, scenario_persona, scenario_start
+from flaneur.agents.base import SolveInfo
+from flaneur.agents.virl.common import ScenarioPlanner
 from flaneur.agents.virl.rating import (
     ask_rating,
     best_first,
@@ -77,19 +77,10 @@ def rate_offline(
 
 @dataclass
 class Recommender:
-    """Aria's steps for one scenario (also Diego's meal search).
-
-    Parameters
-    ----------
-    city
-        The city.
-    thinker
-        The run's model through the ``aria`` prompts (offline without a model).
-    radius_m, keep
-        Search radius and number of candidates.
-    overviews
-        Overview provider (default: text from OSM tags).
-    """
+    """Aria's steps for one scenario (also Diego's meal search) in ``city``: the run's model
+    through the ``aria`` prompts (``thinker``; offline without a model), the search radius
+    and number of candidates (``radius_m``, ``keep``) and the ``overviews`` (default: text
+    from OSM tags)."""
 
     city: City
     thinker: Thinker
@@ -188,47 +179,18 @@ class AriaOptions:
     keep: Annotated[int, Range(1, 50)] = option(KEEP, "candidates rated (the nearest)")
 
 
-class AriaAgent(Planner):
-    """The place recommender on ``virl-aria`` scenarios (see the module docstring).
-
-    Parameters
-    ----------
-    radius_m, keep
-        :class:`AriaOptions`.
-    """
+class AriaAgent(ScenarioPlanner):
+    """The place recommender on ``virl-aria`` scenarios (see the module docstring)."""
 
     name: ClassVar[str] = "aria"
     solves: ClassVar[tuple[str, ...]] = ("virl-aria",)
     Options: ClassVar[type] = AriaOptions
 
-    def __init__(self, *, radius_m: float = RADIUS_M, keep: int = KEEP) -> None:
-        self.options = AriaOptions(radius_m, keep)
-
     async def solve(self, item: TaskItem, info: SolveInfo) -> dict[str, Any]:
         """Places for the persona's intention around its start, best first."""
-        city = info.city
-        persona = scenario_persona(item)
-        start, label = scenario_start(city, persona)
-        thinker = Thinker(info.model, "aria")
+        scene = self.begin(item, info)
+        persona, options = scene.persona, self.options
         found = await Recommender(
-            city, thinker, self.options.radius_m, self.options.keep
-        ).recommend(city.graph.xy[start], persona.intention, persona.background)
-        return {
-            "start": label,
-            "start_node": node_ids(city, [start])[0],
-            "intention": persona.intention,
-            **found,
-            "records": thinker.records,
-        }
-
-
-__all__ = [
-    "KEEP",
-    "RADIUS_M",
-    "TYPES_KEPT",
-    "WEIGHTS",
-    "AriaAgent",
-    "AriaOptions",
-    "Recommender",
-    "rate_offline",
-]
+            info.city, scene.thinker, options.radius_m, options.keep
+        ).recommend(info.city.graph.xy[scene.start], persona.intention, persona.background)
+        return scene.result(intention=persona.intention, **found)

@@ -10,23 +10,35 @@ activity the budget cannot pay becomes the cheapest meal, or a free option. Ungr
 :data:`NAIVE_GUESS_MIN` minutes, the kind of allowance V-IRL's paper shows an LLM-only plan
 making), and the plan reports the mean absolute error of planned against graph travel time.
 
-A remark of the person is read by the model; offline, words such as "hungry" or "tired"
-move status values (:data:`FEEDBACK_WORDS`). "Go home" (or "end the day") ends the day at
-once, with or without a model. Wishes the plan does not visit are listed with the reason.
-Offline, the drafting, estimating and supervising are rules of our own design
-(:meth:`DayPlanner.draft_offline`, :data:`EFFECTS`).
+A remark of the person is read by the model (offline by :mod:`flaneur.agents.virl.day_rules`,
+which also drafts and estimates offline). Wishes the plan does not visit are listed with the
+reason.
 """
 
 from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from flaneur.agents.virl.aria import Recommender
 from flaneur.agents.virl.common import node_ids
+from flaneur.agents.virl.day_rules import (
+    DEFAULT_BUDGET,
+    DEFAULT_STATUS,
+    LOOK_AROUND,
+    MEAL_COST,
+    START_HOUR,
+    Asker,
+    DayState,
+    clean_draft,
+    clock,
+    draft_offline,
+    ends_the_day,
+    estimate_offline,
+    feedback_offline,
+    status_text,
+)
 from flaneur.agents.virl.peng import places_in_sentence
 from flaneur.agents.virl.thinking import Thinker
 from flaneur.models import extract_json
@@ -36,121 +48,17 @@ from flaneur.services.geocode import geocode_one
 from flaneur.services.persona import Persona
 from flaneur.world.city import City
 
-DEFAULT_STATUS = {
-    "stress": 50.0,
-    "joy": 30.0,
-    "sadness": 0.0,
-    "hunger": 20.0,
-    "energy": 80.0,
-    "pain": 0.0,
-}
-DEFAULT_BUDGET = 120.0
 MEAL_RADIUS_M = 1_000.0
 NAIVE_GUESS_MIN = 15.0
 MAX_ACTIVITIES = 16
-START_HOUR = 9.0
-END_HOUR = 20.0
-EFFECTS: dict[str, dict[str, float]] = {
-    "normal": {"joy": 10, "stress": -5, "energy": -10, "hunger": 10},
-    "eat": {"hunger": -50, "joy": 5, "energy": 10},
-    "transport": {"energy": -3, "hunger": 3},
-}
-"""Offline estimator: status change per activity (transport: per 10 minutes)."""
-MEAL_COST = {"restaurant": 18.0, "cafe": 9.0, "fast_food": 10.0}
-ACTIVITY_COST = 10.0
 _SIGNED = re.compile(r"^\s*([+-]?\d+(?:\.\d+)?)\s*$")
-_END_WORDS = re.compile(
-    r"\bgo(?:ing)? home\b|\bend (?:the|my|our) day\b|\bend (?:it )?here\b|\bcall it a day\b"
-    r"|^\s*(?:end|stop)\s*[.!]?\s*$",
-    re.IGNORECASE,
-)
-
-FEEDBACK_WORDS: dict[str, dict[str, float]] = {
-    "hungry": {"hunger": 40},
-    "tired": {"energy": -30},
-    "exhausted": {"energy": -60},
-    "bored": {"joy": -15},
-    "stressed": {"stress": 20},
-    "happy": {"joy": 15},
-}
-"""Offline reading of user feedback: words that move status values."""
-
-
-def ends_the_day(text: str) -> bool:
-    """Whether a remark asks to end the day ("go home", "end the day", "end here")."""
-    return bool(_END_WORDS.search(text))
-
-
-def feedback_offline(text: str, state: DayState) -> None:
-    """Apply a remark's status words to the state (offline; the model reads it itself)."""
-    words = text.lower()
-    for word, changes in FEEDBACK_WORDS.items():
-        if word in words:
-            for key, delta in changes.items():
-                state.status[key] = min(100.0, max(0.0, state.status.get(key, 50.0) + delta))
-
-
-def clean_draft(data: dict[str, Any]) -> dict[str, Any]:
-    """A model's activity draft with the fields the planner reads, of the kinds it reads:
-    ``content`` a string (the draft's ``name`` or its type when missing), ``place`` a string
-    when given, ``minutes`` a positive number (60 when missing or not a number)."""
-    out: dict[str, Any] = {"type": data["type"]}
-    content = data.get("content") or data.get("name") or data.get("activity") or data["type"]
-    out["content"] = str(content)
-    if data.get("place"):
-        out["place"] = str(data["place"])
-    try:
-        minutes = float(data.get("minutes", 60))
-    except (TypeError, ValueError):
-        minutes = 60.0
-    out["minutes"] = minutes if 0 < minutes <= 24 * 60 else 60.0
-    for key in ("time", "reason"):
-        if key in data:
-            out[key] = str(data[key])
-    return out
-
-
-def clock(hours: float) -> str:
-    """``9.5`` → ``"09:30"``."""
-    minutes = round(hours * 60)
-    return f"{minutes // 60:02d}:{minutes % 60:02d}"
-
-
-def _status_text(status: dict[str, float]) -> str:
-    return ", ".join(f"{k} {v:.0f}" for k, v in status.items())
-
-
-@dataclass
-class DayState:
-    """Where the person is, when, with what status and money."""
-
-    node: int
-    place: str
-    hours: float
-    budget: float
-    status: dict[str, float]
-    visited: list[str] = field(default_factory=list)
-
-
-Asker = Callable[[dict[str, Any]], "str | None"]
-"""Interactive feedback: where the day stands -> a remark (``""``: none), ``None``: stop."""
 
 
 class DayPlanner:
-    """Diego's planning of one day (one scenario; a new one per plan).
-
-    Parameters
-    ----------
-    city
-        The city.
-    thinker
-        The run's model through the ``diego`` prompts (offline without a model); meals are
-        found through Aria's prompts, recorded in the same list.
-    grounded
-        Travel times from Directions (``True``) or guessed (the ablation).
-    max_rounds
-        Planning rounds at most.
-    """
+    """Diego's planning of one day in ``city`` (one scenario; a new one per plan): the run's
+    model through the ``diego`` prompts (``thinker``; offline without a model; meals are found
+    through Aria's prompts, recorded in the same list), travel times from Directions or
+    guessed (``grounded=False``: the ablation), at most ``max_rounds`` planning rounds."""
 
     def __init__(
         self,
@@ -168,19 +76,6 @@ class DayPlanner:
         self.aria = Recommender(city, meals, radius_m=MEAL_RADIUS_M)
 
     # ------------------------------------------------------------------ drafting
-    @staticmethod
-    def draft_offline(state: DayState, todo: list[str]) -> dict[str, Any]:
-        """The offline drafting rule: eat when hungry at meal times, else go to the next
-        wish and spend an hour there, end in the evening or when all wishes are done."""
-        meal_time = 11.0 <= state.hours <= 14.5 or 17.0 <= state.hours <= END_HOUR
-        if state.status["hunger"] >= 50 and meal_time:
-            return {"type": "eat", "minutes": 45, "content": "have a meal", "reason": "hungry"}
-        if state.hours >= END_HOUR or not todo or state.status["energy"] < 15:
-            return {"type": "end", "content": "go home", "reason": "day done"}
-        if todo[0] != state.place:
-            return {"type": "transport", "place": todo[0], "content": f"go to {todo[0]}"}
-        return {"type": "normal", "place": todo[0], "minutes": 60, "content": f"visit {todo[0]}"}
-
     async def draft(
         self, state: DayState, persona: Persona, todo: list[str], plan: list[dict], said: str
     ) -> dict[str, Any]:
@@ -193,7 +88,7 @@ class DayPlanner:
             time=clock(state.hours),
             place=state.place,
             budget=round(state.budget, 2),
-            status=_status_text(state.status),
+            status=status_text(state.status),
             history=history or "- none",
             feedback=f"The person says: {said}\n" if said else "",
         )
@@ -202,7 +97,7 @@ class DayPlanner:
             if isinstance(data, dict) and data.get("type") in ("normal", "eat", "transport", "end"):
                 return clean_draft(data)
             self.thinker.fell_back()
-        return self.draft_offline(state, todo)
+        return draft_offline(state, todo)
 
     # ------------------------------------------------------------------ coordinator
     async def _mode(self, origin: str, destination: str, metres: float) -> str:
@@ -254,7 +149,7 @@ class DayPlanner:
         reply = await self.thinker.ask(
             "estimate",
             activity=f"{activity['type']}: {activity.get('content', '')}",
-            status=_status_text(state.status),
+            status=status_text(state.status),
         )
         if reply is not None:
             data = extract_json(reply)
@@ -268,15 +163,7 @@ class DayPlanner:
                 if isinstance(cost, int | float) and not isinstance(cost, bool) and cost >= 0:
                     return changes, float(cost)
             self.thinker.fell_back()
-        kind = activity["type"]
-        scale = activity.get("minutes", 0) / 10.0 if kind == "transport" else 1.0
-        changes = {k: v * scale for k, v in EFFECTS.get(kind, {}).items()}
-        cost = 0.0
-        if kind == "eat":
-            cost = MEAL_COST.get(activity.get("category", "restaurant"), 15.0)
-        elif kind == "normal":
-            cost = ACTIVITY_COST
-        return changes, cost
+        return estimate_offline(activity)
 
     # ------------------------------------------------------------------ supervisor
     async def supervise(self, state: DayState, plan: list[dict]) -> str:
@@ -284,7 +171,7 @@ class DayPlanner:
         reply = await self.thinker.ask(
             "supervise",
             budget=round(state.budget, 2),
-            status=_status_text(state.status),
+            status=status_text(state.status),
             recent="\n".join(f"- {a['start']} {a['type']}: {a['content']}" for a in plan[-3:]),
         )
         if reply is not None:
@@ -306,28 +193,12 @@ class DayPlanner:
         feedback: list[str] | None = None,
         ask: Asker | None = None,
     ) -> dict[str, Any]:
-        """Plan a whole day from :data:`START_HOUR`; the plan and the travel-time error.
-
-        Parameters
-        ----------
-        persona
-            The :class:`~flaneur.services.persona.Persona` (status values, budget).
-        start, start_label
-            Start viewpoint and its name.
-        wishes
-            Places to visit (their names); empty: the places named in the intention.
-        feedback
-            User remarks, one used before each round of planning (in order).
-        ask
-            Interactive feedback: called (in a thread) before each round once ``feedback``
-            is used up, with where the day stands; see :data:`Asker`.
-
-        Returns
-        -------
-        dict
-            The plan, the remarks heard (``feedback_heard``), the wishes not visited with
-            the reason (``unvisited``) and the travel-time error.
-        """
+        """Plan the ``persona``'s day (status values, budget) from :data:`START_HOUR` at
+        viewpoint ``start`` named ``start_label``, visiting ``wishes`` (place names; empty:
+        those the intention names), hearing the remarks of ``feedback`` one before each round
+        and then those of ``ask`` (called in a thread with where the day stands, see
+        :data:`Asker`). Returns the plan, the remarks heard (``feedback_heard``), the wishes
+        not visited with the reason (``unvisited``) and the travel-time error."""
         status = {**DEFAULT_STATUS, **persona.status}
         budget = persona.budget if persona.budget is not None else DEFAULT_BUDGET
         state = DayState(start, start_label, START_HOUR, budget, status)
@@ -468,45 +339,18 @@ class DayPlanner:
     async def _ground(self, state: DayState, draft: dict[str, Any]) -> list[dict[str, Any]]:
         """The coordinator: turn a draft into grounded activities."""
         kind, place = draft.get("type"), str(draft.get("place") or "")
+        minutes = float(draft.get("minutes", 60))
         if kind == "eat":
             return await self._meal(state, draft)
         if kind == "transport" or (kind == "normal" and place and place != state.place):
             try:
                 target = geocode_one(self.city, place)
             except UnknownPlaceError:
-                return [
-                    {
-                        "type": "normal",
-                        "minutes": 30,
-                        "content": "look around",
-                        "place": state.place,
-                    }
-                ]
+                return [{**LOOK_AROUND, "place": state.place}]
             out = []
             if target.node != state.node or target.name != state.place:
                 out.append(await self.travel(state, target.node, target.name))
             if kind == "normal":
-                out.append(
-                    {**draft, "place": target.name, "minutes": float(draft.get("minutes", 60))}
-                )
+                out.append({**draft, "place": target.name, "minutes": minutes})
             return out
-        return [
-            {**draft, "minutes": float(draft.get("minutes", 60)), "place": place or state.place}
-        ]
-
-
-__all__ = [
-    "DEFAULT_BUDGET",
-    "DEFAULT_STATUS",
-    "EFFECTS",
-    "FEEDBACK_WORDS",
-    "MAX_ACTIVITIES",
-    "NAIVE_GUESS_MIN",
-    "Asker",
-    "DayPlanner",
-    "DayState",
-    "clean_draft",
-    "clock",
-    "ends_the_day",
-    "feedback_offline",
-]
+        return [{**draft, "minutes": minutes, "place": place or state.place}]

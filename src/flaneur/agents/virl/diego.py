@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, ClassVar
 
-from flaneur.agents.base import Planner, SolveInfo
-from flaneur.agents.virl.common import node_ids, scenario_persona, scenario_start
-from flaneur.agents.virl.day_planner import MAX_ACTIVITIES, Asker, DayPlanner
-from flaneur.agents.virl.thinking import Thinker
+from flaneur.agents.base import SolveInfo
+from flaneur.agents.virl.common import ScenarioPlanner
+from flaneur.agents.virl.day_planner import MAX_ACTIVITIES, DayPlanner
+from flaneur.agents.virl.day_rules import Asker
 from flaneur.errors import DataError
 from flaneur.options import Range, option
 from flaneur.tasks.items import TaskItem
@@ -108,57 +108,28 @@ class DiegoOptions:
     ablation: bool = option(True, "also plan with guessed travel times and compare")
 
 
-class DiegoAgent(Planner):
-    """The concierge on ``virl-diego`` scenarios (see the module docstring).
-
-    Parameters
-    ----------
-    max_rounds, ablation
-        :class:`DiegoOptions`.
-    """
+class DiegoAgent(ScenarioPlanner):
+    """The concierge on ``virl-diego`` scenarios (see the module docstring)."""
 
     name: ClassVar[str] = "diego"
     solves: ClassVar[tuple[str, ...]] = ("virl-diego",)
     Options: ClassVar[type] = DiegoOptions
 
-    def __init__(self, *, max_rounds: int = MAX_ACTIVITIES, ablation: bool = True) -> None:
-        self.options = DiegoOptions(max_rounds, ablation)
-
     async def solve(self, item: TaskItem, info: SolveInfo) -> dict[str, Any]:
         """The grounded day plan and, with ``ablation``, the ungrounded one."""
-        city, rounds = info.city, self.options.max_rounds
-        persona = scenario_persona(item)
-        start, label = scenario_start(city, persona)
+        scene, rounds = self.begin(item, info), self.options.max_rounds
         wishes = wish_list(item.get("wishes"))
         remarks, ask = scenario_feedback(item.get("feedback"))
-        thinker = Thinker(info.model, "diego")
-        grounded = await DayPlanner(city, thinker, max_rounds=rounds).plan_day(
-            persona, start, label, wishes, list(remarks), ask=ask
+        day = (scene.persona, scene.start, scene.label, wishes)
+        grounded = await DayPlanner(info.city, scene.thinker, max_rounds=rounds).plan_day(
+            *day, list(remarks), ask=ask
         )
-        result: dict[str, Any] = {
-            "start": label,
-            "start_node": node_ids(city, [start])[0],
-            "grounded_plan": grounded,
-        }
-        if self.options.ablation:
-            heard = remarks or list(grounded["feedback_heard"])  # the same remarks
-            ungrounded = await DayPlanner(
-                city, thinker, grounded=False, max_rounds=rounds
-            ).plan_day(persona, start, label, wishes, list(heard))
-            result["ungrounded_plan"] = ungrounded
-            result["travel_time_mae_min"] = {
-                "grounded": grounded["travel_time_mae_min"],
-                "ungrounded": ungrounded["travel_time_mae_min"],
-            }
-        return {**result, "records": thinker.records}
-
-
-__all__ = [
-    "ASK",
-    "DiegoAgent",
-    "DiegoOptions",
-    "ask_on_terminal",
-    "read_feedback",
-    "scenario_feedback",
-    "wish_list",
-]
+        if not self.options.ablation:
+            return scene.result(grounded_plan=grounded)
+        heard = remarks or list(grounded["feedback_heard"])  # the same remarks
+        ungrounded = await DayPlanner(
+            info.city, scene.thinker, grounded=False, max_rounds=rounds
+        ).plan_day(*day, list(heard))
+        mae = "travel_time_mae_min"
+        errors = {"grounded": grounded[mae], "ungrounded": ungrounded[mae]}
+        return scene.result(grounded_plan=grounded, ungrounded_plan=ungrounded, **{mae: errors})

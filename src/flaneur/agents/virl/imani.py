@@ -47,13 +47,7 @@ def scenario_polygon(item: TaskItem) -> shapely.Polygon:
 
 
 class ImaniAgent(RobotAgent):
-    """Imani on ``virl-imani`` scenarios (see the module docstring).
-
-    Parameters
-    ----------
-    **options
-        :class:`ImaniOptions`.
-    """
+    """Imani on ``virl-imani`` scenarios (see the module docstring)."""
 
     name: ClassVar[str] = "imani"
     solves: ClassVar[tuple[str, ...]] = ("virl-imani",)
@@ -67,14 +61,4 @@ class ImaniAgent(RobotAgent):
         walked, labels = await self.walk(item, info, nodes)
         plan = self.plan(info.city, walked, labels)
         inside = [o for o in plan["objects"] if shapely.contains_xy(polygon, o["lng"], o["lat"])]
-        counts = {c: sum(o["category"] == c for o in inside) for c in plan["counts"]}
-        return {
-            "walked": list(item["walk"]),
-            **plan,
-            "counts": counts,
-            "objects": inside,
-            "counted_outside_polygon": len(plan["objects"]) - len(inside),
-        }
-
-
-__all__ = ["ImaniAgent", "ImaniOptions", "scenario_polygon"]
+        return self.counted(list(item["walk"]), plan, inside, "counted_outside_polygon")

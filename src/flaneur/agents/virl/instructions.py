@@ -54,38 +54,13 @@ RELATIVE8 = (
 """V-IRL's eight directions relative to the walker, clockwise from ahead."""
 RELATIVE_DEG = {word: 45.0 * i for i, word in enumerate(RELATIVE8)}
 COMPASS_DEG = {word: 45.0 * i for i, word in enumerate(COMPASS)}
-TURN_OFFSET = {
-    "left": -90.0,
-    "right": 90.0,
-    "slight left": -45.0,
-    "slight right": 45.0,
-    "sharp left": -135.0,
-    "sharp right": 135.0,
-    "around": 180.0,
-    "straight": 0.0,
-}
+TURN_OFFSET = {"left": -90.0, "right": 90.0, "slight left": -45.0, "slight right": 45.0}
+TURN_OFFSET |= {"sharp left": -135.0, "sharp right": 135.0, "around": 180.0, "straight": 0.0}
 """Degrees added to the way one faces for each relative turn."""
 
-_NUMBERS = {
-    "a": 1,
-    "an": 1,
-    "one": 1,
-    "two": 2,
-    "three": 3,
-    "four": 4,
-    "five": 5,
-    "six": 6,
-    "seven": 7,
-    "eight": 8,
-    "nine": 9,
-    "ten": 10,
-    "a couple of": 2,
-    "a few": 3,
-    "half a": 0.5,
-    "a hundred": 100,
-    "a hundred and fifty": 150,
-    "two hundred": 200,
-}
+_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
+_NUMBERS |= {"seven": 7, "eight": 8, "nine": 9, "ten": 10, "a couple of": 2, "a few": 3}
+_NUMBERS |= {"half a": 0.5, "a hundred": 100, "a hundred and fifty": 150, "two hundred": 200}
 _ORDINALS = {"next": 1, "first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3}
 _ORDINALS |= {"fourth": 4, "4th": 4, "fifth": 5, "5th": 5}
 _UNITS = {"m": 1.0, "meter": 1.0, "meters": 1.0, "metre": 1.0, "metres": 1.0}
@@ -94,81 +69,66 @@ _UNITS |= {"ft": 0.3048, "feet": 0.3048, "foot": 0.3048, "yd": 0.9144, "yard": 0
 _UNITS |= {"yards": 0.9144, "block": BLOCK_M, "blocks": BLOCK_M}
 
 
+def _rx(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.IGNORECASE)
+
+
 def _alternatives(words: Iterable[object]) -> str:
     """A regex alternation of ``words``, longest first ("south-west" before "south")."""
     return "|".join(sorted((re.escape(str(w)) for w in words), key=len, reverse=True))
 
 
 _SIDES = _alternatives(RELATIVE8)
-_COMPASS_RE = re.compile(
-    r"\b(north|south)[\s-]?(east|west)\b|\b(north|south|east|west)(?:wards?|ward)?\b",
-    re.IGNORECASE,
-)
-_DISTANCE_RE = re.compile(
-    rf"(?<![\w.])(\d+(?:[.,]\d+)?|{_alternatives(_NUMBERS)})\s*-?\s*({_alternatives(_UNITS)})\b",
-    re.IGNORECASE,
+_COMPASS_RE = _rx(r"\b(north|south)[\s-]?(east|west)\b|\b(north|south|east|west)(?:wards?|ward)?\b")
+_DISTANCE_RE = _rx(
+    rf"(?<![\w.])(\d+(?:[.,]\d+)?|{_alternatives(_NUMBERS)})\s*-?\s*({_alternatives(_UNITS)})\b"
 )
 _ORDINAL_WORDS = _alternatives(_ORDINALS)
-_NTH_TURN_RE = re.compile(  # "take the second left", "the third street on your right"
+_NTH_TURN_RE = _rx(  # "take the second left", "the third street on your right"
     rf"\b(?:the\s+)?({_ORDINAL_WORDS})\s+(?:(?:street|road|turn(?:ing)?|corner)\s+)?"
-    r"(?:(?:on|to)\s+(?:the|your)\s+)?(left|right)\b",
-    re.IGNORECASE,
+    r"(?:(?:on|to)\s+(?:the|your)\s+)?(left|right)\b"
 )
-_NTH_CROSSING_RE = re.compile(  # "at the second intersection / corner / crossing"
-    rf"\b({_ORDINAL_WORDS})\s+(?:intersection|corner|crossing|junction|crossroads?|street)s?\b",
-    re.IGNORECASE,
+_NTH_CROSSING_RE = _rx(  # "at the second intersection / corner / crossing"
+    rf"\b({_ORDINAL_WORDS})\s+(?:intersection|corner|crossing|junction|crossroads?|street)s?\b"
 )
-_CROSSINGS_RE = re.compile(
-    rf"\b(\d+|{_alternatives(_NUMBERS)})\s+(?:intersections|crossings|junctions|corners)\b",
-    re.IGNORECASE,
+_CROSSINGS_RE = _rx(
+    rf"\b(\d+|{_alternatives(_NUMBERS)})\s+(?:intersections|crossings|junctions|corners)\b"
 )
-_TURN_RE = re.compile(
+_TURN_RE = _rx(
     r"\b(turn|go|take|make|hang|bear|veer|keep|head|swing|fork)\s+(?:a\s+|an\s+)?"
     r"(?:(slight|sharp|hard)\s+)?(left|right)\b|\b(slight|sharp|hard)(?:ly)?\s+(left|right)\b"
     r"|\b(?:turn|go|take|make|hang|bear|veer|keep|head|swing)\b[^,.;]*?\b(left|right)\b"
-    r"|^\s*(left|right)\b",
-    re.IGNORECASE,
+    r"|^\s*(left|right)\b"
 )
-_AROUND_RE = re.compile(r"\b(?:turn|spin)\s+(?:back\s+)?around\b|\bu-?turn\b|\bdouble back\b", re.I)
-_STRAIGHT_RE = re.compile(
-    r"\b(?:straight|continue|keep going|go on|carry on|proceed|walk on)\b", re.IGNORECASE
-)
-_MOVE_RE = re.compile(
+_AROUND_RE = _rx(r"\b(?:turn|spin)\s+(?:back\s+)?around\b|\bu-?turn\b|\bdouble back\b")
+_STRAIGHT_RE = _rx(r"\b(?:straight|continue|keep going|go on|carry on|proceed|walk on)\b")
+_MOVE_RE = _rx(
     r"\b(?:walk|go|head|continue|keep|proceed|carry|follow|move|stroll|cross|pass|turn|take|"
-    r"make|bear|veer|start|face|get)\b",
-    re.IGNORECASE,
+    r"make|bear|veer|start|face|get)\b"
 )
-_UNTIL_RE = re.compile(
+_UNTIL_RE = _rx(
     r"\b(?:until|till|up to|as far as|all the way to)\b\s+(?:you\s+(?:see|reach|get to|come to|"
-    r"arrive at|spot|find|hit)\s+)?(.*)",
-    re.IGNORECASE,
+    r"arrive at|spot|find|hit)\s+)?(.*)"
 )
-_AT_RE = re.compile(
+_AT_RE = _rx(
     r"^\s*(?:at|by|near|when you (?:see|reach|get to|come to|arrive at|spot|pass)|once you "
     r"(?:see|reach|get to|pass)|after (?:you pass|passing))\b\s+(.*?)(?:,|\s+(?:turn|go|take|"
-    r"make|bear|veer|head|keep|face|hang|carry)\b|$)",
-    re.IGNORECASE,
+    r"make|bear|veer|head|keep|face|hang|carry)\b|$)"
 )
-_PAST_RE = re.compile(r"\b(?:past|pass(?:ing)?|go by|walk by|beyond)\s+(.*)", re.IGNORECASE)
-_ONTO_RE = re.compile(
-    r"\b(?:onto|into|on to|along|down|up|on)\s+((?:[A-ZÅÄÖ][\w'-]*\s?)+)", re.UNICODE
-)
-_SPLIT_RE = re.compile(
+_PAST_RE = _rx(r"\b(?:past|pass(?:ing)?|go by|walk by|beyond)\s+(.*)")
+_ONTO_RE = re.compile(r"\b(?:onto|into|on to|along|down|up|on)\s+((?:[A-ZÅÄÖ][\w'-]*\s?)+)")
+_SPLIT_RE = _rx(
     r"(?<!\d)[.;!?](?!\d)|\n+|\b(?:and\s+)?then\b|,\s*(?=(?:at|when|once|after)\b)"
-    r"|,\s*(?:and\s+)?(?=(?:turn|walk|go|head|take|continue|keep|follow|carry|make|bear|veer)\b)",
-    re.IGNORECASE,
+    r"|,\s*(?:and\s+)?(?=(?:turn|walk|go|head|take|continue|keep|follow|carry|make|bear|veer)\b)"
 )
-_SIDE_MENTION = re.compile(  # where a landmark is ("Stockmann is on your left"): no turn
+_SIDE_MENTION = _rx(  # where a landmark is ("Stockmann is on your left"): no turn
     r"\b(?:on|to|at)\s+(?:your|the)\s+(?:front|back)?-?\s?(?:left|right)(?:[\s-]hand)?"
-    r"(?:\s+side)?\b",
-    re.IGNORECASE,
+    r"(?:\s+side)?\b"
 )
-_LIST_MARK = re.compile(r"^\s*(?:\d+[.)]|[-*•]|step\s+\d+:?)\s*", re.IGNORECASE)
-_TEMPLATE_MARK = re.compile(
-    rf"\bwith\s+(.+?)\s+on\s+your\s+({_SIDES})\s*,\s*(?=turn\b)", re.IGNORECASE
-)
+_LIST_MARK = _rx(r"^\s*(?:\d+[.)]|[-*•]|step\s+\d+:?)\s*")
+_TEMPLATE_MARK = _rx(rf"\bwith\s+(.+?)\s+on\s+your\s+({_SIDES})\s*,\s*(?=turn\b)")
 """The template's landmark at a turn, read as written (a name may hold dots and commas)."""
-_HELD = re.compile(r"\x00(\d+)\x00\s+on\s+your\s+(" + _SIDES + r")\b", re.IGNORECASE)
+_HELD = _rx(r"\x00(\d+)\x00\s+on\s+your\s+(" + _SIDES + r")\b")
 
 
 @dataclass(frozen=True)
@@ -405,17 +365,3 @@ def template_instruction(items: list[dict[str, Any]]) -> str:
         else f"You will arrive at {last['destination']}."
     )
     return " ".join(sentences)
-
-
-__all__ = [
-    "BLOCK_M",
-    "COMPASS_DEG",
-    "RELATIVE8",
-    "RELATIVE_DEG",
-    "TURN_OFFSET",
-    "Leg",
-    "compass_word",
-    "parse_instruction",
-    "relative8",
-    "template_instruction",
-]

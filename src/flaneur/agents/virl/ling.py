@@ -40,10 +40,11 @@ from typing import Annotated, Any, ClassVar
 import numpy as np
 
 from flaneur.agents.base import Action, Agent, EnvInfo, step_record
+from flaneur.agents.virl.common import walking_env
 from flaneur.agents.virl.instructions import COMPASS_DEG, parse_instruction
 from flaneur.agents.virl.ling_rule import LegRule
 from flaneur.agents.virl.local import give_directions
-from flaneur.agents.virl.sight import Sight, clip_scorer, landmarks_in
+from flaneur.agents.virl.sight import Sight, check_landmarks, landmark_scorer, landmarks_in
 from flaneur.agents.virl.thinking import Thinker
 from flaneur.errors import FlaneurError
 from flaneur.geo import angular_distance
@@ -107,16 +108,8 @@ class LingOptions:
 
 
 class LingAgent(Agent):
-    """The tourist (see the module docstring).
-
-    Parameters
-    ----------
-    step_limit, max_asks, max_turns_in_a_row, max_steps_away, landmark_radius_m, view_fov,
-    leg_slack_m, lost_after_m, clip_model, clip_weights
-        :class:`LingOptions`.
-    scorer
-        A landmark scorer for views (default: from the run's ``--landmarks``).
-    """
+    """The tourist (see the module docstring): her :class:`LingOptions`, and ``scorer``, a
+    landmark scorer for views (default: from the run's ``--landmarks``)."""
 
     name: ClassVar[str] = "ling"
     schemes: ClassVar[tuple[str, ...]] = ("headings",)
@@ -129,15 +122,7 @@ class LingAgent(Agent):
     @classmethod
     def check_setup(cls, options: dict[str, Any], setup: Any) -> None:
         """View scorers need ``--views``; ``clip`` needs weights, ``vlm`` a model."""
-        kind = setup.landmarks
-        if kind in (None, "map"):
-            return
-        if setup.views is None:
-            raise FlaneurError(f"--landmarks {kind} looks at views: add --views synthetic")
-        if kind == "clip" and not options.get("clip_weights"):
-            raise FlaneurError("--landmarks clip needs -o ling.clip_weights=FILE_OR_TAG")
-        if kind == "vlm" and setup.llm is None:
-            raise FlaneurError("--landmarks vlm asks the run's model: add --llm")
+        check_landmarks(setup.landmarks, setup.views, setup.llm, options.get("clip_weights"))
 
     # ------------------------------------------------------------------ episode
     def reset(self, episode: Episode, env_info: EnvInfo) -> None:
@@ -149,13 +134,9 @@ class LingAgent(Agent):
             raise FlaneurError("agent ling needs the city map (env_info.city)")
         self.city = env_info.city
         self.graph = self.city.graph
-        self.sight = Sight(
-            self.city,
-            self._scorer(env_info),
-            env_info.views,
-            radius_m=self.options.landmark_radius_m,
-            fov=self.options.view_fov,
-        )
+        scorer = landmark_scorer(self.city, env_info, self.options, self.scorer)
+        radius, fov = self.options.landmark_radius_m, self.options.view_fov
+        self.sight = Sight(self.city, scorer, env_info.views, radius_m=radius, fov=fov)
         self.thinker = Thinker(env_info.model, "ling")
         self.local = Thinker(env_info.model, "local")
         self.question = str(episode.metadata.get("question") or "").strip()
@@ -166,25 +147,6 @@ class LingAgent(Agent):
         self.came_from: int | None = None
         self.rule: LegRule | None = None
         self.recorded = (0, 0)  # model exchanges of Ling's and Local's put in step records
-
-    def _scorer(self, env_info: EnvInfo) -> Any:
-        kind = env_info.landmarks
-        if kind in (None, "map"):
-            return None
-        if self.scorer is not None:
-            return self.scorer
-        from flaneur.agents.options import RunSetup
-
-        views = "views" if env_info.views is not None else None
-        setup = RunSetup("headings", env_info.llm, views, str(kind))
-        self.check_setup({"clip_weights": self.options.clip_weights}, setup)
-        if kind == "clip":
-            return clip_scorer(
-                self.city, env_info.views, self.options.clip_model, self.options.clip_weights
-            )
-        from flaneur.perception.landmarks.registry import make_landmark_scorer
-
-        return make_landmark_scorer(str(kind), model=env_info.model)
 
     async def _follow(self, instruction: str, keys: Sequence[int]) -> None:
         """Start walking a new instruction from where she stands."""
@@ -416,36 +378,14 @@ async def _walk(env: Any, agent: LingAgent) -> int:
 
 
 def follow_offline(
-    city: City,
-    instruction: str,
-    start: int,
-    heading: float,
-    *,
-    step_limit: int = STEP_LIMIT,
+    city: City, instruction: str, start: int, heading: float, *, step_limit: int = STEP_LIMIT
 ) -> int:
     """Where Ling's offline rule (map landmarks, no model) ends walking ``instruction`` from
     viewpoint ``start`` facing ``heading``: the final viewpoint."""
-    from flaneur.env.navigation_env import NavigationEnv
     from flaneur.models.sync import run_sync
 
-    graph = city.graph
-    episode = Episode(
-        id="follow",
-        city=city.name,
-        instruction=instruction,
-        start_node=str(graph.ids[start]),
-        start_heading=float(heading),
-        goal_nodes=(str(graph.ids[start]),),
-        max_steps=step_limit + 1,
-    )
-    env = NavigationEnv(city, episode, scheme="headings")
+    env = walking_env(city, "follow", instruction, start, start, steps=step_limit, heading=heading)
     return run_sync(_walk(env, LingAgent(step_limit=step_limit)))
 
 
-__all__ = [
-    "STEP_LIMIT",
-    "LingAgent",
-    "LingOptions",
-    "follow_offline",
-    "parse_action",
-]
+__all__ = ["STEP_LIMIT", "LingAgent", "LingOptions", "follow_offline", "parse_action"]

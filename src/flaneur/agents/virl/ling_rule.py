@@ -49,22 +49,10 @@ def _apart(a: float, b: float) -> float:
 
 
 class LegRule:
-    """The offline policy over one instruction's legs (see the module docstring).
-
-    Parameters
-    ----------
-    city
-        The city.
-    legs
-        The instruction's legs.
-    sees
-        The landmark sight (:data:`Sees`).
-    goal
-        The destination's name (ends a last leg without an end when seen).
-    slack_m, lost_after_m
-        How much before a told distance a leg ends; how far beyond it an unseen landmark
-        is given up.
-    """
+    """The offline policy over one instruction's ``legs`` in ``city`` (see the module
+    docstring), seeing landmarks through ``sees`` (:data:`Sees`); ``goal`` is the destination's
+    name (ends a last leg without an end when seen), ``slack_m`` how much before a told
+    distance a leg ends, ``lost_after_m`` how far beyond it an unseen landmark is given up."""
 
     def __init__(
         self,
@@ -180,6 +168,3 @@ class LegRule:
         want = normalize(street)
         here = names[graph.indptr[node] : graph.indptr[node + 1]].tolist()
         return any(want and normalize(n).startswith(want) for n in here if n)
-
-
-__all__ = ["LAST_LEG_M", "REFACE_DEG", "TURN_SEEK_M", "LegRule", "Sees"]

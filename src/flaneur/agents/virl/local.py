@@ -26,8 +26,8 @@ import re
 from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, Literal
 
-from flaneur.agents.base import Planner, SolveInfo
-from flaneur.agents.virl.common import node_ids, scenario_persona, scenario_start
+from flaneur.agents.base import SolveInfo
+from flaneur.agents.virl.common import ScenarioPlanner
 from flaneur.agents.virl.instructions import parse_instruction, relative8, template_instruction
 from flaneur.agents.virl.thinking import Thinker
 from flaneur.errors import DataError
@@ -137,12 +137,9 @@ class Direction:
     def to_dict(self, city: City) -> dict[str, Any]:
         """JSON-ready form (the route's node ids included)."""
         return {
-            "question": self.question,
+            **vars(self),
             "destination": self.destination.to_dict(),
             "route": self.route.to_dict(city),
-            "milestones": self.milestones,
-            "instruction": self.instruction,
-            "written_by": self.written_by,
         }
 
 
@@ -223,59 +220,26 @@ class LocalOptions:
     )
 
 
-class LocalAgent(Planner):
+class LocalAgent(ScenarioPlanner):
     """The direction giver on ``virl-local`` scenarios: the persona asks ``question`` where it
-    starts; the plan is the destination, the route, the milestones and the instruction.
-
-    Parameters
-    ----------
-    landmark_radius_m, writer
-        :class:`LocalOptions`.
-    """
+    starts; the plan is the destination, the route, the milestones and the instruction."""
 
     name: ClassVar[str] = "local"
     solves: ClassVar[tuple[str, ...]] = ("virl-local",)
     Options: ClassVar[type] = LocalOptions
 
-    def __init__(
-        self, *, landmark_radius_m: float = LANDMARK_RADIUS_M, writer: str = "model"
-    ) -> None:
-        self.options = LocalOptions(landmark_radius_m, writer)  # type: ignore[arg-type]
-
     async def solve(self, item: TaskItem, info: SolveInfo) -> dict[str, Any]:
         """Directions for the scenario's question from the persona's start."""
-        city = info.city
         question = str(item.get("question") or "").strip()
         if not question:
             raise DataError(f"scenario {item.id!r}: field 'question' is missing")
-        start, label = scenario_start(city, scenario_persona(item))
-        thinker = Thinker(info.model, "local")
+        scene, options = self.begin(item, info), self.options
         answer = await give_directions(
-            city,
-            thinker,
+            info.city,
+            scene.thinker,
             question,
-            start,
-            radius_m=self.options.landmark_radius_m,
-            writer=self.options.writer,
+            scene.start,
+            radius_m=options.landmark_radius_m,
+            writer=options.writer,
         )
-        return {
-            "start": label,
-            "start_node": node_ids(city, [start])[0],
-            **answer.to_dict(city),
-            "records": thinker.records,
-        }
-
-
-__all__ = [
-    "DESTINATION_SCORE",
-    "LANDMARK_RADIUS_M",
-    "Direction",
-    "LocalAgent",
-    "LocalOptions",
-    "destination_from_question",
-    "find_destination",
-    "give_directions",
-    "landmark_at",
-    "milestones",
-    "template_direction",
-]
+        return scene.result(**answer.to_dict(info.city))

@@ -36,10 +36,9 @@ from typing import Annotated, Any, ClassVar, Literal
 
 import numpy as np
 
-from flaneur.agents.base import Planner, SolveInfo
-from flaneur.agents.virl.common import node_ids, scenario_persona, scenario_start
+from flaneur.agents.base import SolveInfo
+from flaneur.agents.virl.common import ScenarioPlanner, node_ids, walking_env
 from flaneur.agents.virl.thinking import Thinker
-from flaneur.env.navigation_env import NavigationEnv
 from flaneur.env.state import angular_distance
 from flaneur.geo import bearing
 from flaneur.models import extract_json
@@ -48,7 +47,6 @@ from flaneur.services.directions import Route, directions_via
 from flaneur.services.errors import UnknownPlaceError
 from flaneur.services.geocode import GeocodeResult, gazetteer, geocode_one
 from flaneur.services.optimize import optimize_order
-from flaneur.tasks.episode import Episode
 from flaneur.tasks.items import TaskItem
 from flaneur.world.city import City
 
@@ -95,42 +93,17 @@ def greedy_bearing_walk(
     avoid_returns: bool = True,
     reach_m: float | None = None,
 ) -> GreedyWalk:
-    """Walk through ``key_positions`` in a ``headings``-scheme env with V-IRL's rule.
-
-    Parameters
-    ----------
-    city
-        The city.
-    start
-        Start viewpoint (node index).
-    key_positions
-        Viewpoints to pass in order (node indices).
-    step_limit
-        Moves allowed (default ``40 + 40`` per key position).
-    avoid_returns
-        Our addition: do not retake a street that led straight back until the next key
-        position is reached.
-    reach_m
-        ``None``: a key position is reached by standing on it; a number: by standing within
-        that many metres of it (V-IRL's 5 m radius; see the module docstring).
-
-    Returns
-    -------
-    GreedyWalk
-        The viewpoints visited and the key positions reached and skipped.
-    """
+    """Walk from viewpoint ``start`` through ``key_positions`` (node indices, in order) in a
+    ``headings``-scheme env with V-IRL's rule, in at most ``step_limit`` moves (default
+    ``40 + 40`` per key position): the viewpoints visited, the key positions reached and those
+    skipped. ``avoid_returns`` (our addition): do not retake a street that led straight back
+    until the next key position is reached. ``reach_m``: ``None``, a key position is reached
+    by standing on it; a number, by standing within that many metres of it (V-IRL's 5 m
+    radius; see the module docstring)."""
     graph = city.graph
     limit = step_limit or 40 + 4 * len(key_positions) * 10
-    episode = Episode(
-        id="peng",
-        city=city.name,
-        instruction="follow the key positions",
-        start_node=str(graph.ids[start]),
-        start_heading=0.0,
-        goal_nodes=(str(graph.ids[key_positions[-1] if key_positions else start]),),
-        max_steps=limit + 1,
-    )
-    env = NavigationEnv(city, episode, scheme="headings")
+    goal = key_positions[-1] if key_positions else start
+    env = walking_env(city, "peng", "follow the key positions", start, goal, steps=limit)
     env.reset()
     nodes, reached, skipped = [start], [], []
     k, backs = 0, 0
@@ -191,10 +164,7 @@ def _left_straight_on(graph, before: int, node: int, after: int) -> bool:
 
 
 def key_positions(
-    city: City,
-    route: Route,
-    key_every_m: float = KEY_EVERY_M,
-    bend_deg: float = BEND_DEG,
+    city: City, route: Route, key_every_m: float = KEY_EVERY_M, bend_deg: float = BEND_DEG
 ) -> list[int]:
     """Key positions of ``route`` for the walk (route nodes, in order).
 
@@ -218,13 +188,8 @@ def key_positions(
             bend = turn >= bend_deg
         if bend_deg > 0 and i >= 2:
             fork = not _left_straight_on(graph, nodes[i - 2], a, b)
-        if (
-            b in ends
-            or i == len(nodes) - 1
-            or bend
-            or fork
-            or (key_every_m > 0 and since >= key_every_m)
-        ):
+        due = key_every_m > 0 and since >= key_every_m
+        if b in ends or i == len(nodes) - 1 or bend or fork or due:
             out.append(b)
             since = 0.0
     return out
@@ -262,36 +227,20 @@ def _leg(route: Route) -> dict[str, float]:
     return {"length_m": round(route.distance_m, 1), "minutes": round(route.duration_s / 60, 1)}
 
 
-class PengAgent(Planner):
-    """The route optimizer on ``virl-peng`` scenarios (see the module docstring).
-
-    Parameters
-    ----------
-    mode, key_every_m, bend_deg
-        :class:`PengOptions`.
-    """
+class PengAgent(ScenarioPlanner):
+    """The route optimizer on ``virl-peng`` scenarios (see the module docstring)."""
 
     name: ClassVar[str] = "peng"
     solves: ClassVar[tuple[str, ...]] = ("virl-peng",)
     Options: ClassVar[type] = PengOptions
 
-    def __init__(
-        self,
-        *,
-        mode: Literal["walking", "bicycling", "driving"] = "walking",
-        key_every_m: float = KEY_EVERY_M,
-        bend_deg: float = BEND_DEG,
-    ) -> None:
-        self.options = PengOptions(mode, key_every_m, bend_deg)
-
     async def solve(self, item: TaskItem, info: SolveInfo) -> dict[str, Any]:
         """List the sentence's places, order them, walk the order."""
         city, mode = info.city, self.options.mode
-        persona = scenario_persona(item)
-        start, label = scenario_start(city, persona)
-        sentence = str(item.get("sentence") or "") or persona.intention
-        thinker = Thinker(info.model, "peng")
-        names = await list_places(thinker, city, sentence, persona.background)
+        scene = self.begin(item, info)
+        start, label, thinker = scene.start, scene.label, scene.thinker
+        sentence = str(item.get("sentence") or "") or scene.persona.intention
+        names = await list_places(thinker, city, sentence, scene.persona.background)
         if not names:
             raise UnknownPlaceError(sentence)
         found: list[GeocodeResult] = [geocode_one(city, n) for n in names]

@@ -121,13 +121,7 @@ def scenario_nodes(city: City, item: TaskItem, field: str) -> list[int]:
 
 
 class RobotAgent(Planner):
-    """RX-399 on ``virl-rx399`` scenarios (see the module docstring).
-
-    Parameters
-    ----------
-    **options
-        :class:`RobotOptions`.
-    """
+    """RX-399 on ``virl-rx399`` scenarios (see the module docstring)."""
 
     name: ClassVar[str] = "rx399"
     solves: ClassVar[tuple[str, ...]] = ("virl-rx399",)
@@ -237,13 +231,12 @@ class RobotAgent(Planner):
         plan = self.plan(info.city, walked, labels)
         along = objects_along(info.city, walked.memory, route)
         kept = [o for o in plan["objects"] if o["id"] in along]
-        return {
-            "walked": list(item["route"]),
-            **plan,
-            "counts": {c: sum(o["category"] == c for o in kept) for c in plan["counts"]},
-            "objects": kept,
-            "counted_beyond_route": len(plan["objects"]) - len(kept),
-        }
+        return self.counted(list(item["route"]), plan, kept, "counted_beyond_route")
 
-
-__all__ = ["PROPOSAL_THRESHOLD", "RobotAgent", "RobotOptions", "scenario_labels", "scenario_nodes"]
+    @staticmethod
+    def counted(walked: list[str], plan: dict[str, Any], kept: list[dict], others: str) -> dict:
+        """The plan of a walk counting only the ``kept`` objects (``others``: the key of how
+        many more it counted)."""
+        counts = {c: sum(o["category"] == c for o in kept) for c in plan["counts"]}
+        more = len(plan["objects"]) - len(kept)
+        return {"walked": walked, **plan, "counts": counts, "objects": kept, others: more}

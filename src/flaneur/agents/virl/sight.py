@@ -56,20 +56,39 @@ def clip_scorer(city: City, views: Any, model: str, weights: str, reference: int
     return _CLIP[key]
 
 
-class Sight:
-    """Which landmarks Ling sees where she stands (see the module docstring).
+def check_landmarks(kind: str | None, views: Any, llm: Any, clip_weights: str | None) -> None:
+    """One line when ``--landmarks kind`` cannot work: a scorer of views without views,
+    ``clip`` without weights, ``vlm`` without a model."""
+    if kind in (None, "map"):
+        return
+    if views is None:
+        raise FlaneurError(f"--landmarks {kind} looks at views: add --views synthetic")
+    if kind == "clip" and not clip_weights:
+        raise FlaneurError("--landmarks clip needs -o ling.clip_weights=FILE_OR_TAG")
+    if kind == "vlm" and llm is None:
+        raise FlaneurError("--landmarks vlm asks the run's model: add --llm")
 
-    Parameters
-    ----------
-    city
-        The city.
-    scorer
-        A landmark scorer for views, or ``None``: the map (V-IRL's oracle row).
-    views
-        The run's view provider (needed with a scorer).
-    radius_m, fov
-        How far the map sees; the field of view of each view.
-    """
+
+def landmark_scorer(city: City, env_info: Any, options: Any, given: Any = None) -> Any:
+    """The scorer of views of the run's ``--landmarks`` (``None``: the map; ``given`` when
+    there is one; ``options``: Ling's ``clip_model`` and ``clip_weights``)."""
+    kind = env_info.landmarks
+    if kind in (None, "map"):
+        return None
+    if given is not None:
+        return given
+    check_landmarks(kind, env_info.views, env_info.llm, options.clip_weights)
+    if kind == "clip":
+        return clip_scorer(city, env_info.views, options.clip_model, options.clip_weights)
+    from flaneur.perception.landmarks.registry import make_landmark_scorer
+
+    return make_landmark_scorer(str(kind), model=env_info.model)
+
+
+class Sight:
+    """Which landmarks Ling sees where she stands in ``city`` (see the module docstring):
+    through ``scorer``, a landmark scorer of the run's ``views``, or with ``None`` the map
+    (V-IRL's oracle row) up to ``radius_m``; ``fov`` is the field of view of each view."""
 
     def __init__(
         self, city: City, scorer: Any = None, views: Any = None, *, radius_m: float, fov: float
@@ -105,6 +124,3 @@ class Sight:
             if len(out) == len(names):
                 break  # every landmark asked about is found: no need to look further
         return out
-
-
-__all__ = ["Sight", "clip_scorer", "landmarks_in"]

@@ -26,18 +26,10 @@ MAX_TOKENS = 256
 
 @dataclass
 class Thinker:
-    """A V-IRL agent's calls to the run's model.
-
-    Parameters
-    ----------
-    model
-        The run's :class:`~flaneur.models.ChatModel` (``info.model`` / ``env_info.model``),
-        or ``None`` to run offline.
-    agent
-        The agent's prompt folder (``"aria"``, ``"diego"``, ...).
-    max_tokens
-        Reply length of every call.
-    """
+    """A V-IRL agent's calls to the run's ``model`` (:class:`~flaneur.models.ChatModel`,
+    ``info.model`` / ``env_info.model``; ``None`` offline) with the prompts of its ``agent``
+    folder (``"aria"``, ``"diego"``, ...), replies of ``max_tokens`` at most; ``records``
+    holds every exchange."""
 
     model: Any
     agent: str
@@ -48,11 +40,6 @@ class Thinker:
     def online(self) -> bool:
         """Whether a model is attached."""
         return self.model is not None
-
-    @property
-    def calls(self) -> int:
-        """Model calls made so far."""
-        return len(self.records)
 
     @property
     def fallbacks(self) -> int:
@@ -87,6 +74,3 @@ class Thinker:
         """Mark the last reply as unusable (the offline step answered instead)."""
         if self.records:
             self.records[-1]["parse_failures"] = 1
-
-
-__all__ = ["MAX_TOKENS", "Thinker"]

@@ -22,9 +22,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar
 
-from flaneur.agents.base import Planner, SolveInfo
+from flaneur.agents.base import SolveInfo
 from flaneur.agents.baselines import episode_seed
-from flaneur.agents.virl.common import scenario_persona
+from flaneur.agents.virl.common import ScenarioPlanner
 from flaneur.agents.virl.listings import scenario_listings
 from flaneur.agents.virl.rating import ask_rating, best_first, closest_types, weighted_rating
 from flaneur.agents.virl.thinking import Thinker
@@ -47,20 +47,13 @@ def amenities_near(
     """``{type: {"count", "nearest_m"}}`` of the places of each type within ``radius_m`` of
     a point (``nearest_m`` is ``None`` where there is none)."""
     x, y = city.graph.projection.forward(lat, lng)
-    out = {}
+    where, out = (float(x), float(y)), {}
     for category in types:
         found = nearby_search(
-            city,
-            (float(x), float(y)),
-            radius_m=radius_m,
-            place_type=category,
-            dedupe=False,
-            limit=None,
+            city, where, radius_m=radius_m, place_type=category, dedupe=False, limit=None
         )
-        out[category] = {
-            "count": len(found),
-            "nearest_m": round(found[0].distance_m, 1) if found else None,
-        }
+        nearest = round(found[0].distance_m, 1) if found else None
+        out[category] = {"count": len(found), "nearest_m": nearest}
     return out
 
 
@@ -71,14 +64,10 @@ def offline_rating(
     radius_m: float = AMENITY_RADIUS_M,
 ) -> float:
     """The offline rating of a listing (module docstring)."""
-    parts = []
-    for value in near.values():
-        if value["count"]:
-            parts.append(
-                0.5 * min(value["count"], 3) / 3 + 0.5 * (1 - value["nearest_m"] / radius_m)
-            )
-        else:
-            parts.append(0.0)
+    parts = [
+        0.5 * min(v["count"], 3) / 3 + 0.5 * (1 - v["nearest_m"] / radius_m) if v["count"] else 0.0
+        for v in near.values()
+    ]
     amenity = sum(parts) / len(parts) if parts else 0.0
     price = 0.5 if not budget else max(0.0, 1 - listing["price"] / budget)
     return weighted_rating({"amenities": amenity, "price": price}, WEIGHTS)
@@ -103,21 +92,12 @@ class VivekOptions:
     )
 
 
-class VivekAgent(Planner):
-    """The estate recommender on ``virl-vivek`` scenarios (see the module docstring).
-
-    Parameters
-    ----------
-    top, amenity_radius_m
-        :class:`VivekOptions`.
-    """
+class VivekAgent(ScenarioPlanner):
+    """The estate recommender on ``virl-vivek`` scenarios (see the module docstring)."""
 
     name: ClassVar[str] = "vivek"
     solves: ClassVar[tuple[str, ...]] = ("virl-vivek",)
     Options: ClassVar[type] = VivekOptions
-
-    def __init__(self, *, top: int = TOP, amenity_radius_m: float = AMENITY_RADIUS_M) -> None:
-        self.options = VivekOptions(top, amenity_radius_m)
 
     @staticmethod
     async def amenity_types(
@@ -136,11 +116,10 @@ class VivekAgent(Planner):
     async def solve(self, item: TaskItem, info: SolveInfo) -> dict[str, Any]:
         """The scenario's listings within budget, ranked best first."""
         city, radius = info.city, self.options.amenity_radius_m
-        persona = scenario_persona(item)
+        scene = self.begin(item, info, start=False)
+        persona, thinker, budget = scene.persona, scene.thinker, scene.persona.budget
         seed = episode_seed(info.seed, item.id)
         listings, source = scenario_listings(city, dict(item.data), seed=seed)
-        budget = persona.budget
-        thinker = Thinker(info.model, "vivek")
         affordable = [x for x in listings if budget is None or x["price"] <= budget]
         types, chosen_by = await self.amenity_types(thinker, persona.background, persona.intention)
         ranked = []

@@ -30,31 +30,21 @@ from flaneur.agents.base import SolveInfo
 from flaneur.bench.detection import item_places, match_boxes
 from flaneur.bench.detection_metrics import detection_figures
 from flaneur.bench.types import VIRL_TO_FLANEUR, load_type_list, type_label
-from flaneur.errors import DataError, FlaneurError, UnknownNodeError
+from flaneur.errors import DataError, FlaneurError
 from flaneur.evaluate.kinds.base import Job, TaskContext
-from flaneur.evaluate.kinds.items import ItemError, ItemKind
+from flaneur.evaluate.kinds.items import ItemKind, viewing
 from flaneur.perception.detection import DETECTORS, Detector, SceneDetector
 from flaneur.registry import Registry
 from flaneur.tasks.items import TaskItem
 from flaneur.tasks.spec import TaskSpec
-from flaneur.views.base import NoImageryError, ProviderError, ViewError
 from flaneur.world.city import City
 
 
 @dataclass
 class DetectionState:
-    """What the jobs of one detection task set share.
-
-    Attributes
-    ----------
-    city
-        The city.
-    synthetic
-        Its offline renderer (``None`` when the run has ``--views``).
-    set_up
-        Per detector instance, prompt and run seed, the detector set up for the city's
-        places.
-    """
+    """What the jobs of one detection task set share: the city, its offline renderer
+    (``None`` when the run has ``--views``) and, per detector instance, prompt and run seed,
+    the detector set up for the city's places."""
 
     city: City
     synthetic: Any = None
@@ -79,7 +69,7 @@ def item_types(item: TaskItem) -> tuple[str, ...]:
         raise DataError(f"item {item.id!r}: field 'types': {err}") from None
 
 
-def item_views(item: TaskItem) -> list[tuple[float, float]]:
+def view_list(item: TaskItem) -> list[tuple[float, float]]:
     """The item's ``(heading, fov)`` views (checked)."""
     views = item.get("views")
     ok = isinstance(views, list) and all(
@@ -151,17 +141,11 @@ class DetectionKind(ItemKind):
         node, pitch = item.get("node"), item.get("pitch", 0.0)
         if not isinstance(node, str) or not isinstance(pitch, int | float):
             raise DataError(f"item {item.id!r}: fields 'node' and 'pitch' are malformed")
-        try:
+        with viewing(item):
             views = [
                 provider.view(node, heading, pitch=float(pitch), fov=fov)
-                for heading, fov in item_views(item)
+                for heading, fov in view_list(item)
             ]
-        except (UnknownNodeError, NoImageryError) as err:
-            raise ItemError(f"item {item.id!r}: no view ({err})") from None
-        except ViewError as err:
-            if isinstance(err, ProviderError):
-                raise
-            raise ItemError(f"item {item.id!r}: no view ({err})") from None
         found = detector.detect_batch(views, list(labels))
         words = {type_label(t): t for t in types}
         boxes = []

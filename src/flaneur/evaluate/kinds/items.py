@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import abc
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from flaneur.agents.base import SolveInfo
-from flaneur.errors import DataError, FlaneurError
+from flaneur.errors import DataError, FlaneurError, UnknownNodeError
 from flaneur.evaluate.kinds.base import (
     FINISHED_ITEM,
     Job,
@@ -38,6 +39,7 @@ from flaneur.models.usage import BudgetExceeded
 from flaneur.services.errors import RegionError, UnknownPlaceError, UnreachableError
 from flaneur.tasks.items import TaskItem
 from flaneur.tasks.spec import TaskSpec
+from flaneur.views.base import NoImageryError, ProviderError, ViewError
 from flaneur.world.city import City
 
 
@@ -56,6 +58,20 @@ ITEM_ERRORS: tuple[type[Exception], ...] = (
 """Failures that say an item is bad for its city, not that the solver failed: malformed
 scenario data, a place name or start the city does not have, a region outside it, a
 waypoint it cannot reach. Their rows end ``task_error``."""
+
+
+@contextmanager
+def viewing(item: TaskItem) -> Iterator[None]:
+    """Around the views of ``item``: a view the city or the provider does not have ends the
+    item (:class:`ItemError`); a failing provider (no key, no quota) is raised as it is."""
+    try:
+        yield
+    except (UnknownNodeError, NoImageryError) as err:
+        raise ItemError(f"item {item.id!r}: no view ({err})") from None
+    except ViewError as err:
+        if isinstance(err, ProviderError):
+            raise
+        raise ItemError(f"item {item.id!r}: no view ({err})") from None
 
 
 def solve_info(job: Job, config: Any, resources: RunResources) -> SolveInfo:
@@ -135,4 +151,4 @@ class ItemKind(TaskKind):
             row["success"] = bool(metrics.get(job.context.success_metric))
 
 
-__all__ = ["ITEM_ERRORS", "ItemError", "ItemKind", "SolveInfo", "solve_info"]
+__all__ = ["ITEM_ERRORS", "ItemError", "ItemKind", "SolveInfo", "solve_info", "viewing"]

@@ -1,17 +1,6 @@
 """The scenario kinds of V-IRL's planner agents: one persona (and what it asks for) per item,
-planned by a :class:`~flaneur.agents.Planner` and scored by the kind's scorer.
-
-======================  ==========================  =====================================
-kind                    planner (``--agent``)       scorer (:mod:`flaneur.bench`)
-======================  ==========================  =====================================
-``virl-local``          ``local``                   ``route_scenarios:score_local``
-``virl-peng``           ``peng``                    ``scenarios:score_peng``
-``virl-aria``           ``aria``                    ``scenarios:score_aria``
-``virl-vivek``          ``vivek``                   ``scenarios:score_vivek``
-``virl-diego``          ``diego``                   ``scenarios:score_diego``
-``virl-rx399``          ``rx399``                   ``survey_scenarios:score_robot``
-``virl-imani``          ``imani``                   ``survey_scenarios:score_planner``
-======================  ==========================  =====================================
+planned by a :class:`~flaneur.agents.Planner` (``virl-aria``: ``--agent aria``, ...) and
+scored by the kind's scorer in :mod:`flaneur.bench` (:data:`SCORERS`).
 
 A scorer is ``score(item, result, city) -> metrics`` and reads only the item and the plan:
 the planner never scores itself.
@@ -19,7 +8,7 @@ the planner never scores itself.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 from flaneur.agents import AGENTS, Planner
 from flaneur.errors import FlaneurError
@@ -28,12 +17,20 @@ from flaneur.evaluate.kinds.items import ItemKind
 from flaneur.registry import Registry, import_object
 from flaneur.tasks.items import TaskItem
 
+SCORERS = {
+    "virl-local": "route_scenarios:score_local",
+    "virl-peng": "scenario_scores:score_peng",
+    "virl-aria": "scenario_scores:score_aria",
+    "virl-vivek": "scenario_scores:score_vivek",
+    "virl-diego": "scenario_scores:score_diego",
+    "virl-rx399": "survey_scenarios:score_robot",
+    "virl-imani": "survey_scenarios:score_planner",
+}
+"""Per kind, its scorer (``module:function`` in :mod:`flaneur.bench`)."""
+
 
 class ScenarioKind(ItemKind):
     """Scenarios planned by the planner agents that declare this kind in ``solves``."""
-
-    scorer: ClassVar[str] = ""
-    """``"module:function"`` of the kind's scorer."""
 
     def solvers(self) -> Registry[Any]:
         return AGENTS
@@ -57,66 +54,19 @@ class ScenarioKind(ItemKind):
         return dict(await solver.solve(job.item, info))
 
     def score_item(self, item: TaskItem, result: dict[str, Any], context: TaskContext) -> dict:
-        score = import_object(self.scorer, what=f"scorer of {self.name}")
+        scorer = f"flaneur.bench.{SCORERS[self.name]}"
+        score = import_object(scorer, what=f"scorer of {self.name}")
         return dict(score(item, result, context.city))
 
 
-class LocalScenarios(ScenarioKind):
-    """Local's direction questions (``virl-local``)."""
-
-    name = "virl-local"
-    scorer = "flaneur.bench.route_scenarios:score_local"
+def _kind(class_name: str, name: str) -> type[ScenarioKind]:
+    return type(class_name, (ScenarioKind,), {"name": name, "__doc__": f"``{name}`` scenarios."})
 
 
-class PengScenarios(ScenarioKind):
-    """Peng's errands to put in order and walk (``virl-peng``)."""
-
-    name = "virl-peng"
-    scorer = "flaneur.bench.scenarios:score_peng"
-
-
-class AriaScenarios(ScenarioKind):
-    """Aria's place-recommendation wishes (``virl-aria``)."""
-
-    name = "virl-aria"
-    scorer = "flaneur.bench.scenarios:score_aria"
-
-
-class VivekScenarios(ScenarioKind):
-    """Vivek's home searches (``virl-vivek``)."""
-
-    name = "virl-vivek"
-    scorer = "flaneur.bench.scenarios:score_vivek"
-
-
-class DiegoScenarios(ScenarioKind):
-    """Diego's day plans (``virl-diego``)."""
-
-    name = "virl-diego"
-    scorer = "flaneur.bench.scenarios:score_diego"
-
-
-class RobotScenarios(ScenarioKind):
-    """RX-399's object counts along a route (``virl-rx399``)."""
-
-    name = "virl-rx399"
-    scorer = "flaneur.bench.survey_scenarios:score_robot"
-
-
-class ImaniScenarios(ScenarioKind):
-    """Imani's surveys of a region (``virl-imani``)."""
-
-    name = "virl-imani"
-    scorer = "flaneur.bench.survey_scenarios:score_planner"
-
-
-__all__ = [
-    "AriaScenarios",
-    "DiegoScenarios",
-    "ImaniScenarios",
-    "LocalScenarios",
-    "PengScenarios",
-    "RobotScenarios",
-    "ScenarioKind",
-    "VivekScenarios",
-]
+LocalScenarios = _kind("LocalScenarios", "virl-local")
+PengScenarios = _kind("PengScenarios", "virl-peng")
+AriaScenarios = _kind("AriaScenarios", "virl-aria")
+VivekScenarios = _kind("VivekScenarios", "virl-vivek")
+DiegoScenarios = _kind("DiegoScenarios", "virl-diego")
+RobotScenarios = _kind("RobotScenarios", "virl-rx399")
+ImaniScenarios = _kind("ImaniScenarios", "virl-imani")

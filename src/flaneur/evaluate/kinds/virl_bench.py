@@ -39,13 +39,12 @@ from flaneur.bench.metrics import (
 )
 from flaneur.bench.recognisers import RECOGNISERS
 from flaneur.bench.types import load_type_list
-from flaneur.errors import DataError, FlaneurError, UnknownNodeError
+from flaneur.errors import DataError, FlaneurError
 from flaneur.evaluate.kinds.base import Job, TaskContext
-from flaneur.evaluate.kinds.items import ItemError, ItemKind
+from flaneur.evaluate.kinds.items import ItemError, ItemKind, viewing
 from flaneur.registry import Registry
 from flaneur.tasks.items import TaskItem
 from flaneur.tasks.spec import TaskSpec
-from flaneur.views.base import NoImageryError, ProviderError, ViewError
 from flaneur.world.city import City
 
 
@@ -90,14 +89,8 @@ class _ViewKind(ItemKind):
         provider = info.views if info.views is not None else info.state
         node = _field(item, "node", (str, int))
         camera = {k: float(_field(item, k, (int, float))) for k in ("heading", "pitch", "fov")}
-        try:
+        with viewing(item):
             view = provider.view(node, camera["heading"], pitch=camera["pitch"], fov=camera["fov"])
-        except (UnknownNodeError, NoImageryError) as err:
-            raise ItemError(f"item {item.id!r}: no view ({err})") from None
-        except ViewError as err:
-            if isinstance(err, ProviderError):
-                raise
-            raise ItemError(f"item {item.id!r}: no view ({err})") from None
         return view.image
 
     def image_for(self, solver: Any, job: Job, info: SolveInfo) -> Image.Image | None:
@@ -211,6 +204,3 @@ class VqaKind(_ViewKind):
             made = accuracy_figures([(r["result"]["types"], r["metrics"][metric]) for r in done])
             figures.update({f"{name}_{suffix}": value for name, value in made.items()})
         return figures
-
-
-__all__ = ["RecognitionKind", "VqaKind", "item_types"]
