@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from flaneur.cli import llm_options as lo
 from flaneur.cli.output import console, err_console, print_json, print_tables
+
+if TYPE_CHECKING:
+    from flaneur.evaluate.runner import RunConfig
+    from flaneur.world.city import City
 
 DEMO_TASKS = "helsinki-needs-v1"
 DEMO_AGENTS = "random,forward,oracle,explorer"
@@ -48,12 +53,8 @@ def demo_command(
     scheme (VELMA: turns, MapGPT: nodes, CitySeeker: headings). The city, the task set and
     finished episodes are cached, so a second run only re-prints the results.
     """
-    from flaneur.agents import AGENTS
     from flaneur.cli.failures import check_output_path
-    from flaneur.cli.run import check_progress, exit_on_failed_run, names_option, report_interrupted
-    from flaneur.evaluate.runner import RunConfig, RunInterrupted, run_benchmark
-    from flaneur.report.run_report import build_report, load_run, paired_comparisons
-    from flaneur.report.tables import paired_tables, results_tables
+    from flaneur.cli.run import check_progress, names_option
     from flaneur.tasks.registry import load_task
 
     check_progress(progress)
@@ -74,47 +75,12 @@ def demo_command(
     with err_console.status("building or loading the Helsinki city and its need tasks ..."):
         city, episodes = load_task(DEMO_TASKS)
     prepared = time.perf_counter() - start
-    if llm:
-        chosen += [a for a in LLM_AGENTS if a in AGENTS and a not in chosen]
-    groups: dict[str, list[str]] = {}
-    for name in chosen:  # offline agents together; language-model agents by their scheme
-        groups.setdefault(f"llm-{LLM_AGENTS[name]}" if name in LLM_AGENTS else "", []).append(name)
+    configs = _demo_configs(chosen, limit, concurrency, llm, llm_base_url, model_options)
     loaded = {DEMO_TASKS: (city, episodes)}
-    summaries: dict[str, dict] = {}
-    folders: list[Path] = []
-    for group, names in groups.items():
-        scheme = group.removeprefix("llm-") or None  # offline agents: the tasks' own scheme
-        config = RunConfig(
-            agents=tuple(names),
-            tasks=(DEMO_TASKS,),
-            scheme=scheme,
-            limit=limit,
-            concurrency=concurrency,
-            llm=llm if group else None,
-            llm_base_url=llm_base_url if group else None,
-            llm_options=model_options if group else {},
-        )
-        folder = out / group if group else out
-        try:
-            summaries[group or "offline"] = run_benchmark(
-                config,
-                folder,
-                resume=True,
-                progress="none" if json_out else progress,
-                loaded=loaded,
-            )
-        except RunInterrupted as stopped:
-            raise typer.Exit(report_interrupted(stopped, "flaneur demo again")) from None
-        folders.append(folder)
-        if group and summaries[group].get("server_down"):
-            exit_on_failed_run(summaries[group])  # one line; the offline results are kept
+    summaries = _run_demo(configs, out, loaded, "none" if json_out else progress)
+    folders = [_group_folder(out, group) for group in configs]
+    report, paired = _demo_report(folders, out / "report.html", loaded)
     summary = next(iter(summaries.values()))
-    runs = [load_run(f) for f in folders]
-    report = build_report(runs, out / "report.html", tasks=loaded)
-    # paired tests between the agents of each run; the oracle (privileged) is left out
-    paired = [
-        [p for p in paired_comparisons(run) if "oracle" not in (p["a"], p["b"])] for run in runs
-    ]
     result = {
         "city": city.summary() | {"categories": None, "metadata": None},
         "tasks": DEMO_TASKS,
@@ -129,12 +95,100 @@ def demo_command(
     if json_out:
         print_json(result)
         return
+    _print_demo(city, len(episodes), summaries, paired)
+    console.print(f"report: [bold]{report}[/]  ({result['total_s']} s)")
+
+
+def _demo_configs(
+    chosen: list[str],
+    limit: int | None,
+    concurrency: int,
+    llm: str | None,
+    llm_base_url: str | None,
+    model_options: dict[str, Any],
+) -> dict[str, RunConfig]:
+    """One run configuration per group of agents: ``""`` holds the offline agents (in the
+    tasks' own scheme), ``llm-<scheme>`` the language-model agents of that scheme (with
+    ``--llm`` only: they join ``chosen`` when registered)."""
+    from flaneur.agents import AGENTS
+    from flaneur.evaluate.runner import RunConfig
+
+    if llm:
+        chosen = chosen + [a for a in LLM_AGENTS if a in AGENTS and a not in chosen]
+    groups: dict[str, list[str]] = {}
+    for name in chosen:  # offline agents together; language-model agents by their scheme
+        groups.setdefault(f"llm-{LLM_AGENTS[name]}" if name in LLM_AGENTS else "", []).append(name)
+    return {
+        group: RunConfig(
+            agents=tuple(names),
+            tasks=(DEMO_TASKS,),
+            scheme=group.removeprefix("llm-") or None,  # offline agents: the tasks' own scheme
+            limit=limit,
+            concurrency=concurrency,
+            llm=llm if group else None,
+            llm_base_url=llm_base_url if group else None,
+            llm_options=model_options if group else {},
+        )
+        for group, names in groups.items()
+    }
+
+
+def _group_folder(out: Path, group: str) -> Path:
+    """The run folder of a group of agents: ``out`` for the offline ones, else ``out/<group>``."""
+    return out / group if group else out
+
+
+def _run_demo(
+    configs: dict[str, RunConfig], out: Path, loaded: dict[str, Any], progress: str
+) -> dict[str, dict[str, Any]]:
+    """Run (or resume) each group's configuration in its folder (``out``, or ``out/<group>``
+    for the language-model agents); the summaries by group (``offline`` for ``""``).
+
+    A dead model server ends the demo with one line (the offline results are kept)."""
+    from flaneur.cli.run import exit_on_failed_run, report_interrupted
+    from flaneur.evaluate.runner import RunInterrupted, run_benchmark
+
+    summaries: dict[str, dict[str, Any]] = {}
+    for group, config in configs.items():
+        folder = _group_folder(out, group)
+        try:
+            summaries[group or "offline"] = run_benchmark(
+                config, folder, resume=True, progress=progress, loaded=loaded
+            )
+        except RunInterrupted as stopped:
+            raise typer.Exit(report_interrupted(stopped, "flaneur demo again")) from None
+        if group and summaries[group].get("server_down"):
+            exit_on_failed_run(summaries[group])  # one line; the offline results are kept
+    return summaries
+
+
+def _demo_report(
+    folders: list[Path], report_path: Path, loaded: dict[str, Any]
+) -> tuple[Path, list[list[dict[str, Any]]]]:
+    """Write the HTML report of the demo's runs to ``report_path``; it and, for each run, the
+    paired tests between its agents (the oracle, privileged, left out)."""
+    from flaneur.report.run_report import build_report, load_run, paired_comparisons
+
+    runs = [load_run(f) for f in folders]
+    report = build_report(runs, report_path, tasks=loaded)
+    paired = [
+        [p for p in paired_comparisons(run) if "oracle" not in (p["a"], p["b"])] for run in runs
+    ]
+    return report, paired
+
+
+def _print_demo(
+    city: City, n_episodes: int, summaries: dict[str, dict[str, Any]], paired: list[list[dict]]
+) -> None:
+    """The city and task set in one line, then the results and paired tables of each run
+    (headed by its group when there are several)."""
+    from flaneur.report.tables import paired_tables, results_tables
+
     console.print(
         f"[bold]{city.name}[/]: {city.graph.n_nodes:,} viewpoints, {len(city.places):,} places; "
-        f"{len(episodes)} need tasks ({DEMO_TASKS})"
+        f"{n_episodes} need tasks ({DEMO_TASKS})"
     )
     for (group, each), pairs in zip(summaries.items(), paired, strict=True):
         if len(summaries) > 1:
             console.print(f"[bold]{group}[/] ({', '.join(each['config']['agents'])})")
         print_tables(results_tables(each) + paired_tables(pairs))
-    console.print(f"report: [bold]{report}[/]  ({result['total_s']} s)")

@@ -4,10 +4,16 @@ from __future__ import annotations
 
 import itertools
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from flaneur.cli.output import console, err_console, print_json, print_tables
+
+if TYPE_CHECKING:
+    from flaneur.report.run_folder import RunData
+    from flaneur.tasks.catalogue import TaskItems
+    from flaneur.world.city import City
 
 
 def report_command(
@@ -39,19 +45,13 @@ def report_command(
     Each run also gets, per task with two or more agents, a paired comparison of its agents on
     the episodes both ran (``paired`` in the ``--json`` output).
     """
-    from rich.markup import escape as markup_escape
-
     from flaneur.cli.failures import check_output_path
-    from flaneur.errors import FlaneurError
     from flaneur.report.run_report import (
         build_report,
         compare_runs,
         load_run,
         paired_comparisons,
     )
-    from flaneur.report.tables import paired_tables, results_tables
-    from flaneur.tasks.registry import load_spec
-    from flaneur.tasks.resolve import register_registries, spec_of_run
 
     if out is not None:
         check_output_path(out, "--out", folder=False)
@@ -59,22 +59,10 @@ def report_command(
     for run in loaded:  # problems of the run folders (cut or changed logs) are said, not hidden
         for warning in run.warnings:
             err_console.print(f"warning: {warning}", markup=False, highlight=False, soft_wrap=True)
-    tasks = {}
-    for run in loaded:
-        config = run.summary.get("config") or {}
-        folder = data_dir or config.get("data_dir")
-        for task in {str(r["task"]) for r in run.rows} - tasks.keys():
-            try:
-                register_registries(registry or config.get("registries"))
-                tasks[task] = load_spec(spec_of_run(task, run.summary), folder)
-            except FlaneurError as err:  # a report without maps is still a report
-                err_console.print(
-                    f"[yellow]no maps for {markup_escape(task)}: {markup_escape(str(err))}[/]"
-                )
     path = build_report(
         loaded,
         out or loaded[0].folder / "report.html",
-        tasks=tasks,
+        tasks=_report_tasks(loaded, data_dir, registry),
         max_episodes=max_episodes,
         tiles=tiles,
     )
@@ -91,6 +79,42 @@ def report_command(
             }
         )
         return
+    _print_report(loaded, paired, comparisons)
+    console.print(f"report: {path}")
+
+
+def _report_tasks(
+    loaded: list[RunData], data_dir: Path | None, registry: list[Path] | None
+) -> dict[str, tuple[City, TaskItems]]:
+    """The city and episodes of every task set the runs hold, for the report's maps; a task
+    set that cannot be loaded gets a warning (a report without maps is still a report)."""
+    from rich.markup import escape as markup_escape
+
+    from flaneur.errors import FlaneurError
+    from flaneur.tasks.registry import load_spec
+    from flaneur.tasks.resolve import register_registries, spec_of_run
+
+    tasks: dict[str, tuple[City, TaskItems]] = {}
+    for run in loaded:
+        config = run.summary.get("config") or {}
+        folder = data_dir or config.get("data_dir")
+        for task in {str(r["task"]) for r in run.rows} - tasks.keys():
+            try:
+                register_registries(registry or config.get("registries"))
+                tasks[task] = load_spec(spec_of_run(task, run.summary), folder)
+            except FlaneurError as err:  # a report without maps is still a report
+                err_console.print(
+                    f"[yellow]no maps for {markup_escape(task)}: {markup_escape(str(err))}[/]"
+                )
+    return tasks
+
+
+def _print_report(
+    loaded: list[RunData], paired: list[list[dict[str, Any]]], comparisons: list[dict[str, Any]]
+) -> None:
+    """Each run's results and paired tables (titled by the run), then the run comparisons."""
+    from flaneur.report.tables import paired_tables, results_tables
+
     for run, pairs in zip(loaded, paired, strict=True):
         for table in results_tables(run.summary) + paired_tables(pairs):
             table.title = f"{run.name}: {table.title}"
@@ -100,4 +124,3 @@ def report_command(
             f"{c['a']} vs {c['b']}: {c['wins']} wins, {c['losses']} losses "
             f"({c['paired']} paired episodes)"
         )
-    console.print(f"report: {path}")

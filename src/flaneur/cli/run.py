@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from flaneur.cli import llm_options as lo
+from flaneur.cli import run_options as ro
 from flaneur.cli.output import console, err_console, print_json, print_tables
 from flaneur.cli.task_options import (
     CITY_OPTION,
     FORMAT_OPTION,
     REGISTRY_OPTION,
-    TASKS_HELP,
     registry_paths,
     resolve_cli_tasks,
 )
@@ -27,17 +27,6 @@ from flaneur.errors import FlaneurError
 if TYPE_CHECKING:
     from flaneur.evaluate.runner import RunConfig, RunInterrupted
 
-DATA_DIR_HELP = (
-    "Folder holding the datasets (touchdown/, map2seq/, cityseeker/); default $FLANEUR_DATA. "
-    "Needed only by task sets that read it (not by task files, nor helsinki-needs-v1)."
-)
-OPTION_HELP = (
-    "Agent option AGENT.KEY=VALUE, or KEY=VALUE for every agent of the run; repeatable, "
-    "e.g. -o velma.k_shot=0 -o cityseeker.strategies=b1,r3 -o mapgpt.mode=one-stage "
-    "-o explorer.tau=0.6. VALUE is read as JSON when it parses (numbers, true/false, null, "
-    "lists, quoted strings), else kept as text, then checked against the agent's typed "
-    "options before anything runs. Recorded in the run's config (summary.json, config hash)."
-)
 validate_app = typer.Typer(
     rich_markup_mode=None,
     help="Validate the environment against the datasets.",
@@ -50,24 +39,15 @@ def _split(value: str) -> list[str]:
 
 
 def run_command(
-    agent: str = typer.Option(
-        ...,
-        "--agent",
-        help="Agent name(s), comma-separated (e.g. random,forward,oracle), or an agent class "
-        "as package.module:Class; agents of installed plug-ins (entry points) too.",
-    ),
-    tasks: str = typer.Option(..., "--tasks", help=TASKS_HELP),
-    data_dir: Path | None = typer.Option(None, "--data-dir", help=DATA_DIR_HELP),
+    agent: str = ro.AGENT,
+    tasks: str = ro.TASKS,
+    data_dir: Path | None = ro.DATA_DIR,
     task_format: str | None = FORMAT_OPTION,
     city: str | None = CITY_OPTION,
     registry: list[Path] | None = REGISTRY_OPTION,
-    out: Path = typer.Option(..., "--out", help="Run folder (episodes.jsonl, summary.json)."),
-    llm: str | None = typer.Option(
-        None, "--llm", help="Model for LLM agents, e.g. openai/gpt-4o-mini, vllm/NAME, ollama/NAME."
-    ),
-    llm_base_url: str | None = typer.Option(
-        None, "--llm-base-url", help="Base URL of an OpenAI-compatible server."
-    ),
+    out: Path = ro.OUT,
+    llm: str | None = ro.LLM,
+    llm_base_url: str | None = ro.LLM_BASE_URL,
     api_key_env: str | None = lo.API_KEY_ENV,
     llm_timeout: float | None = lo.LLM_TIMEOUT,
     llm_retries: int | None = lo.LLM_RETRIES,
@@ -76,82 +56,26 @@ def run_command(
     llm_failures: int = lo.LLM_FAILURES,
     llm_n_ctx: int | None = lo.LLM_N_CTX,
     llm_threads: int | None = lo.LLM_THREADS,
-    views: str | None = typer.Option(
-        None,
-        "--views",
-        help="Views for agents that look: synthetic, panorama:DIR, google, mapillary, a plug-in "
-        "(entry point flaneur.views) or package.module:Class.",
-    ),
-    landmarks: str | None = typer.Option(
-        None,
-        "--landmarks",
-        help="Landmark scorer for agents that use one: map, ocr, clip, vlm or a plug-in. "
-        "OCR runs on ONNX Runtime; FLANEUR_OCR_BACKEND=openvino (or openvino-bf16, faster and "
-        "approximate) runs it on OpenVINO (pip install 'flaneur[openvino]').",
-    ),
-    scheme: str | None = typer.Option(
-        None,
-        "--scheme",
-        help="turns, headings or nodes (default: the scheme each task set declares).",
-    ),
-    limit: int | None = typer.Option(
-        None, "--limit", min=1, help="Only the first N episodes of each task set (not reportable)."
-    ),
-    ids: str | None = typer.Option(
-        None, "--ids", help="Only these episode ids, comma-separated (not reportable)."
-    ),
-    concurrency: int = typer.Option(
-        8,
-        "--concurrency",
-        min=1,
-        help="Episodes in flight (with --executor ray: per worker; use 1 for CPU-bound agents).",
-    ),
-    executor_name: str = typer.Option(
-        "local",
-        "--executor",
-        help="Where episodes run: local (asyncio, this process) or ray (Ray actors on this "
-        "machine or a cluster; needs pip install 'flaneur[ray]'; see docs/scale.md).",
-    ),
-    ray_address: str | None = typer.Option(
-        None,
-        "--ray-address",
-        help="Ray cluster to join (auto, ray://HOST:PORT); default: start a local Ray instance.",
-    ),
-    workers: int | None = typer.Option(
-        None,
-        "--workers",
-        min=1,
-        help="Ray workers (actors; each loads the city packs once); default: the cluster's CPUs.",
-    ),
-    allow_jumps: bool = typer.Option(
-        False,
-        "--allow-jumps",
-        help="nodes scheme: let agents move to any observed node (backtracking).",
-    ),
-    strategy: str | None = typer.Option(
-        None, "--strategy", hidden=True, help="Deprecated: -o cityseeker.strategies=..."
-    ),
-    round_: int | None = typer.Option(
-        None, "--round", min=0, hidden=True, help="Deprecated: -o cityseeker.round=N."
-    ),
-    mapgpt_mode: str | None = typer.Option(
-        None, "--mapgpt-mode", hidden=True, help="Deprecated: -o mapgpt.mode=..."
-    ),
-    option: list[str] | None = typer.Option(
-        None, "--option", "-o", metavar="AGENT.KEY=VALUE", help=OPTION_HELP
-    ),
-    token_budget: int | None = typer.Option(
-        None, "--token-budget", min=1, help="Stop the run cleanly after this many model tokens."
-    ),
-    cache_mode: str = typer.Option(
-        "use", "--cache", help="Model response cache: use, refresh or off."
-    ),
-    seed: int = typer.Option(0, "--seed", min=0, help="Run seed."),
-    resume: bool = typer.Option(
-        False, "--resume", help="Continue the run in --out: skip finished, re-run errored."
-    ),
-    progress: str = typer.Option("rich", "--progress", help="rich, plain or none."),
-    json_out: bool = typer.Option(False, "--json", help="Print one JSON object (the summary)."),
+    views: str | None = ro.VIEWS,
+    landmarks: str | None = ro.LANDMARKS,
+    scheme: str | None = ro.SCHEME,
+    limit: int | None = ro.LIMIT,
+    ids: str | None = ro.IDS,
+    concurrency: int = ro.CONCURRENCY,
+    executor_name: str = ro.EXECUTOR,
+    ray_address: str | None = ro.RAY_ADDRESS,
+    workers: int | None = ro.WORKERS,
+    allow_jumps: bool = ro.ALLOW_JUMPS,
+    strategy: str | None = ro.STRATEGY,
+    round_: int | None = ro.ROUND,
+    mapgpt_mode: str | None = ro.MAPGPT_MODE,
+    option: list[str] | None = ro.AGENT_OPTION,
+    token_budget: int | None = ro.TOKEN_BUDGET,
+    cache_mode: str = ro.CACHE,
+    seed: int = ro.SEED,
+    resume: bool = ro.RESUME,
+    progress: str = ro.PROGRESS,
+    json_out: bool = ro.JSON,
 ) -> None:
     """Run agents on task sets concurrently; append one JSONL row per episode, write a summary.
 
@@ -162,70 +86,89 @@ def run_command(
     A model server that fails --llm-failures calls in a row stops the run with one error line
     (exit 1), as does a run whose rows all errored.
     """
-    from flaneur.cli.failures import check_output_path
-    from flaneur.evaluate.runner import RunConfig, RunInterrupted, run_benchmark
-    from flaneur.perception.ocr import check_ocr_environment
+    flags = ro.RunFlags(**locals())  # first: locals() holds the parameters only
+    from flaneur.evaluate.runner import RunInterrupted, run_benchmark
 
-    check_output_path(out, "--out", folder=True)
-    names_option("--tasks", tasks, "task set")  # none, or one named twice: a usage error
-    specs = resolve_cli_tasks(tasks, fmt=task_format, city=city, registries=registry)
-    task_ids = [spec.id for spec in specs]
-    _check_plugin("--views", views, "flaneur.views.registry", "VIEWS")
-    _check_plugin("--landmarks", landmarks, "flaneur.perception.landmarks.registry", "LANDMARKS")
-    _check_choice("--cache", cache_mode, ("use", "refresh", "off"))
-    check_progress(progress)
-    check_ocr_environment()  # a bad FLANEUR_OCR_* fails here, before the run folder exists
-    model_options = lo.llm_options(
-        llm,
-        api_key_env=api_key_env,
-        timeout=llm_timeout,
-        retries=llm_retries,
-        max_in_flight=llm_max_in_flight,
-        max_tokens=llm_max_tokens,
-        failures=llm_failures,
-        n_ctx=llm_n_ctx,
-        threads=llm_threads,
-    )
-    agents = tuple(names_option("--agent", agent, "agent"))
-    aliases = _deprecated_options(strategy, round_, mapgpt_mode)
-    shared, per_agent = parse_agent_options([*aliases, *(option or [])], agents)
-    config = RunConfig(
-        agents=agents,
-        tasks=tuple(task_ids),
-        data_dir=str(data_dir) if data_dir else None,
-        task_format=task_format,
-        city=city,
-        registries=registry_paths(registry),
-        scheme=scheme,
-        llm=llm,
-        llm_base_url=llm_base_url,
-        views=views,
-        landmarks=landmarks,
-        seed=seed,
-        limit=limit,
-        ids=tuple(_split(ids)) if ids else None,
-        concurrency=concurrency,
-        token_budget=token_budget,
-        cache_mode=cache_mode,
-        agent_options=shared,
-        per_agent_options=per_agent,
-        scheme_options={"allow_jumps": True} if allow_jumps else {},
-        llm_options=model_options,
-    )
-    _build_agents_once(config, [spec.kind for spec in specs])
+    config, aliases = _run_config(flags)
     if aliases:  # after the checks, so that a usage error stays one line
         typer.echo(f"note: deprecated flag; use {' '.join('-o ' + a for a in aliases)}", err=True)
-    executor = _executor(executor_name, ray_address, workers)
+    executor = _executor(flags.executor_name, flags.ray_address, flags.workers)
     try:
         summary = run_benchmark(
             config,
-            out,
-            resume=resume,
-            progress="none" if json_out else progress,
+            flags.out,
+            resume=flags.resume,
+            progress="none" if flags.json_out else flags.progress,
             executor=executor,
         )
     except RunInterrupted as stopped:
         raise typer.Exit(report_interrupted(stopped, "the same command with --resume")) from None
+    _print_run_results(summary, flags.out, flags.json_out)
+
+
+def _run_config(flags: ro.RunFlags) -> tuple[RunConfig, list[str]]:
+    """Check ``flags`` and build the run's configuration; also the ``-o`` specs the deprecated
+    flags stand for. Every usage error is one line, raised before the run folder exists."""
+    from flaneur.cli.failures import check_output_path
+    from flaneur.evaluate.runner import RunConfig
+    from flaneur.perception.ocr import check_ocr_environment
+
+    check_output_path(flags.out, "--out", folder=True)
+    names_option("--tasks", flags.tasks, "task set")  # none, or one named twice: a usage error
+    specs = resolve_cli_tasks(
+        flags.tasks, fmt=flags.task_format, city=flags.city, registries=flags.registry
+    )
+    _check_plugin("--views", flags.views, "flaneur.views.registry", "VIEWS")
+    _check_plugin(
+        "--landmarks", flags.landmarks, "flaneur.perception.landmarks.registry", "LANDMARKS"
+    )
+    _check_choice("--cache", flags.cache_mode, ("use", "refresh", "off"))
+    check_progress(flags.progress)
+    check_ocr_environment()  # a bad FLANEUR_OCR_* fails here, before the run folder exists
+    model_options = lo.llm_options(
+        flags.llm,
+        api_key_env=flags.api_key_env,
+        timeout=flags.llm_timeout,
+        retries=flags.llm_retries,
+        max_in_flight=flags.llm_max_in_flight,
+        max_tokens=flags.llm_max_tokens,
+        failures=flags.llm_failures,
+        n_ctx=flags.llm_n_ctx,
+        threads=flags.llm_threads,
+    )
+    agents = tuple(names_option("--agent", flags.agent, "agent"))
+    aliases = _deprecated_options(flags.strategy, flags.round_, flags.mapgpt_mode)
+    shared, per_agent = parse_agent_options([*aliases, *(flags.option or [])], agents)
+    config = RunConfig(
+        agents=agents,
+        tasks=tuple(spec.id for spec in specs),
+        data_dir=str(flags.data_dir) if flags.data_dir else None,
+        task_format=flags.task_format,
+        city=flags.city,
+        registries=registry_paths(flags.registry),
+        scheme=flags.scheme,
+        llm=flags.llm,
+        llm_base_url=flags.llm_base_url,
+        views=flags.views,
+        landmarks=flags.landmarks,
+        seed=flags.seed,
+        limit=flags.limit,
+        ids=tuple(_split(flags.ids)) if flags.ids else None,
+        concurrency=flags.concurrency,
+        token_budget=flags.token_budget,
+        cache_mode=flags.cache_mode,
+        agent_options=shared,
+        per_agent_options=per_agent,
+        scheme_options={"allow_jumps": True} if flags.allow_jumps else {},
+        llm_options=model_options,
+    )
+    _build_agents_once(config, [spec.kind for spec in specs])
+    return config, aliases
+
+
+def _print_run_results(summary: dict[str, Any], out: Path, json_out: bool) -> None:
+    """Print a finished run's summary (JSON, or tables and where the files are); exit 1 when
+    the run failed (:func:`failed_run_reason`)."""
     if json_out:
         print_json(summary)
         exit_on_failed_run(summary)
@@ -440,8 +383,8 @@ def _check_choice(option: str, value: str | None, choices: tuple[str, ...]) -> N
 
 @validate_app.command("gold")
 def validate_gold(
-    tasks: str = typer.Option(..., "--tasks", help=TASKS_HELP),
-    data_dir: Path | None = typer.Option(None, "--data-dir", help=DATA_DIR_HELP),
+    tasks: str = ro.TASKS,
+    data_dir: Path | None = ro.DATA_DIR,
     task_format: str | None = FORMAT_OPTION,
     city: str | None = CITY_OPTION,
     registry: list[Path] | None = REGISTRY_OPTION,

@@ -38,9 +38,8 @@ from typing import Any
 
 from flaneur.errors import FlaneurError
 from flaneur.evaluate.executors import Row, RunStop
+from flaneur.evaluate.ray_dispatch import MAX_ATTEMPTS, Dispatch, WorkerPool
 
-MAX_ATTEMPTS = 3
-"""Workers an episode may take down before it is written as an error row."""
 RAY_MISSING = "--executor ray needs Ray: pip install 'flaneur[ray]'"
 LOCAL_OBJECT_STORE_BYTES = 128 * 1024**2
 """Object store of a Ray instance started by flaneur itself (rows and task sets are small)."""
@@ -187,6 +186,13 @@ class RayExecutor:
                 self._started_ray = False
 
     def _run(self, jobs: list[Any], deliver: Callable[[Row], None], stop: RunStop) -> None:
+        pool = self._start_pool()
+        Dispatch(self, pool, jobs, deliver, stop).run()
+        self._stop_pool(pool)
+
+    def _start_pool(self) -> WorkerPool:
+        """Start the workers (and the model-slots actor of a run with a model) and wait until
+        they are up; records the start-up time and CPU of each."""
         from flaneur.evaluate.ray_worker import EpisodeWorker, ModelSlots, model_limit
 
         ray = self.ray
@@ -225,60 +231,12 @@ class RayExecutor:
         self.startup_s = round(time.perf_counter() - t0, 3)
         startup_cpu = ray.get([w.cpu_s.remote() for w in workers])
         self.worker_startup_cpu_s = [round(c, 3) for c in startup_cpu]
-        queue = list(reversed([(job, 1) for job in jobs]))  # pop() takes the next job
-        in_flight: dict[Any, tuple[list[tuple[Any, int]], int, Any]] = {}  # ref -> (jobs, i, actor)
-        load = [0] * len(workers)
+        return WorkerPool(config, workers, new_worker, slots, batch, capacity)
 
-        def submit() -> None:
-            while queue and not stop:
-                i = min(range(len(load)), key=load.__getitem__)
-                room = min(batch, capacity - load[i])
-                if room < min(batch, len(queue)):  # wait until a whole batch fits
-                    return
-                sent = [queue.pop() for _ in range(min(room, len(queue)))]
-                keys = [(j.task, j.agent, j.scheme, j.item.id, j.config_hash) for j, _ in sent]
-                in_flight[workers[i].run.remote(keys)] = (sent, i, workers[i])
-                load[i] += len(sent)
-
-        submit()
-        cancelled = False
-        while in_flight:
-            if stop.interrupted and not cancelled:
-                for ref in in_flight:
-                    ray.cancel(ref, force=False)
-                cancelled = True
-            done, rest = ray.wait(list(in_flight), num_returns=1, timeout=0.25)
-            if done and rest:  # and whatever else is ready by now
-                done += ray.wait(rest, num_returns=len(rest), timeout=0)[0]
-            for ref in done:
-                sent, i, handle = in_flight.pop(ref)
-                load[i] -= len(sent)
-                try:
-                    results = ray.get(ref)
-                except ray.exceptions.TaskCancelledError:
-                    continue
-                except ray.exceptions.RayActorError:
-                    if workers[i] is handle:  # replace it once (its other batches fail too)
-                        self.worker_deaths += 1
-                        workers[i] = new_worker(i)
-                    if cancelled:
-                        continue
-                    for job, attempt in sent:
-                        if attempt >= MAX_ATTEMPTS:
-                            deliver(_lost_row(job, attempt))
-                        else:
-                            self.retried += 1
-                            queue.append((job, attempt + 1))
-                    continue
-                except ray.exceptions.RayTaskError as err:
-                    raise err.as_instanceof_cause() from None
-                for result in results:
-                    if "stop" in result:
-                        stop.request(result["stop"])
-                    else:
-                        self._count(result["row"], config.token_budget, stop)
-                        deliver(result["row"])
-            submit()
+    def _stop_pool(self, pool: WorkerPool) -> None:
+        """Record what each worker's process used and the model slots' figures, then stop
+        the workers and the slots actor."""
+        ray, workers, slots = self.ray, pool.workers, pool.slots
         with contextlib.suppress(ray.exceptions.RayError):  # what each worker's process used
             self.worker_cpu_s = [round(c, 3) for c in ray.get([w.cpu_s.remote() for w in workers])]
             if slots is not None:
@@ -291,7 +249,7 @@ class RayExecutor:
         if slots is not None:
             ray.kill(slots)
 
-    def _count(self, row: Row, budget: int | None, stop: RunStop) -> None:
+    def count_usage(self, row: Row, budget: int | None, stop: RunStop) -> None:
         """Add a row's model usage to the run's; stop at the run's token budget (each
         worker's own tracker only sees its own calls)."""
         for key, value in (row.get("usage") or {}).items():
@@ -327,25 +285,6 @@ def _slot_stats(actor: dict[str, int], gates: list[dict[str, int] | None]) -> di
         "limit": actor["limit"],
         "peak": sum(g["peak"] for g in gates),
         "granted": sum(g["granted"] for g in gates),
-    }
-
-
-def _lost_row(job: Any, attempts: int) -> Row:
-    """The row of an episode whose worker died ``attempts`` times (run again on resume)."""
-    return {
-        "task": job.task,
-        "episode_id": job.item.id,
-        "agent": job.agent,
-        "scheme": job.scheme,
-        "category": job.item.category,
-        "termination": "agent_error",
-        "error": f"its Ray worker died {attempts} times",
-        "city": job.context.city.name,
-        "success_metric": job.context.success_metric,
-        "config_hash": job.config_hash,
-        "started_at": round(time.time(), 3),
-        "duration_s": 0.0,
-        "usage": {"calls": 0},
     }
 
 

@@ -20,29 +20,24 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from flaneur.errors import FlaneurError
 from flaneur.evaluate.executors import Executor, LocalExecutor, RunStop
 from flaneur.evaluate.interrupt import InterruptHandler, RunInterrupted
-from flaneur.evaluate.kinds import Job, SolverFactory, TaskContext, TaskKind, kind_named
+from flaneur.evaluate.kinds import Job, SolverFactory, TaskContext, TaskKind
+from flaneur.evaluate.plan import RunPlan, build_context, plan_run, select_episodes
 from flaneur.evaluate.progress import RunProgress
 from flaneur.evaluate.resources import RunResources
 from flaneur.evaluate.runlog import FINISHED, RunLog, row_success
 from flaneur.evaluate.summary import (
     SUMMARY_VERSION,
-    Plan,
     summarize_run,
     write_manifest,
     write_summary,
 )
 from flaneur.models.usage import BudgetExceeded
-from flaneur.tasks.episode import Episode
-from flaneur.tasks.items import TaskItem
-from flaneur.tasks.spec import TaskSpec
 from flaneur.world.city import City
 
 
@@ -112,20 +107,6 @@ class RunConfig:
         return self.limit is None and not self.ids
 
 
-def select_episodes(
-    episodes: Sequence[Episode], *, limit: int | None, ids: Sequence[str] | None
-) -> list[Episode]:
-    """The episodes a run covers: named ``ids`` (all must exist), then the first ``limit``."""
-    chosen = list(episodes)
-    if ids:
-        known = {e.id: e for e in episodes}
-        missing = [i for i in ids if i not in known]
-        if missing:
-            raise FlaneurError(f"unknown episode id(s) {missing[:5]} ({len(missing)} in all)")
-        chosen = [known[i] for i in ids]
-    return chosen[:limit] if limit is not None else chosen
-
-
 class SolverFactories:
     """The run's ``name -> solver`` for each task kind, with the run's options for that
     solver checked once against its typed ``Options``; or one ``override`` factory (tests,
@@ -154,18 +135,6 @@ def default_agent_factory(config: RunConfig) -> SolverFactory:
     return SolverFactories(config)(NavigationKind())
 
 
-def check_solvers(config: RunConfig, context: TaskContext, scheme: str) -> None:
-    """Raise one line, before anything runs, when a solver of the run does not fit the task
-    set's kind, cannot act in ``scheme`` or lacks the model, views or set-up it needs."""
-    kind = context.kind
-    for name in config.agents:
-        if name in kind.solvers():
-            cls = kind.solver_class(name)
-            kind.check_setup(
-                name, cls, options=config.options_for(name), config=config, scheme=scheme
-            )
-
-
 async def run_job(
     job: Job, factories: SolverFactories, config: RunConfig, resources: RunResources
 ) -> dict[str, Any]:
@@ -183,18 +152,6 @@ def score_jobs(done: list[tuple[Job, dict[str, Any]]]) -> list[dict[str, Any]]:
     for group in by_kind.values():
         group[0][0].context.kind.score(group)
     return [row for _, row in done]
-
-
-def build_context(
-    task: str, config: RunConfig, loaded: dict[str, tuple[City, list[Any]]] | None
-) -> tuple[TaskContext, str]:
-    """The shared context of one ``--tasks`` entry and the scheme its jobs use (the runner
-    and every Ray worker build it the same way)."""
-    spec, city, items = _task_set(task, config, loaded)
-    kind = kind_named(spec.kind)
-    scheme = (config.scheme or kind.default_scheme(spec)) if kind.default_scheme(spec) else ""
-    context = kind.context(spec, city, list(items), scheme, config)
-    return context, scheme
 
 
 def run_benchmark(
@@ -242,27 +199,43 @@ def run_benchmark(
     RunInterrupted
         After Ctrl-C, once the finished rows and the partial summary are written.
     """
-    from flaneur.tasks.resolve import register_registries
-
     folder = Path(out)
     factories = SolverFactories(config, agent_factory)
-    register_registries(config.registries)
-    plans: list[Plan] = []
-    contexts: dict[str, TaskContext] = {}
-    for task in config.tasks:
-        contexts[task], scheme = build_context(task, config, loaded)
-        context = contexts[task]
-        for name in config.agents:  # fail before running anything on an unknown solver
-            factories(context.kind)(name)
-        check_solvers(config, context, scheme)
-        chosen = select_episodes(context.items, limit=config.limit, ids=config.ids)
-        plans.append((task, context.city, chosen, scheme))
-    hashes = {
-        (task, agent): config.config_hash(task, agent, scheme)
-        for task, _, _, scheme in plans
-        for agent in config.agents
-    }
-    resources = RunResources(
+    plan = plan_run(config, factories, loaded)
+    resources = _run_resources(config)
+    log = RunLog(folder, resume=resume, config_hashes=plan.hashes)
+    jobs = plan.pending_jobs(config.agents, log)
+    write_manifest(folder, config, plan.plans, len(jobs))
+    executor = executor or LocalExecutor(config.concurrency)
+    run = _ActiveRun(config, plan, jobs, resources, log, executor, RunStop())
+    started = time.time()
+    try:
+        _execute(run, factories, progress=progress, loaded=loaded)
+    finally:
+        log.close()
+        summary = _run_summary(run, wall_s=time.time() - started, resumed=resume)
+        write_summary(folder, summary)
+    if run.stop.interrupted:
+        raise RunInterrupted(summary, folder)
+    return summary
+
+
+@dataclass(frozen=True)
+class _ActiveRun:
+    """The parts of one run that its execution and its summary share."""
+
+    config: RunConfig
+    plan: RunPlan
+    jobs: list[Job]
+    resources: RunResources
+    log: RunLog
+    executor: Executor
+    stop: RunStop
+
+
+def _run_resources(config: RunConfig) -> RunResources:
+    """The run's model (with usage accounting) and view providers, from ``config``."""
+    return RunResources(
         llm=config.llm,
         llm_base_url=config.llm_base_url,
         views_spec=config.views,
@@ -271,102 +244,82 @@ def run_benchmark(
         token_budget=config.token_budget,
         model_options=config.llm_options,
     )
-    log = RunLog(folder, resume=resume, config_hashes=hashes)
-    jobs = [
-        Job(task, agent, scheme, episode, hashes[(task, agent)], contexts[task])
-        for task, _, episodes, scheme in plans
-        for agent in config.agents
-        for episode in episodes
-        if not log.done((task, agent, episode.id))
-    ]
-    write_manifest(folder, config, plans, len(jobs))
-    stop = RunStop()
-    started = time.time()
-    try:
-        with RunProgress(len(jobs), mode=progress) as bar:
-
-            async def work(job: Job) -> tuple[Job, dict[str, Any]] | None:
-                if stop:
-                    return None
-                try:
-                    row = await run_job(job, factories, config, resources)
-                except BudgetExceeded as err:
-                    stop.request(str(err))
-                    return None
-                down = resources.server_down()
-                if down and not stop:
-                    stop.request(down)  # the dead server's rows are model errors: --resume
-                return job, row
-
-            def deliver(row: dict[str, Any]) -> None:
-                log.append(row)
-                tokens = int((row.get("usage") or {}).get("total_tokens", 0))
-                bar.update(
-                    success=row_success(row),
-                    error=row["termination"] not in FINISHED,
-                    tokens=tokens,
-                )
-
-            executor = executor or LocalExecutor(config.concurrency)
-            if hasattr(executor, "bind"):  # executors whose workers rebuild the jobs (Ray)
-                executor.bind(config=config, loaded=loaded, agent_factory=factories)
-            with InterruptHandler(stop, note=bar.note, log_path=log.path):
-                executor.run(jobs, work, score_jobs, deliver, stop, cleanup=resources.aclose)
-            if stop and not stop.interrupted and not resources.server_down():
-                bar.note(f"stopped early: {stop.reason}")  # a dead server: the CLI says why
-    finally:
-        log.close()
-        summary = summarize_run(
-            config,
-            list(log.rows.values()),
-            plans,
-            wall_s=time.time() - started,
-            ran=len(jobs),
-            resumed=resume,
-            dropped_errors=log.dropped_errors,
-            stopped_early=stop.reason,
-            interrupted=stop.interrupted,
-            kinds=contexts,
-        )
-        summary["task_sets"] = {task: ctx.spec.facts() for task, ctx in contexts.items()}
-        summary["server_down"] = resources.server_down()
-        if hasattr(executor, "stats"):
-            summary["executor"] = executor.stats()
-        if resources.usage is not None:
-            usage = resources.usage.summary()
-            if hasattr(executor, "usage_run"):  # the calls were made in the executor's workers
-                usage["run"] = {**usage["run"], **executor.usage_run()}
-            summary["usage"] = {"run": usage["run"], "token_budget": usage["token_budget"]}
-        else:
-            summary["usage"] = None
-        write_summary(folder, summary)
-    if stop.interrupted:
-        raise RunInterrupted(summary, folder)
-    return summary
 
 
-def _task_set(
-    task: str, config: RunConfig, loaded: dict[str, tuple[City, list[Any]]] | None
-) -> tuple[TaskSpec, City, list[Any]]:
-    """The declared facts, city and episodes of one ``--tasks`` entry (id or task file)."""
-    from flaneur.tasks.formats import episode_facts
-    from flaneur.tasks.registry import TASKS, load_spec
-    from flaneur.tasks.resolve import resolve_task
+def _execute(
+    run: _ActiveRun,
+    factories: SolverFactories,
+    *,
+    progress: str,
+    loaded: dict[str, tuple[City, list[Any]]] | None,
+) -> None:
+    """Run the jobs on the run's executor with a progress bar, appending each scored row to
+    the log.
 
-    if loaded and task in loaded:
-        city, episodes = loaded[task]
-        spec = TASKS.get(task, None)
-        if spec is None and episodes and isinstance(episodes[0], TaskItem):
-            raise FlaneurError(f"pre-loaded task {task!r} of items must be a registered task set")
-        if spec is None:
-            scheme, success = episode_facts(list(episodes))
-            spec = TaskSpec(
-                task, "pre-loaded", city=city.name, scheme=scheme, success_metric=success
+    A spent token budget or a dead model server stops the run (``run.stop``); Ctrl-C too,
+    through the interrupt handler."""
+    config, resources, stop, executor = run.config, run.resources, run.stop, run.executor
+    with RunProgress(len(run.jobs), mode=progress) as bar:
+
+        async def work(job: Job) -> tuple[Job, dict[str, Any]] | None:
+            if stop:
+                return None
+            try:
+                row = await run_job(job, factories, config, resources)
+            except BudgetExceeded as err:
+                stop.request(str(err))
+                return None
+            down = resources.server_down()
+            if down and not stop:
+                stop.request(down)  # the dead server's rows are model errors: --resume
+            return job, row
+
+        def deliver(row: dict[str, Any]) -> None:
+            run.log.append(row)
+            tokens = int((row.get("usage") or {}).get("total_tokens", 0))
+            bar.update(
+                success=row_success(row),
+                error=row["termination"] not in FINISHED,
+                tokens=tokens,
             )
-        return spec, city, episodes
-    spec = resolve_task(task, fmt=config.task_format, city=config.city)
-    city, episodes = load_spec(spec, config.data_dir)
-    return spec, city, episodes
+
+        if hasattr(executor, "bind"):  # executors whose workers rebuild the jobs (Ray)
+            executor.bind(config=config, loaded=loaded, agent_factory=factories)
+        with InterruptHandler(stop, note=bar.note, log_path=run.log.path):
+            executor.run(run.jobs, work, score_jobs, deliver, stop, cleanup=resources.aclose)
+        if stop and not stop.interrupted and not resources.server_down():
+            bar.note(f"stopped early: {stop.reason}")  # a dead server: the CLI says why
+
+
+def _run_summary(run: _ActiveRun, *, wall_s: float, resumed: bool) -> dict[str, Any]:
+    """The summary of every row of the run's log (a resumed run summarises the whole run),
+    with the task sets' facts, the model server's state, the executor's figures and token
+    usage."""
+    log, stop, resources, executor = run.log, run.stop, run.resources, run.executor
+    summary = summarize_run(
+        run.config,
+        list(log.rows.values()),
+        run.plan.plans,
+        wall_s=wall_s,
+        ran=len(run.jobs),
+        resumed=resumed,
+        dropped_errors=log.dropped_errors,
+        stopped_early=stop.reason,
+        interrupted=stop.interrupted,
+        kinds=run.plan.contexts,
+    )
+    summary["task_sets"] = {task: ctx.spec.facts() for task, ctx in run.plan.contexts.items()}
+    summary["server_down"] = resources.server_down()
+    if hasattr(executor, "stats"):
+        summary["executor"] = executor.stats()
+    if resources.usage is not None:
+        usage = resources.usage.summary()
+        if hasattr(executor, "usage_run"):  # the calls were made in the executor's workers
+            usage["run"] = {**usage["run"], **executor.usage_run()}
+        summary["usage"] = {"run": usage["run"], "token_budget": usage["token_budget"]}
+    else:
+        summary["usage"] = None
+    return summary
 
 
 __all__ = [

@@ -22,6 +22,7 @@ from flaneur.metrics.facts import EpisodeFacts, episode_facts
 from flaneur.metrics.table import added_metrics
 from flaneur.tasks.episode import Episode
 from flaneur.world.city import City
+from flaneur.world.graph import StreetGraph
 
 DEFAULT_SUCCESS_RADIUS_M = 25.0
 """Radius of SR/OSR/SPL/SDTW and the nDTW threshold ``d_th`` (R2R uses 3 m indoors)."""
@@ -78,43 +79,19 @@ def batch_metrics(
         metrics added with :func:`~flaneur.metrics.register_metric`.
     """
     n = len(episodes)
-    if len(paths) != n:
-        raise ValueError(f"got {len(paths)} paths for {n} episodes")
-    for name, seq in (("gold_actions", gold_actions), ("agent_actions", agent_actions)):
-        if seq is not None and len(seq) != n:
-            raise ValueError(f"got {len(seq)} {name} for {n} episodes")
+    _check_lengths(n, paths, gold_actions, agent_actions)
     if n == 0:
         return []
     cache = dist_cache if dist_cache is not None else cache_for(city)
     facts = episode_facts(cache, episodes)
     walks = [_as_path(city, p) for p in paths]
     stops = np.asarray([w[-1] for w in walks], dtype=np.int64)
-
-    # stop -> goal distances (graph metres and hops), for every target goal of every run
-    owner = np.repeat(np.arange(n), [len(f.targets) for f in facts])
-    goal_of = np.concatenate([f.targets for f in facts])
-    metres = cache.pair_distances(stops[owner], goal_of, METRES)
-    hops = cache.pair_distances(stops[owner], goal_of, HOPS)
-    ne = np.full(n, np.inf)
-    spd = np.full(n, np.inf)
-    np.minimum.at(ne, owner, metres)
-    np.minimum.at(spd, owner, hops)
+    ne, spd = _goal_distances(cache, facts, stops)
     straight = _Straight(cache, walks, facts)
     taken = _walk_lengths(cache, walks)
     osr = _oracle_success(cache, facts, straight, ne <= success_radius_m, success_radius_m)
-
-    has_ref = [f.reference.size > 0 for f in facts]
-    ref_rows = [i for i in range(n) if has_ref[i]]
-    dtw_all = np.full(n, np.nan)
-    if ref_rows:
-        dtw_all[ref_rows] = r2r.dtw_batch(
-            [facts[i].reference_xy for i in ref_rows], [cache.sphere_xy[walks[i]] for i in ref_rows]
-        )
-    graph = city.graph
-    tc = [velma.task_completion(graph, int(stops[i]), facts[i].targets.tolist()) for i in range(n)]
-    kpa_all = velma.key_point_accuracy_batch(
-        [f.reference for f in facts], walks, graph.degree, tc
-    )  # NaN without a reference path
+    dtw_all = _reference_dtw(cache, facts, walks)
+    tc, kpa_all = _velma_scores(city.graph, facts, walks, stops)
     rows = []
     for i, (episode, fact, walk) in enumerate(zip(episodes, facts, walks, strict=True)):
         gold = _actions(gold_actions, i)
@@ -143,6 +120,68 @@ def batch_metrics(
         for row, episode, walk in zip(rows, episodes, walks, strict=True):
             row[metric.key] = metric.compute(city, episode, walk)  # type: ignore[misc]
     return rows
+
+
+def _velma_scores(
+    graph: StreetGraph,
+    facts: Sequence[EpisodeFacts],
+    walks: Sequence[NDArray[np.int64]],
+    stops: NDArray[np.int64],
+) -> tuple[list[bool], NDArray[np.float64]]:
+    """Per run, VELMA's task completion and key point accuracy (NaN without a reference
+    path)."""
+    tc = [
+        velma.task_completion(graph, int(stops[i]), f.targets.tolist()) for i, f in enumerate(facts)
+    ]
+    kpa_all = velma.key_point_accuracy_batch([f.reference for f in facts], walks, graph.degree, tc)
+    return tc, kpa_all
+
+
+def _check_lengths(
+    n: int,
+    paths: Sequence[Sequence[int]],
+    gold_actions: Sequence[ActionSeq | None] | None,
+    agent_actions: Sequence[ActionSeq | None] | None,
+) -> None:
+    """A ValueError unless ``paths`` and the given action lists hold one entry per episode."""
+    if len(paths) != n:
+        raise ValueError(f"got {len(paths)} paths for {n} episodes")
+    for name, seq in (("gold_actions", gold_actions), ("agent_actions", agent_actions)):
+        if seq is not None and len(seq) != n:
+            raise ValueError(f"got {len(seq)} {name} for {n} episodes")
+
+
+def _goal_distances(
+    cache: MetricCache, facts: Sequence[EpisodeFacts], stops: NDArray[np.int64]
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Per run, the graph distance from its stop to the nearest of its target goals: in
+    metres (``ne``) and in hops (``spd``)."""
+    n = len(facts)
+    owner = np.repeat(np.arange(n), [len(f.targets) for f in facts])
+    goal_of = np.concatenate([f.targets for f in facts])
+    metres = cache.pair_distances(stops[owner], goal_of, METRES)
+    hops = cache.pair_distances(stops[owner], goal_of, HOPS)
+    ne = np.full(n, np.inf)
+    spd = np.full(n, np.inf)
+    np.minimum.at(ne, owner, metres)
+    np.minimum.at(spd, owner, hops)
+    return ne, spd
+
+
+def _reference_dtw(
+    cache: MetricCache, facts: Sequence[EpisodeFacts], walks: Sequence[NDArray[np.int64]]
+) -> NDArray[np.float64]:
+    """Per run, the DTW distance (metres) of its walk to its reference path; NaN for an
+    episode without one."""
+    n = len(facts)
+    has_ref = [f.reference.size > 0 for f in facts]
+    ref_rows = [i for i in range(n) if has_ref[i]]
+    dtw_all = np.full(n, np.nan)
+    if ref_rows:
+        dtw_all[ref_rows] = r2r.dtw_batch(
+            [facts[i].reference_xy for i in ref_rows], [cache.sphere_xy[walks[i]] for i in ref_rows]
+        )
+    return dtw_all
 
 
 def episode_metrics(

@@ -65,33 +65,59 @@ def episode_map(
     tiles
         Add OpenStreetMap tiles under the streets (the browser fetches them when online).
     """
-    graph = city.graph
-    places = city.places
-
-    def latlng(nodes: Sequence[int]) -> list[list[float]]:
-        return [[float(graph.lat[n]), float(graph.lng[n])] for n in nodes if graph.located[n]]
-
-    points = latlng([*reference, *path, *goals])
+    graph, places = city.graph, city.places
+    points = _latlng(city, [*reference, *path, *goals])
     points += [[float(places.lat[r]), float(places.lng[r])] for r in goal_places]
     fmap = offline_map(points[0] if points else [0.0, 0.0], zoom_start=17, tiles=tiles)
     streets = _streets_around(city, [*reference, *path, *goals], margin_m)
     if streets:
         folium.PolyLine(streets, color="#b4b4b4", weight=3, opacity=0.9).add_to(fmap)
     if len(reference) > 1:
-        line = folium.PolyLine(latlng(reference), color=COLOURS["reference"], weight=6)
+        line = folium.PolyLine(_latlng(city, reference), color=COLOURS["reference"], weight=6)
         line.add_child(TextTooltip("reference")).add_to(fmap)
     if len(path) > 1:
-        line = folium.PolyLine(latlng(path), color=COLOURS["agent"], weight=3, dash_array="6,4")
+        line = folium.PolyLine(
+            _latlng(city, path), color=COLOURS["agent"], weight=3, dash_array="6,4"
+        )
         line.add_child(TextTooltip("agent")).add_to(fmap)
+    _add_markers(fmap, city, reference, path, goals, goal_places)
+    if path and graph.located[path[-1]]:
+        _add_near_places(fmap, city, path[-1], near_radius_m)
+    if points:
+        fmap.fit_bounds(
+            [
+                [min(p[0] for p in points), min(p[1] for p in points)],
+                [max(p[0] for p in points), max(p[1] for p in points)],
+            ]
+        )
+    return fmap
+
+
+def _latlng(city: City, nodes: Sequence[int]) -> list[list[float]]:
+    """``[lat, lng]`` of the located ones of ``nodes``."""
+    graph = city.graph
+    return [[float(graph.lat[n]), float(graph.lng[n])] for n in nodes if graph.located[n]]
+
+
+def _add_markers(
+    fmap: folium.Map,
+    city: City,
+    reference: Sequence[int],
+    path: Sequence[int],
+    goals: Sequence[int],
+    goal_places: Sequence[int],
+) -> None:
+    """Mark the start, the goal nodes and the target places, each with its tooltip."""
+    graph, places = city.graph, city.places
     start = reference[0] if reference else (path[0] if path else None)
     if start is not None and graph.located[start]:
         marker = folium.CircleMarker(
-            latlng([start])[0], radius=7, color=COLOURS["start"], fill=True
+            _latlng(city, [start])[0], radius=7, color=COLOURS["start"], fill=True
         )
         marker.add_child(TextTooltip(f"start ({graph.ids[start]})")).add_to(fmap)
     for n in goals:
         if graph.located[n]:
-            marker = folium.CircleMarker(latlng([n])[0], radius=8, color=COLOURS["goal"])
+            marker = folium.CircleMarker(_latlng(city, [n])[0], radius=8, color=COLOURS["goal"])
             marker.add_child(TextTooltip(f"goal ({graph.ids[n]})")).add_to(fmap)
     for r in goal_places:
         marker = folium.CircleMarker(
@@ -102,23 +128,19 @@ def episode_map(
             fill_opacity=0.9,
         )
         marker.add_child(TextTooltip(f"target: {places.names[r] or places[r].label}")).add_to(fmap)
-    if path and graph.located[path[-1]]:
-        rows, dist = places.within(graph.xy[path[-1]], near_radius_m)
-        for r, d in zip(rows.tolist(), dist.tolist(), strict=True):
-            if places.names[r]:
-                marker = folium.CircleMarker(
-                    [places.lat[r], places.lng[r]], radius=3, color=COLOURS["near"]
-                )
-                text = f"{places.names[r]} ({d:.0f} m from the stop)"
-                marker.add_child(TextTooltip(text)).add_to(fmap)
-    if points:
-        fmap.fit_bounds(
-            [
-                [min(p[0] for p in points), min(p[1] for p in points)],
-                [max(p[0] for p in points), max(p[1] for p in points)],
-            ]
-        )
-    return fmap
+
+
+def _add_near_places(fmap: folium.Map, city: City, node: int, radius_m: float) -> None:
+    """Mark the named places within ``radius_m`` of ``node`` (where the agent stopped)."""
+    places = city.places
+    rows, dist = places.within(city.graph.xy[node], radius_m)
+    for r, d in zip(rows.tolist(), dist.tolist(), strict=True):
+        if places.names[r]:
+            marker = folium.CircleMarker(
+                [places.lat[r], places.lng[r]], radius=3, color=COLOURS["near"]
+            )
+            text = f"{places.names[r]} ({d:.0f} m from the stop)"
+            marker.add_child(TextTooltip(text)).add_to(fmap)
 
 
 def save_episode_map(

@@ -305,50 +305,75 @@ def build_report(
         f"<!doctype html><html><head><meta charset=utf-8><title>flaneur report</title>"
         f"<style>{CSS}</style></head><body><h1>flaneur report</h1>"
     ]
-    for run in runs:
-        s = run.summary
-        flag = "" if s.get("reportable", True) else " · <b>not reportable</b> (--limit/--ids)"
-        parts.append(
-            f"<h2>run {escape(run.name)}</h2><p class=muted>{escape(run.folder)} · "
-            f"seed {escape(s.get('seed'))} · model {escape(s.get('model'))} · commit "
-            f"{escape(s.get('git_commit'))}{flag}</p>"
-        )
-        parts.extend(f"<p class=warn>warning: {escape(w)}</p>" for w in run.warnings)
-        parts.append(_metrics_table(s))
-        parts.append(_paired_table(paired_comparisons(run)))
-        parts.append(_category_chart(run))
+    parts += [_run_section(run) for run in runs]
     if len(runs) >= 2:
-        parts.append(
-            "<h2>comparison</h2><table><tr><th>A</th><th>B</th><th>paired</th><th>A wins</th>"
-            "<th>B wins</th><th>both succeed</th><th>both fail</th></tr>"
-        )
-        for a, b in itertools.pairwise(runs):
-            for c in compare_runs(a, b):
-                parts.append(
-                    f"<tr><td>{escape(c['a'])}</td><td>{escape(c['b'])}</td><td>{escape(c['paired'])}</td>"
-                    f"<td title='{escape(' '.join(map(str, c['win_ids'])))}'>{c['wins']}</td>"
-                    f"<td title='{escape(' '.join(map(str, c['loss_ids'])))}'>{c['losses']}</td>"
-                    f"<td>{c['both_succeed']}</td><td>{c['both_fail']}</td></tr>"
-                )
-        parts.append("</table>")
+        parts.append(_comparison_section(runs))
     parts.append(f"<h2>episodes</h2><p class=muted>{legend}</p>")
     for run in runs:
-        groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
-        for row in run.rows:
-            groups[(str(row["task"]), str(row["agent"]))].append(row)
-        for (task, agent), rows in groups.items():
-            city, episodes = tasks.get(task, (None, []))
-            by_id = {e.id: e for e in episodes}
-            shown = sorted(rows, key=lambda r: str(r["episode_id"]))[:max_episodes]
-            parts.append(
-                f"<h3>{escape(run.name)} · {escape(task)} · {escape(agent)} "
-                f"<span class=muted>({len(shown)} of {len(rows)} shown)</span></h3>"
-            )
-            parts.extend(
-                _episode_html(r, city, by_id.get(str(r["episode_id"])), maps_dir, run.name, tiles)
-                for r in shown
-            )
+        parts += _episode_sections(run, tasks, max_episodes, maps_dir, tiles)
     parts.append("</body></html>")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(parts), encoding="utf-8")
     return path
+
+
+def _run_section(run: RunData) -> str:
+    """A run's heading, warnings, metric table, paired comparisons and category chart."""
+    s = run.summary
+    flag = "" if s.get("reportable", True) else " · <b>not reportable</b> (--limit/--ids)"
+    parts = [
+        f"<h2>run {escape(run.name)}</h2><p class=muted>{escape(run.folder)} · "
+        f"seed {escape(s.get('seed'))} · model {escape(s.get('model'))} · commit "
+        f"{escape(s.get('git_commit'))}{flag}</p>"
+    ]
+    parts.extend(f"<p class=warn>warning: {escape(w)}</p>" for w in run.warnings)
+    parts.append(_metrics_table(s))
+    parts.append(_paired_table(paired_comparisons(run)))
+    parts.append(_category_chart(run))
+    return "".join(parts)
+
+
+def _comparison_section(runs: list[RunData]) -> str:
+    """The table comparing each run with the next (see :func:`compare_runs`)."""
+    parts = [
+        "<h2>comparison</h2><table><tr><th>A</th><th>B</th><th>paired</th><th>A wins</th>"
+        "<th>B wins</th><th>both succeed</th><th>both fail</th></tr>"
+    ]
+    for a, b in itertools.pairwise(runs):
+        for c in compare_runs(a, b):
+            parts.append(
+                f"<tr><td>{escape(c['a'])}</td><td>{escape(c['b'])}</td><td>{escape(c['paired'])}</td>"
+                f"<td title='{escape(' '.join(map(str, c['win_ids'])))}'>{c['wins']}</td>"
+                f"<td title='{escape(' '.join(map(str, c['loss_ids'])))}'>{c['losses']}</td>"
+                f"<td>{c['both_succeed']}</td><td>{c['both_fail']}</td></tr>"
+            )
+    parts.append("</table>")
+    return "".join(parts)
+
+
+def _episode_sections(
+    run: RunData,
+    tasks: dict[str, tuple[City, list[Episode]]],
+    max_episodes: int,
+    maps_dir: Path | None,
+    tiles: bool,
+) -> list[str]:
+    """Per (task, agent) of ``run``: a heading and the sections of its first ``max_episodes``
+    episodes (by id)."""
+    parts = []
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for row in run.rows:
+        groups[(str(row["task"]), str(row["agent"]))].append(row)
+    for (task, agent), rows in groups.items():
+        city, episodes = tasks.get(task, (None, []))
+        by_id = {e.id: e for e in episodes}
+        shown = sorted(rows, key=lambda r: str(r["episode_id"]))[:max_episodes]
+        parts.append(
+            f"<h3>{escape(run.name)} · {escape(task)} · {escape(agent)} "
+            f"<span class=muted>({len(shown)} of {len(rows)} shown)</span></h3>"
+        )
+        parts.extend(
+            _episode_html(r, city, by_id.get(str(r["episode_id"])), maps_dir, run.name, tiles)
+            for r in shown
+        )
+    return parts

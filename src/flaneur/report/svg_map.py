@@ -71,45 +71,94 @@ def episode_svg(
     pts = xy[np.asarray(nodes)]
     if goal_places:
         pts = np.vstack([pts, city.places.xy[np.asarray(goal_places)]])
-    lo, hi = pts.min(axis=0) - margin_m, pts.max(axis=0) + margin_m
-    span = float(max(hi - lo))
-    lo = (lo + hi) / 2 - span / 2
-    scale = size / span
-
-    def to_px(p: np.ndarray) -> np.ndarray:
-        p = np.atleast_2d(p)
-        return np.column_stack([(p[:, 0] - lo[0]) * scale, size - (p[:, 1] - lo[1]) * scale])
-
+    frame = _Frame.around(pts, margin_m, size)
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{size}" height="{size}" '
         f'viewBox="0 0 {size} {size}" style="background:#fafafa;border:1px solid #ddd">'
     ]
-    src, dst = graph.edge_sources, graph.targets.astype(np.int64)
-    inside = np.all((xy >= lo) & (xy <= lo + span), axis=1) & graph.located
-    keep = (src < dst) & inside[src] & inside[dst]
-    if keep.any():
-        a, b = to_px(xy[src[keep]]).round().astype(int), to_px(xy[dst[keep]]).round().astype(int)
-        segments = "".join(
-            f"M{x0} {y0}L{x1} {y1}"
-            for (x0, y0), (x1, y1) in zip(a.tolist(), b.tolist(), strict=True)
-        )
-        parts.append(
-            f'<path d="{segments}" stroke="{COLOURS["street"]}" stroke-width="3" fill="none" stroke-linecap="round"/>'
-        )
+    parts += _streets(city, frame)
     if len(reference) > 1:
-        parts.append(_polyline(to_px(xy[np.asarray(reference)]), COLOURS["reference"], 4))
+        parts.append(_polyline(frame.px(xy[np.asarray(reference)]), COLOURS["reference"], 4))
     if len(path) > 1:
-        parts.append(_polyline(to_px(xy[np.asarray(path)]), COLOURS["agent"], 2.5, "6,4"))
+        parts.append(_polyline(frame.px(xy[np.asarray(path)]), COLOURS["agent"], 2.5, "6,4"))
     if path:
-        rows, _ = city.places.within(xy[path[-1]], near_radius_m)
-        for r in rows[:12].tolist():
-            if city.places.names[r]:
-                ((x, y),) = to_px(city.places.xy[r])
-                label = escape(city.places.names[r], 28)
-                parts.append(
-                    f'<circle cx="{x:.1f}" cy="{y:.1f}" r="2.5" fill="{COLOURS["near"]}"/>'
-                    f'<text x="{x + 4:.1f}" y="{y - 3:.1f}" font-size="9" fill="#4a5568">{label}</text>'
-                )
+        parts += _near_places(city, path[-1], near_radius_m, frame)
+    parts += _markers(city, reference, path, goals, goal_places, frame)
+    bar_m = 50 if frame.span < 600 else 200
+    parts.append(
+        f'<line x1="10" y1="{size - 10}" x2="{10 + bar_m * frame.scale:.1f}" y2="{size - 10}" '
+        f'stroke="#333" stroke-width="2"/><text x="12" y="{size - 14}" font-size="10">{bar_m} m</text>'
+    )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+class _Frame:
+    """The square of the city a map shows: its lower-left corner ``lo``, side ``span`` (metres)
+    and ``scale`` (pixels per metre) in a ``size``-pixel square."""
+
+    def __init__(self, lo: np.ndarray, span: float, size: int) -> None:
+        self.lo, self.span, self.size = lo, span, size
+        self.scale = size / span
+
+    @classmethod
+    def around(cls, pts: np.ndarray, margin_m: float, size: int) -> _Frame:
+        """The square centred on the bounding box of ``pts`` with ``margin_m`` around it."""
+        lo, hi = pts.min(axis=0) - margin_m, pts.max(axis=0) + margin_m
+        span = float(max(hi - lo))
+        return cls((lo + hi) / 2 - span / 2, span, size)
+
+    def px(self, p: np.ndarray) -> np.ndarray:
+        """Pixel coordinates ``(n, 2)`` of points in metres (y down)."""
+        p = np.atleast_2d(p)
+        lo, scale = self.lo, self.scale
+        return np.column_stack([(p[:, 0] - lo[0]) * scale, self.size - (p[:, 1] - lo[1]) * scale])
+
+
+def _streets(city: City, frame: _Frame) -> list[str]:
+    """One SVG path of the street edges wholly inside the frame (none when there are none)."""
+    graph, xy = city.graph, city.graph.xy
+    src, dst = graph.edge_sources, graph.targets.astype(np.int64)
+    inside = np.all((xy >= frame.lo) & (xy <= frame.lo + frame.span), axis=1) & graph.located
+    keep = (src < dst) & inside[src] & inside[dst]
+    if not keep.any():
+        return []
+    to_px = frame.px
+    a, b = to_px(xy[src[keep]]).round().astype(int), to_px(xy[dst[keep]]).round().astype(int)
+    segments = "".join(
+        f"M{x0} {y0}L{x1} {y1}" for (x0, y0), (x1, y1) in zip(a.tolist(), b.tolist(), strict=True)
+    )
+    return [
+        f'<path d="{segments}" stroke="{COLOURS["street"]}" stroke-width="3" fill="none" stroke-linecap="round"/>'
+    ]
+
+
+def _near_places(city: City, node: int, radius_m: float, frame: _Frame) -> list[str]:
+    """Dots and names of (at most 12 of) the named places within ``radius_m`` of ``node``."""
+    parts = []
+    rows, _ = city.places.within(city.graph.xy[node], radius_m)
+    for r in rows[:12].tolist():
+        if city.places.names[r]:
+            ((x, y),) = frame.px(city.places.xy[r])
+            label = escape(city.places.names[r], 28)
+            parts.append(
+                f'<circle cx="{x:.1f}" cy="{y:.1f}" r="2.5" fill="{COLOURS["near"]}"/>'
+                f'<text x="{x + 4:.1f}" y="{y - 3:.1f}" font-size="9" fill="#4a5568">{label}</text>'
+            )
+    return parts
+
+
+def _markers(
+    city: City,
+    reference: Sequence[int],
+    path: Sequence[int],
+    goals: Sequence[int],
+    goal_places: Sequence[int],
+    frame: _Frame,
+) -> list[str]:
+    """The target places (squares), the goals (rings), the start and where the agent stopped."""
+    xy, to_px = city.graph.xy, frame.px
+    parts = []
     for r in goal_places:
         ((x, y),) = to_px(city.places.xy[r])
         parts.append(
@@ -128,13 +177,7 @@ def episode_svg(
     if path:
         ((x, y),) = to_px(xy[path[-1]])
         parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="4" fill="{COLOURS["agent"]}"/>')
-    bar_m = 50 if span < 600 else 200
-    parts.append(
-        f'<line x1="10" y1="{size - 10}" x2="{10 + bar_m * scale:.1f}" y2="{size - 10}" '
-        f'stroke="#333" stroke-width="2"/><text x="12" y="{size - 14}" font-size="10">{bar_m} m</text>'
-    )
-    parts.append("</svg>")
-    return "".join(parts)
+    return parts
 
 
 def bar_chart_svg(

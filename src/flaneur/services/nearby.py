@@ -22,6 +22,7 @@ import numpy as np
 from flaneur.geo import normalize_heading
 from flaneur.services.names import normalize
 from flaneur.world.city import City
+from flaneur.world.places import Places
 from flaneur.world.taxonomy import normalize_category
 
 PROMINENCE_WEIGHTS: tuple[tuple[tuple[str, ...], float], ...] = (
@@ -127,15 +128,7 @@ def nearby_search(
     ValueError
         Unknown ``place_type`` or ``rank_by``, or a negative radius.
     """
-    if rank_by not in RANKINGS:
-        raise ValueError(f"rank_by must be one of {RANKINGS}, not {rank_by!r}")
-    if radius_m < 0:
-        raise ValueError("radius_m must not be negative")
-    category = None
-    if place_type:
-        category = normalize_category(place_type)
-        if category is None:
-            raise ValueError(f"unknown place type {place_type!r}")
+    category = _checked_query(radius_m, place_type, rank_by)
     words = normalize(keyword).split() if keyword else []
     places = city.places
     point = np.asarray(xy, dtype=np.float64)
@@ -155,18 +148,36 @@ def nearby_search(
             if key in seen:
                 continue
             seen.add(key)
-        dx, dy = places.xy[row] - point
-        heading = float(normalize_heading(math.degrees(math.atan2(dx, dy)))) if d > 0 else 0.0
-        results.append(
-            NearbyResult(
-                row=row,
-                name=places[row].label,
-                categories=places.categories[row],
-                distance_m=float(d),
-                heading=heading,
-                prominence=prominence(places.tags[row]),
-            )
-        )
+        results.append(_result(places, row, d, point))
     if rank_by == "prominence":
         results.sort(key=lambda r: (-r.prominence, r.distance_m))
     return results if limit is None else results[:limit]
+
+
+def _checked_query(radius_m: float, place_type: str | None, rank_by: str) -> str | None:
+    """The taxonomy category of ``place_type`` (None without one); a ValueError for an
+    unknown ``rank_by`` or place type, or a negative radius."""
+    if rank_by not in RANKINGS:
+        raise ValueError(f"rank_by must be one of {RANKINGS}, not {rank_by!r}")
+    if radius_m < 0:
+        raise ValueError("radius_m must not be negative")
+    category = None
+    if place_type:
+        category = normalize_category(place_type)
+        if category is None:
+            raise ValueError(f"unknown place type {place_type!r}")
+    return category
+
+
+def _result(places: Places, row: int, d: float, point: np.ndarray) -> NearbyResult:
+    """The result of place ``row`` at ``d`` metres from ``point`` (heading 0 at the point)."""
+    dx, dy = places.xy[row] - point
+    heading = float(normalize_heading(math.degrees(math.atan2(dx, dy)))) if d > 0 else 0.0
+    return NearbyResult(
+        row=row,
+        name=places[row].label,
+        categories=places.categories[row],
+        distance_m=float(d),
+        heading=heading,
+        prominence=prominence(places.tags[row]),
+    )

@@ -232,15 +232,47 @@ def _cityseeker_episode(
         "total_steps": row.get("total_steps"),
         "target": folder,
     }
+    goals, categories, target = _target_fields(row, kind, folder, goal, reference)
+    if goals is None:
+        raise DataError(
+            f"{where}: stage1_route.to must be a node of complete_route", path=path, line=line
+        )
+    metadata.update(target)
+    route_heading = _first_heading(route, graph)
+    metadata["route_heading"] = route_heading
+    return Episode(
+        id=f"{name}-{qidx}",
+        city=name,
+        instruction=str(_field(row, "question", path, line)).strip(),
+        start_node=start,
+        start_heading=route_heading,
+        goal_nodes=goals,
+        goal_categories=categories,
+        reference_path=reference,
+        category=category,
+        max_steps=CITYSEEKER_MAX_STEPS,
+        metadata=metadata,
+    )
+
+
+def _target_fields(
+    row: dict[str, Any],
+    kind: CitySeekerCategory,
+    folder: str,
+    goal: str,
+    reference: tuple[str, ...],
+) -> tuple[tuple[str, ...] | None, tuple[str, ...], dict[str, Any]]:
+    """The goal nodes, goal place categories and target metadata of a question, by its
+    target kind (an ordered two-stage question, a brand, a need, a place with an attribute,
+    a place type); goals None when ``stage1_route.to`` is not a node of the route."""
     goals: tuple[str, ...] = (goal,)
     categories: tuple[str, ...] = ()
+    metadata: dict[str, Any] = {}
     if "stage1_route" in row:
         stage1 = row["stage1_route"]
         first = stage1.get("to") if isinstance(stage1, dict) else None
         if first is None or str(first) not in reference:
-            raise DataError(
-                f"{where}: stage1_route.to must be a node of complete_route", path=path, line=line
-            )
+            return None, categories, metadata
         goals = (str(first), goal)
         names = split_targets(folder)
         cats = [normalize_category(n) for n in names]
@@ -264,21 +296,7 @@ def _cityseeker_episode(
         cat = normalize_category(folder)
         categories = (cat,) if cat else ()
         metadata["place_type"] = folder
-    route_heading = _first_heading(route, graph)
-    metadata["route_heading"] = route_heading
-    return Episode(
-        id=f"{name}-{qidx}",
-        city=name,
-        instruction=str(_field(row, "question", path, line)).strip(),
-        start_node=start,
-        start_heading=route_heading,
-        goal_nodes=goals,
-        goal_categories=categories,
-        reference_path=reference,
-        category=category,
-        max_steps=CITYSEEKER_MAX_STEPS,
-        metadata=metadata,
-    )
+    return goals, categories, metadata
 
 
 __all__ = [

@@ -152,29 +152,19 @@ def generate_need_tasks(
         If a requested category is unknown, or no task of a requested category can be made
         (too few matching places), naming the category and the reasons.
     """
-    if categories is not None:
-        unknown = [c for c in categories if c not in TASK_CATEGORIES]
-        if unknown:
-            raise FlaneurError(
-                f"unknown task categor(y/ies) {unknown}; choose from {list(TASK_CATEGORIES)}"
-            )
+    _check_categories(categories)
     if len(city.places) == 0:
         raise FlaneurError(f"city {city.name!r} has no places: need tasks cannot be generated")
     templates = load_templates() if templates is None else templates
     wanted = [t for t in templates if categories is None or t.category in categories]
-    rng = np.random.default_rng(seed)
+    search = _NeedSearch(
+        city, np.random.default_rng(seed), min_hops, max_hops, visible_radius_m, max_steps, seed
+    )
     prefix = set_name or f"{city.name}-needs"
-    fields: dict[PlaceMatcher, GoalField] = {}
     episodes: list[Episode] = []
     skipped: dict[str, str] = {}
-
-    def field_for(matcher: PlaceMatcher) -> GoalField:
-        if matcher not in fields:
-            fields[matcher] = GoalField.build(city, matcher, visible_radius_m)
-        return fields[matcher]
-
     for template in wanted:
-        first = field_for(template.goals[0])
+        first = search.field_for(template.goals[0])
         if len(first.rows) == 0:
             skipped[template.key] = f"no place matches {template.goals[0].describe()}"
             continue
@@ -186,21 +176,8 @@ def generate_need_tasks(
             )
             continue
         made = 0
-        for start in rng.permutation(starts).tolist():
-            episode = _make_episode(
-                city,
-                template,
-                start,
-                fields,
-                field_for,
-                rng,
-                min_hops,
-                max_hops,
-                visible_radius_m,
-                max_steps,
-                f"{prefix}-{len(episodes):04d}",
-                seed,
-            )
+        for start in search.rng.permutation(starts).tolist():
+            episode = search.episode(template, start, f"{prefix}-{len(episodes):04d}")
             if episode is None:
                 continue
             episodes.append(episode)
@@ -209,6 +186,29 @@ def generate_need_tasks(
                 break
         if made == 0:
             skipped[template.key] = "no start gives a unique nearest place for every goal"
+    return GenerationReport(
+        episodes, _category_counts(city, episodes, categories, skipped), skipped
+    )
+
+
+def _check_categories(categories: tuple[str, ...] | None) -> None:
+    """A :class:`FlaneurError` naming the requested categories that are unknown."""
+    if categories is not None:
+        unknown = [c for c in categories if c not in TASK_CATEGORIES]
+        if unknown:
+            raise FlaneurError(
+                f"unknown task categor(y/ies) {unknown}; choose from {list(TASK_CATEGORIES)}"
+            )
+
+
+def _category_counts(
+    city: City,
+    episodes: list[Episode],
+    categories: tuple[str, ...] | None,
+    skipped: dict[str, str],
+) -> dict[str, int]:
+    """Episodes per category (every category when none was requested); a
+    :class:`FlaneurError` with the reasons when a requested category got none."""
     counts = dict(Counter(e.category for e in episodes))
     counts = {c: counts.get(c, 0) for c in TASK_CATEGORIES if c in counts or categories is None}
     if categories is not None:
@@ -218,7 +218,7 @@ def generate_need_tasks(
             raise FlaneurError(
                 f"city {city.name!r} has too few places for task categor(y/ies) {empty} ({reasons})"
             )
-    return GenerationReport(episodes, counts, skipped)
+    return counts
 
 
 @dataclass(frozen=True)
@@ -264,65 +264,75 @@ class NeedTasks(Generator):
         return report.episodes[:size], {"counts": report.counts, "skipped": report.skipped}
 
 
-def _make_episode(
-    city: City,
-    template: NeedTemplate,
-    start: int,
-    fields: dict[PlaceMatcher, GoalField],
-    field_for: Any,
-    rng: np.random.Generator,
-    min_hops: int,
-    max_hops: int,
-    radius: float,
-    max_steps: int,
-    episode_id: str,
-    seed: int,
-) -> Episode | None:
-    graph, places = city.graph, city.places
-    path: list[int] = [start]
-    goal_nodes: list[int] = []
-    goal_places: list[int] = []
-    leg_hops: list[int] = []
-    here = start
-    for k, matcher in enumerate(template.goals):
-        field_ = field_for(matcher)
-        best, best_hops, second = field_.nearest()
-        low = min_hops if k == 0 else 2
-        if not (low <= best_hops[here] <= max_hops and second[here] > best_hops[here]):
+@dataclass
+class _NeedSearch:
+    """One generation's city, hop limits and seeded sampler, and the goal fields made so far
+    (one per place matcher, shared by the templates)."""
+
+    city: City
+    rng: np.random.Generator
+    min_hops: int
+    max_hops: int
+    radius: float
+    max_steps: int
+    seed: int
+    fields: dict[PlaceMatcher, GoalField] = field(default_factory=dict)
+
+    def field_for(self, matcher: PlaceMatcher) -> GoalField:
+        """The goal field of ``matcher`` (made on first use)."""
+        if matcher not in self.fields:
+            self.fields[matcher] = GoalField.build(self.city, matcher, self.radius)
+        return self.fields[matcher]
+
+    def episode(self, template: NeedTemplate, start: int, episode_id: str) -> Episode | None:
+        """The episode of ``template`` from ``start``, or None unless every leg reaches a
+        unique nearest place of its goal within the hop limits (and the places differ)."""
+        city = self.city
+        graph, places = city.graph, city.places
+        path: list[int] = [start]
+        goal_nodes: list[int] = []
+        goal_places: list[int] = []
+        leg_hops: list[int] = []
+        here = start
+        for k, matcher in enumerate(template.goals):
+            field_ = self.field_for(matcher)
+            best, best_hops, second = field_.nearest()
+            low = self.min_hops if k == 0 else 2
+            if not (low <= best_hops[here] <= self.max_hops and second[here] > best_hops[here]):
+                return None
+            j = int(best[here])
+            target = field_.target_viewpoint(city, j, here)
+            leg = graph.shortest_path(here, target)
+            path += leg[1:]
+            goal_nodes.append(target)
+            goal_places.append(int(field_.rows[j]))
+            leg_hops.append(int(best_hops[here]))
+            here = target
+        if len(set(goal_places)) < len(goal_places):
             return None
-        j = int(best[here])
-        target = field_.target_viewpoint(city, j, here)
-        leg = graph.shortest_path(here, target)
-        path += leg[1:]
-        goal_nodes.append(target)
-        goal_places.append(int(field_.rows[j]))
-        leg_hops.append(int(best_hops[here]))
-        here = target
-    if len(set(goal_places)) < len(goal_places):
-        return None
-    last = template.goals[-1]
-    names = [str(places.names[r]) or places[r].label for r in goal_places]
-    return Episode(
-        id=episode_id,
-        city=city.name,
-        instruction=template.text,
-        start_node=str(graph.ids[start]),
-        start_heading=_start_heading(city, start, rng),
-        goal_nodes=tuple(str(graph.ids[v]) for v in goal_nodes),
-        goal_place_ids=tuple(str(places.ids[r]) for r in goal_places),
-        goal_categories=last.categories,
-        reference_path=tuple(str(graph.ids[v]) for v in path),
-        category=template.category,
-        max_steps=max(max_steps, len(path) + 10),
-        metadata={
-            "need": template.text,
-            "template": template.key,
-            "goals": [m.to_json() for m in template.goals],
-            "target_names": names,
-            "hops": leg_hops,
-            "ordered": len(template.goals) > 1,
-            "visible_radius_m": radius,
-            "generator": f"flaneur.tasks.generate v{GENERATOR_VERSION}",
-            "seed": seed,
-        },
-    )
+        last = template.goals[-1]
+        names = [str(places.names[r]) or places[r].label for r in goal_places]
+        return Episode(
+            id=episode_id,
+            city=city.name,
+            instruction=template.text,
+            start_node=str(graph.ids[start]),
+            start_heading=_start_heading(city, start, self.rng),
+            goal_nodes=tuple(str(graph.ids[v]) for v in goal_nodes),
+            goal_place_ids=tuple(str(places.ids[r]) for r in goal_places),
+            goal_categories=last.categories,
+            reference_path=tuple(str(graph.ids[v]) for v in path),
+            category=template.category,
+            max_steps=max(self.max_steps, len(path) + 10),
+            metadata={
+                "need": template.text,
+                "template": template.key,
+                "goals": [m.to_json() for m in template.goals],
+                "target_names": names,
+                "hops": leg_hops,
+                "ordered": len(template.goals) > 1,
+                "visible_radius_m": self.radius,
+                "generator": f"flaneur.tasks.generate v{GENERATOR_VERSION}",
+                "seed": self.seed,
+            },
+        )

@@ -131,6 +131,31 @@ def view_labels(
     params = params or LabelParams()
     pos = camera.position[:2]
     taken = list(taken or [])
+    wanted = _places_in_view(signs, walls, rows, camera, shown, params)
+    out: list[Label] = []
+    for at, row, k, unit in sorted(wanted, key=lambda w: (w[0], w[1])):
+        label = _best_label(signs.named_text[k], row, at, unit, camera, params, taken)
+        if label is None:
+            continue
+        box = screen_box(camera, label.corners(pos))
+        if box is not None:
+            taken.append(box)
+        out.append(label)
+    return out
+
+
+def _places_in_view(
+    signs: Signs,
+    walls: Walls,
+    rows: NDArray[np.int64],
+    camera: Camera,
+    shown: set[int],
+    params: LabelParams,
+) -> list[tuple[float, int, int, NDArray[np.float64]]]:
+    """The named places in the field of view that want a label (no sign of theirs shown, not
+    behind another building): ``(distance of the label, place row, named index, unit vector
+    from the camera)``."""
+    pos = camera.position[:2]
     half_fov = camera.fov / 2.0
     wanted = []
     for k in signs.named_near(pos, params.radius).tolist():
@@ -150,40 +175,46 @@ def view_labels(
             continue  # another building stands in front of the place
         at = dist if hit is None else max(hit - 0.5, params.min_distance)
         wanted.append((at, row, k, delta / dist))
-    out: list[Label] = []
-    for at, row, k, unit in sorted(wanted, key=lambda w: (w[0], w[1])):
-        text = signs.named_text[k]
-        bw, bh = board_size(text, FONT_PX)
-        # near labels shrink so that they stay about as large on screen as at 20 m
-        height = min(params.height, max(0.4, 0.055 * at), params.max_width * bh / bw)
-        width = height * bw / bh
-        centre = pos + unit * at
-        right = np.array([unit[1], -unit[0]])
-        colours = SIGN_COLOURS[stable_hash(f"label-{row}") % len(SIGN_COLOURS)]
-        step = height + 0.3
-        options = []
-        for bottom in (
-            params.bottom,
-            params.bottom + step,
-            params.bottom - step,
-            params.bottom + 2 * step,
-        ):
-            cand = Label(row, text, colours, centre, width, bottom, bottom + height, at)
-            box = screen_box(camera, cand.corners(pos))
-            if box is None:
-                continue
-            # keep the whole board in the frame: slide it sideways
-            shift = max(0.0, 2.0 - box[0]) - max(0.0, box[2] - (camera.width - 2.0))
-            if shift and box[2] - box[0] < camera.width - 4:
-                cand.centre = centre + right * (shift * at / camera.focal)
-                box = screen_box(camera, cand.corners(pos))
-            if box is not None and box[1] >= 0 and box[3] <= camera.height:
-                options.append((_overlaps(box, taken), len(options), cand))
-        label = min(options, key=lambda o: o[:2])[2] if options else None
-        if label is None:
+    return wanted
+
+
+def _best_label(
+    text: str,
+    row: int,
+    at: float,
+    unit: NDArray[np.float64],
+    camera: Camera,
+    params: LabelParams,
+    taken: list[tuple[float, ...]],
+) -> Label | None:
+    """The label of place ``row`` at ``at`` metres along ``unit``, on the first of its rows
+    (the usual one, one up, one down, two up) that lies in the frame and covers no box of
+    ``taken``, else on the first that lies in the frame; None when no row does."""
+    pos = camera.position[:2]
+    bw, bh = board_size(text, FONT_PX)
+    # near labels shrink so that they stay about as large on screen as at 20 m
+    height = min(params.height, max(0.4, 0.055 * at), params.max_width * bh / bw)
+    width = height * bw / bh
+    centre = pos + unit * at
+    right = np.array([unit[1], -unit[0]])
+    colours = SIGN_COLOURS[stable_hash(f"label-{row}") % len(SIGN_COLOURS)]
+    step = height + 0.3
+    options = []
+    for bottom in (
+        params.bottom,
+        params.bottom + step,
+        params.bottom - step,
+        params.bottom + 2 * step,
+    ):
+        cand = Label(row, text, colours, centre, width, bottom, bottom + height, at)
+        box = screen_box(camera, cand.corners(pos))
+        if box is None:
             continue
-        box = screen_box(camera, label.corners(pos))
-        if box is not None:
-            taken.append(box)
-        out.append(label)
-    return out
+        # keep the whole board in the frame: slide it sideways
+        shift = max(0.0, 2.0 - box[0]) - max(0.0, box[2] - (camera.width - 2.0))
+        if shift and box[2] - box[0] < camera.width - 4:
+            cand.centre = centre + right * (shift * at / camera.focal)
+            box = screen_box(camera, cand.corners(pos))
+        if box is not None and box[1] >= 0 and box[3] <= camera.height:
+            options.append((_overlaps(box, taken), len(options), cand))
+    return min(options, key=lambda o: o[:2])[2] if options else None

@@ -157,6 +157,29 @@ def layout_signs(city: City, scene: Scene, params: SignParams | None = None) -> 
     walls, places = scene.walls, city.places
     named = np.flatnonzero(places.names != "") if len(places) else np.zeros(0, np.int64)
     inside = scene.inside_buildings(places.xy[named]) if named.size else np.zeros(0, bool)
+    wanted = _wanted_anchors(scene, places, named, inside, params)
+    line_ids, first_of, count_of = np.unique(walls.line, return_index=True, return_counts=True)
+    line_pos = {int(v): k for k, v in enumerate(line_ids)}
+    facades: dict[int, _Facade] = {}
+    records = _SignRecords(places)
+    for _, row, anchor in wanted:
+        name = str(places.names[row]).strip()
+        if anchor[0] == "column":
+            _add_column(records, row, name, anchor[1], params)
+            continue
+        piece, s = anchor[1], anchor[2]
+        line = int(walls.line[piece])
+        if line not in facades:
+            k = line_pos[line]
+            facades[line] = _Facade(scene, int(first_of[k]), int(count_of[k]), params)
+        _add_fascia(records, facades[line], walls, row, name, piece, s, params)
+    return records.signs(named, params)
+
+
+def _wanted_anchors(scene: Scene, places, named, inside, params: SignParams) -> list[tuple]:
+    """``(distance from the place to its sign spot, place row, anchor)`` of every named place,
+    nearest first (places nearest their shop front choose their spot first)."""
+    walls = scene.walls
     wanted = []
     for k, row in enumerate(named.tolist()):
         if not str(places.names[row]).strip() or len(scene.street_a) == 0:
@@ -169,16 +192,84 @@ def layout_signs(city: City, scene: Scene, params: SignParams | None = None) -> 
             hit = walls.a[piece] + s * (walls.b[piece] - walls.a[piece])
             wanted.append((float(np.hypot(*(hit - places.xy[row]))), row, anchor))
     wanted.sort(key=lambda w: (w[0], w[1]))  # places nearest their shop front choose first
-    line_ids, first_of, count_of = np.unique(walls.line, return_index=True, return_counts=True)
-    line_pos = {int(v): k for k, v in enumerate(line_ids)}
-    facades: dict[int, _Facade] = {}
-    rec: dict[str, list] = {k: [] for k in ("place", "text", "label", "colours", "centre")}
-    rec.update(direction=[], width=[], bottom=[], top=[], pieces=[], kind=[])
+    return wanted
 
-    def add(row, label, centre, direction, width, bottom, height, pieces, kind) -> None:
-        seed = stable_hash(str(places.ids[row]))
+
+def _add_column(records: _SignRecords, row: int, name: str, spot, params: SignParams) -> None:
+    """Add the column sign of a place that stands outdoors, at ``spot``."""
+    bw, bh = board_size(name, FONT_PX)
+    height = min(params.column_height, params.column_max_width * bh / bw)
+    height = max(height, 0.6 * params.column_height)
+    width = height * bw / bh
+    records.add(row, name, spot, np.zeros(2), width, params.column_bottom, height, [], COLUMN)
+
+
+def _add_fascia(
+    records: _SignRecords,
+    fac: _Facade,
+    walls,
+    row: int,
+    name: str,
+    piece: int,
+    s: float,
+    params: SignParams,
+) -> None:
+    """Add the fascia board of a place on ``fac`` (at position ``s`` of wall ``piece``) and
+    the blade above its end; nothing when the facade has no room left near that spot."""
+    bw, bh = board_size(name, FONT_PX)
+    hit = walls.a[piece] + s * (walls.b[piece] - walls.a[piece])
+    along = float(np.dot(hit - fac.start, fac.direction))
+    height = params.board_height
+    if height * bw / bh > fac.length - 0.4:
+        height = max(params.min_board_height, (fac.length - 0.4) * bh / bw)
+    width = height * bw / bh
+    spot = fac.place(along, width, height)
+    if spot is None:
+        return
+    bottom, c = spot
+    piece_len = fac.length / fac.count
+    i0 = int(np.clip((c - width / 2) // piece_len, 0, fac.count - 1))
+    i1 = int(np.clip((c + width / 2) // piece_len, 0, fac.count - 1))
+    normal = walls.normal[piece]
+    pieces = list(range(fac.first + i0, fac.first + i1 + 1))
+    centre = fac.start + fac.direction * c + normal * 0.12
+    records.add(row, name, centre, fac.direction, width, bottom, height, pieces, FASCIA)
+    # a blade above the end of the fascia, sticking out over the sidewalk
+    label = wrap(name)
+    lw, lh = board_size(label, FONT_PX)
+    scale = min(params.blade_width / lw, params.blade_height / lh)
+    foot = fac.start + fac.direction * min(c + width / 2 + params.gap / 2, fac.length)
+    blade_centre = foot + normal * (params.blade_offset + lw * scale / 2)
+    piece_end = int(np.clip((c + width / 2) // piece_len, 0, fac.count - 1))
+    blade_pieces = [fac.first + piece_end]
+    blade_bottom = bottom + height + 0.25
+    records.add(
+        row,
+        label,
+        blade_centre,
+        fac.direction,
+        lw * scale,
+        blade_bottom,
+        lh * scale,
+        blade_pieces,
+        BLADE,
+    )
+
+
+class _SignRecords:
+    """The signs laid out so far, one list per field of :class:`Signs`."""
+
+    def __init__(self, places) -> None:
+        self.places = places
+        self.rec: dict[str, list] = {k: [] for k in ("place", "text", "label", "colours")}
+        self.rec.update(centre=[], direction=[], width=[], bottom=[], top=[], pieces=[], kind=[])
+
+    def add(self, row, label, centre, direction, width, bottom, height, pieces, kind) -> None:
+        """Add one board of the place in ``row`` (``bottom`` and ``height`` in metres)."""
+        seed = stable_hash(str(self.places.ids[row]))
+        rec = self.rec
         rec["place"].append(row)
-        rec["text"].append(str(places.names[row]).strip())
+        rec["text"].append(str(self.places.names[row]).strip())
         rec["label"].append(label)
         rec["colours"].append(SIGN_COLOURS[seed % len(SIGN_COLOURS)])
         rec["centre"].append(centre)
@@ -189,82 +280,26 @@ def layout_signs(city: City, scene: Scene, params: SignParams | None = None) -> 
         rec["pieces"].append(np.asarray(pieces, dtype=np.int64))
         rec["kind"].append(kind)
 
-    for _, row, anchor in wanted:
-        name = str(places.names[row]).strip()
-        bw, bh = board_size(name, FONT_PX)
-        if anchor[0] == "column":
-            height = min(params.column_height, params.column_max_width * bh / bw)
-            height = max(height, 0.6 * params.column_height)
-            add(
-                row,
-                name,
-                anchor[1],
-                np.zeros(2),
-                height * bw / bh,
-                params.column_bottom,
-                height,
-                [],
-                COLUMN,
-            )
-            continue
-        piece, s = anchor[1], anchor[2]
-        line = int(walls.line[piece])
-        if line not in facades:
-            k = line_pos[line]
-            facades[line] = _Facade(scene, int(first_of[k]), int(count_of[k]), params)
-        fac = facades[line]
-        hit = walls.a[piece] + s * (walls.b[piece] - walls.a[piece])
-        along = float(np.dot(hit - fac.start, fac.direction))
-        height = params.board_height
-        if height * bw / bh > fac.length - 0.4:
-            height = max(params.min_board_height, (fac.length - 0.4) * bh / bw)
-        width = height * bw / bh
-        spot = fac.place(along, width, height)
-        if spot is None:
-            continue
-        bottom, c = spot
-        piece_len = fac.length / fac.count
-        i0 = int(np.clip((c - width / 2) // piece_len, 0, fac.count - 1))
-        i1 = int(np.clip((c + width / 2) // piece_len, 0, fac.count - 1))
-        normal = walls.normal[piece]
-        pieces = list(range(fac.first + i0, fac.first + i1 + 1))
-        centre = fac.start + fac.direction * c + normal * 0.12
-        add(row, name, centre, fac.direction, width, bottom, height, pieces, FASCIA)
-        # a blade above the end of the fascia, sticking out over the sidewalk
-        label = wrap(name)
-        lw, lh = board_size(label, FONT_PX)
-        scale = min(params.blade_width / lw, params.blade_height / lh)
-        foot = fac.start + fac.direction * min(c + width / 2 + params.gap / 2, fac.length)
-        blade_centre = foot + normal * (params.blade_offset + lw * scale / 2)
-        piece_end = int(np.clip((c + width / 2) // piece_len, 0, fac.count - 1))
-        add(
-            row,
-            label,
-            blade_centre,
-            fac.direction,
-            lw * scale,
-            bottom + height + 0.25,
-            lh * scale,
-            [fac.first + piece_end],
-            BLADE,
+    def signs(self, named, params: SignParams) -> Signs:
+        """The :class:`Signs` of the boards added (``named``: the rows of the named places)."""
+        rec, places = self.rec, self.places
+        n = len(rec["place"])
+        placed = set(rec["place"])
+        return Signs(
+            place=np.asarray(rec["place"], dtype=np.int64),
+            text=rec["text"],
+            label=rec["label"],
+            colours=rec["colours"],
+            centre=np.asarray(rec["centre"], dtype=float).reshape(n, 2),
+            direction=np.asarray(rec["direction"], dtype=float).reshape(n, 2),
+            width=np.asarray(rec["width"], dtype=float),
+            bottom=np.asarray(rec["bottom"], dtype=float),
+            top=np.asarray(rec["top"], dtype=float),
+            pieces=rec["pieces"],
+            kind=np.asarray(rec["kind"], dtype=np.int8),
+            unplaced=[int(r) for r in named if int(r) not in placed],
+            radius=params.radius,
+            named_rows=named.astype(np.int64),
+            named_xy=places.xy[named] if named.size else np.zeros((0, 2)),
+            named_text=[str(places.names[r]).strip() for r in named],
         )
-    n = len(rec["place"])
-    placed = set(rec["place"])
-    return Signs(
-        place=np.asarray(rec["place"], dtype=np.int64),
-        text=rec["text"],
-        label=rec["label"],
-        colours=rec["colours"],
-        centre=np.asarray(rec["centre"], dtype=float).reshape(n, 2),
-        direction=np.asarray(rec["direction"], dtype=float).reshape(n, 2),
-        width=np.asarray(rec["width"], dtype=float),
-        bottom=np.asarray(rec["bottom"], dtype=float),
-        top=np.asarray(rec["top"], dtype=float),
-        pieces=rec["pieces"],
-        kind=np.asarray(rec["kind"], dtype=np.int8),
-        unplaced=[int(r) for r in named if int(r) not in placed],
-        radius=params.radius,
-        named_rows=named.astype(np.int64),
-        named_xy=places.xy[named] if named.size else np.zeros((0, 2)),
-        named_text=[str(places.names[r]).strip() for r in named],
-    )

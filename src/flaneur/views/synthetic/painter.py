@@ -300,10 +300,48 @@ def paint(
     _paint_ground(draw, scene, camera, style)
     rows, depth, cam = _visible_walls(scene, camera, style)
     walls = scene.walls
+    items: list[tuple[float, int, int]] = [(d, 0, k) for k, d in enumerate(depth.tolist())]
+    sign_items, shown, taken = _sign_items(signs, walls, rows, depth, camera, style)
+    items += sign_items
+    extra = view_labels(signs, walls, rows, camera, shown, labels, taken) if labels else []
+    items += [(lab.dist - 1e4, 2, k) for k, lab in enumerate(extra)]
+    if furniture is not None and len(furniture):
+        pos = camera.position[:2]
+        for dist, row in visible_objects(furniture, camera, style.object_radius):
+            if not _blocked(walls, rows, object_corners(furniture, row, pos), pos)[1]:
+                items.append((dist - 1e4, 3, row))
+    items.sort(key=lambda it: -it[0])
+    front = np.flatnonzero(cam[..., 2].min(axis=1) >= NEAR) if len(cam) else np.zeros(0, int)
+    outlines = dict(zip(front.tolist(), camera.project(cam[front]).tolist(), strict=True))
+    drawn: list[dict] = []
+    for d, kind, k in items:
+        if kind == 0:
+            pts = outlines[k] if k in outlines else camera.clip_and_project(cam[k])
+            _paint_wall(draw, walls, rows[k], pts, camera, d, style)
+        elif kind == 3:
+            obox = paint_object(draw, furniture, k, camera, partial(_fogged, style=style))
+            if obox is not None and objects is not None:
+                objects.append(object_record(furniture, k, obox, d + 1e4))
+        else:
+            record = _paint_sign(canvas, draw, signs, extra, kind, k, camera, d, style)
+            if record is not None:
+                drawn.append(record)
+    return canvas, drawn
+
+
+def _sign_items(
+    signs: Signs, walls, rows: NDArray, depth: NDArray, camera: Camera, style: Style
+) -> tuple[list[tuple[float, int, int]], set[int], list[tuple[float, ...]]]:
+    """The signs to paint, as ``(painting depth, 1, sign)`` items; the places whose sign can
+    be read; the pixel boxes of the signs in plain sight.
+
+    A sign whose lines of sight are all cut by walls (``rows``, at distance ``depth``) is
+    left out; one in plain sight is painted over every wall (far first); one partly hidden
+    right after the nearest wall piece it hangs on."""
     pos = camera.position[:2]
     piece_depth = dict(zip(rows.tolist(), depth.tolist(), strict=True))
-    items: list[tuple[float, int, int]] = [(d, 0, k) for k, d in enumerate(depth.tolist())]
     normals = signs.normal
+    items: list[tuple[float, int, int]] = []
     shown: set[int] = set()
     taken: list[tuple[float, ...]] = []
     for i in signs.near(pos, style.wall_radius).tolist():
@@ -328,43 +366,45 @@ def paint(
         # partly hidden: painted right after the nearest wall piece it hangs on
         hung = [piece_depth[p] for p in signs.pieces[i].tolist() if p in piece_depth]
         items.append(((min(hung) if hung else dist) - 1e-3, 1, i))
-    extra = view_labels(signs, walls, rows, camera, shown, labels, taken) if labels else []
-    items += [(lab.dist - 1e4, 2, k) for k, lab in enumerate(extra)]
-    if furniture is not None and len(furniture):
-        for dist, row in visible_objects(furniture, camera, style.object_radius):
-            if not _blocked(walls, rows, object_corners(furniture, row, pos), pos)[1]:
-                items.append((dist - 1e4, 3, row))
-    items.sort(key=lambda it: -it[0])
-    front = np.flatnonzero(cam[..., 2].min(axis=1) >= NEAR) if len(cam) else np.zeros(0, int)
-    outlines = dict(zip(front.tolist(), camera.project(cam[front]).tolist(), strict=True))
-    drawn: list[dict] = []
+    return items, shown, taken
+
+
+def _paint_wall(draw, walls, row: int, pts, camera: Camera, dist: float, style: Style) -> None:
+    """Paint wall piece ``row`` (pixel outline ``pts``), shaded by the sun and fogged by its
+    distance, and its windows when it is near."""
     light = np.asarray(style.sun)
-    for d, kind, k in items:
-        if kind == 0:
-            row = rows[k]
-            shade = 0.8 + 0.2 * float(np.dot(walls.normal[row], light))
-            pts = outlines[k] if k in outlines else camera.clip_and_project(cam[k])
-            if len(pts) < 3:
-                continue
-            draw.polygon(pts, fill=_fogged(walls.colour[row] * shade, d, style))
-            if d < style.window_radius:
-                _paint_windows(draw, walls, row, camera, d, style)
-            continue
-        if kind == 3:
-            obox = paint_object(draw, furniture, k, camera, partial(_fogged, style=style))
-            if obox is not None and objects is not None:
-                objects.append(object_record(furniture, k, obox, d + 1e4))
-            continue
-        if kind == 1:
-            if signs.column[k]:
-                _paint_post(draw, signs, k, camera, d + 1e4, style)
-            box = _paint_board(canvas, signs.corners(k, pos), partial(signs.image, k), camera)
-            place, name, what = int(signs.place[k]), signs.text[k], SIGN_KINDS[signs.kind[k]]
-        else:
-            lab = extra[k]
-            image_for = partial(board_image, lab.text, lab.colours)
-            box = _paint_board(canvas, lab.corners(pos), image_for, camera)
-            place, name, what = lab.row, lab.text, "label"
-        if box is not None:
-            drawn.append({"place": place, "name": name, "kind": what, "box": box})
-    return canvas, drawn
+    shade = 0.8 + 0.2 * float(np.dot(walls.normal[row], light))
+    if len(pts) < 3:
+        return
+    draw.polygon(pts, fill=_fogged(walls.colour[row] * shade, dist, style))
+    if dist < style.window_radius:
+        _paint_windows(draw, walls, row, camera, dist, style)
+
+
+def _paint_sign(
+    canvas: Image.Image,
+    draw,
+    signs: Signs,
+    extra: list,
+    kind: int,
+    k: int,
+    camera: Camera,
+    depth: float,
+    style: Style,
+) -> dict | None:
+    """Paint sign ``k`` (``kind`` 1, with its post if it stands on one) or label ``extra[k]``
+    (``kind`` 2); what was drawn, or None when it fell outside the frame."""
+    pos = camera.position[:2]
+    if kind == 1:
+        if signs.column[k]:
+            _paint_post(draw, signs, k, camera, depth + 1e4, style)
+        box = _paint_board(canvas, signs.corners(k, pos), partial(signs.image, k), camera)
+        place, name, what = int(signs.place[k]), signs.text[k], SIGN_KINDS[signs.kind[k]]
+    else:
+        lab = extra[k]
+        image_for = partial(board_image, lab.text, lab.colours)
+        box = _paint_board(canvas, lab.corners(pos), image_for, camera)
+        place, name, what = lab.row, lab.text, "label"
+    if box is None:
+        return None
+    return {"place": place, "name": name, "kind": what, "box": box}
