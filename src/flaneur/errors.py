@@ -7,6 +7,7 @@ and what was expected, so that the command line can print it without a traceback
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 
 class FlaneurError(Exception):
@@ -60,7 +61,7 @@ class ArgumentError(FlaneurError, ValueError):
 
 
 def check_finite(
-    value: object,
+    value: Any,
     name: str,
     *,
     where: str,
@@ -73,7 +74,7 @@ def check_finite(
     import math
 
     try:
-        number = float(value)  # type: ignore[arg-type]
+        number = float(value)
     except (TypeError, ValueError):
         raise ArgumentError(f"{where}: {name} must be {what}, got {value!r}") from None
     if (

@@ -12,6 +12,7 @@ All functions accept scalars or numpy arrays and broadcast.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import overload
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -21,7 +22,13 @@ EARTH_RADIUS_M = 6_371_008.8
 """Mean Earth radius (IUGG) in metres, used by :func:`haversine`."""
 
 
-def haversine(lat1: ArrayLike, lng1: ArrayLike, lat2: ArrayLike, lng2: ArrayLike) -> NDArray:
+@overload
+def haversine(lat1: float, lng1: float, lat2: float, lng2: float) -> float: ...
+@overload
+def haversine(lat1: ArrayLike, lng1: ArrayLike, lat2: ArrayLike, lng2: ArrayLike) -> NDArray: ...
+def haversine(
+    lat1: ArrayLike, lng1: ArrayLike, lat2: ArrayLike, lng2: ArrayLike
+) -> float | NDArray:
     """Great-circle distance in metres between two points (or arrays of points).
 
     Parameters
@@ -42,7 +49,11 @@ def haversine(lat1: ArrayLike, lng1: ArrayLike, lat2: ArrayLike, lng2: ArrayLike
     return 2 * EARTH_RADIUS_M * np.arcsin(np.sqrt(np.clip(a, 0.0, 1.0)))
 
 
-def bearing(lat1: ArrayLike, lng1: ArrayLike, lat2: ArrayLike, lng2: ArrayLike) -> NDArray:
+@overload
+def bearing(lat1: float, lng1: float, lat2: float, lng2: float) -> float: ...
+@overload
+def bearing(lat1: ArrayLike, lng1: ArrayLike, lat2: ArrayLike, lng2: ArrayLike) -> NDArray: ...
+def bearing(lat1: ArrayLike, lng1: ArrayLike, lat2: ArrayLike, lng2: ArrayLike) -> float | NDArray:
     """Initial bearing from point 1 to point 2 in degrees, 0 = north, clockwise, in [0, 360).
 
     Parameters
@@ -63,7 +74,11 @@ def bearing(lat1: ArrayLike, lng1: ArrayLike, lat2: ArrayLike, lng2: ArrayLike) 
     return np.mod(np.degrees(np.arctan2(y, x)), 360.0)
 
 
-def angle_diff(target: ArrayLike, source: ArrayLike) -> NDArray:
+@overload
+def angle_diff(target: float, source: float) -> float: ...
+@overload
+def angle_diff(target: ArrayLike, source: ArrayLike) -> NDArray: ...
+def angle_diff(target: ArrayLike, source: ArrayLike) -> float | NDArray:
     """Signed smallest rotation from ``source`` to ``target`` heading, in (-180, 180].
 
     Positive values mean ``target`` lies clockwise (to the right) of ``source``.
@@ -80,19 +95,27 @@ def angle_diff(target: ArrayLike, source: ArrayLike) -> NDArray:
     """
     if isinstance(target, int | float) and isinstance(source, int | float):  # scalar: no numpy
         d = (target - source) % 360.0
-        return d - 360.0 if d > 180.0 else d  # type: ignore[return-value]
+        return d - 360.0 if d > 180.0 else d
     d = np.mod(np.subtract(target, source), 360.0)
     return np.where(d > 180.0, d - 360.0, d)
 
 
-def normalize_heading(heading: ArrayLike) -> NDArray:
+@overload
+def normalize_heading(heading: float) -> float: ...
+@overload
+def normalize_heading(heading: ArrayLike) -> NDArray: ...
+def normalize_heading(heading: ArrayLike) -> float | NDArray:
     """Map any angle in degrees to [0, 360)."""
     return np.mod(heading, 360.0)
 
 
-def angular_distance(a: ArrayLike, b: ArrayLike) -> NDArray:
+@overload
+def angular_distance(a: float, b: float) -> float: ...
+@overload
+def angular_distance(a: ArrayLike, b: ArrayLike) -> NDArray: ...
+def angular_distance(a: ArrayLike, b: ArrayLike) -> float | NDArray:
     """Unsigned smallest angle between two headings, in [0, 180] (``|angle_diff(a, b)|``)."""
-    return abs(angle_diff(a, b))  # type: ignore[return-value]
+    return abs(angle_diff(a, b))
 
 
 @dataclass(frozen=True)
@@ -131,7 +154,9 @@ class LocalProjection:
     @property
     def crs(self) -> CRS:
         """The projected coordinate reference system."""
-        return self._fwd.target_crs
+        crs = self._fwd.target_crs
+        assert crs is not None, "built from a CRS in __post_init__"
+        return crs
 
     def forward(self, lat: ArrayLike, lng: ArrayLike) -> tuple[NDArray, NDArray]:
         """Project degrees to metres east (x) and north (y) of the centre."""

@@ -25,7 +25,7 @@ import math
 import types
 import typing
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal, Union, cast
 
 from flaneur.errors import FlaneurError
 
@@ -211,7 +211,7 @@ def field_default(f: dataclasses.Field[Any]) -> Any:
     return None
 
 
-def options_schema(cls: type) -> type:
+def options_schema(cls: type[Any]) -> type:
     """The options dataclass of a plug-in class: its declared ``Options``, or, for a class
     that declares none, one made from its constructor's keyword parameters (their
     annotations and defaults; a constructor that takes ``**kwargs`` accepts any option
@@ -222,8 +222,8 @@ def options_schema(cls: type) -> type:
         and dataclasses.is_dataclass(declared)
         and (dataclasses.fields(declared) or "__init__" not in vars_below_interface(cls))
     ):
-        return declared  # type: ignore[return-value]
-    init = cls.__init__  # type: ignore[misc]
+        return cast(type, declared)  # the Options class (is_dataclass narrows to class or instance)
+    init = cls.__init__
     try:
         hints = typing.get_type_hints(init, include_extras=True)
     except Exception:  # unresolvable annotations: check names only
@@ -234,8 +234,8 @@ def options_schema(cls: type) -> type:
         if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
             default = None if p.default is p.empty else p.default
             spec.append((p.name, hints.get(p.name, Any), dataclasses.field(default=default)))
-    schema = dataclasses.make_dataclass(f"{cls.__name__}Options", spec, frozen=True)
-    schema.open = any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values())  # type: ignore[attr-defined]
+    schema: Any = dataclasses.make_dataclass(f"{cls.__name__}Options", spec, frozen=True)
+    schema.open = any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values())
     return schema
 
 

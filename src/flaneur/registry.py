@@ -19,7 +19,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Iterator
 from importlib import metadata
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 from flaneur.errors import FlaneurError
 
@@ -148,7 +148,7 @@ class Registry(Generic[T]):
             raise FlaneurError(f"unknown {self.kind} {name!r}; choose from {known}{direct}")
         if self._check is not None:
             self._check(name, entry)
-        return entry  # type: ignore[return-value]
+        return cast(T, entry)  # a "module:Name" entry is imported above
 
     def __getitem__(self, name: str) -> T:
         return self.get(name)

@@ -42,7 +42,7 @@ AGENTS: Registry[type[Agent] | type[Planner]] = Registry(
 )
 """Agent classes by name (``flaneur run --agent NAME``): navigation agents and V-IRL's
 planner agents; language-model agents load lazily."""
-for _name, _entry in {
+_BUILTIN_AGENTS: dict[str, type[Agent] | type[Planner] | str] = {
     "random": RandomAgent,
     "forward": ForwardAgent,
     "oracle": OracleAgent,
@@ -59,21 +59,24 @@ for _name, _entry in {
     "vivek": "flaneur.agents.virl.vivek:VivekAgent",
     "peng": "flaneur.agents.virl.peng:PengAgent",
     "diego": "flaneur.agents.virl.diego:DiegoAgent",
-}.items():
+}
+for _name, _entry in _BUILTIN_AGENTS.items():
     AGENTS.register(_name, _entry)
 
 
-def register_agent(name: str, cls: type[Agent] | str, *, replace: bool = False) -> None:
+def register_agent(
+    name: str, cls: type[Agent] | type[Planner] | str, *, replace: bool = False
+) -> None:
     """Add an agent class (or a ``"module:Class"`` string, imported on first use) as ``name``."""
     AGENTS.register(name, cls, replace=replace)
 
 
-def agent_class(name: str) -> type[Agent]:
+def agent_class(name: str) -> type[Agent] | type[Planner]:
     """The agent class registered as ``name`` (or named ``"module:Class"``)."""
     return AGENTS.get(name)
 
 
-def make_agent(name: str, **options: Any) -> Agent:
+def make_agent(name: str, **options: Any) -> Agent | Planner:
     """An agent by name with ``options`` checked against its ``Options`` first.
 
     Raises

@@ -17,7 +17,7 @@ from __future__ import annotations
 import abc
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, TypedDict
+from typing import TYPE_CHECKING, Any, ClassVar, TypedDict, cast
 
 from flaneur.agents.envinfo import EnvInfo, EnvView, Privileged, env_info_for
 from flaneur.options import NoOptions
@@ -61,16 +61,18 @@ class StepRecord(TypedDict, total=False):
 
 def step_record(**fields: Any) -> StepRecord:
     """A :data:`StepRecord` with every field present (``None`` / 0 where not given)."""
-    record: StepRecord = {
+    record = {
         "prompt_id": None,
         "raw_output": None,
         "parsed_action": None,
         "thoughts": None,
         "confidence": None,
         "parse_failures": 0,
+        **fields,
     }
-    record.update(fields)  # type: ignore[typeddict-item]
-    return record
+    # agents add fields of their own: a TypedDict open to extra keys (PEP 728) is not
+    # expressible in Python 3.11
+    return cast(StepRecord, record)
 
 
 @dataclass(slots=True)

@@ -179,10 +179,10 @@ class DetectionSet(Generator):
             if options.per_region is not None and len(kept) > options.per_region:
                 pick = np.sort(rng.permutation(len(kept))[: options.per_region])
                 kept = [kept[i] for i in pick]
-            for node, near in kept:
+            for node, near_places in kept:
                 node_id = str(city.graph.ids[node])
                 data = {"node": node_id, "region": region.name, "pitch": PITCH, "views": views}
-                data |= {"types": list(types), "places": near}
+                data |= {"types": list(types), "places": near_places}
                 items.append(TaskItem(f"{set_name}-{node_id}", region.name, data))
         if not items:
             where = options.regions or f"the {options.cell_m:g} m grid over {city.name}"

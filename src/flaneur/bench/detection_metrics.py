@@ -103,12 +103,12 @@ def recall_matrix(
                 has[index[pid], column[t]] = True
     recalled = np.zeros_like(has)
     matched = np.zeros(len(index), dtype=bool)
-    for label, pid in boxes:
-        if pid is None:
+    for label, matched_pid in boxes:
+        if matched_pid is None:
             continue
-        matched[index[pid]] = True
+        matched[index[matched_pid]] = True
         if label in column:
-            recalled[index[pid], column[label]] = True
+            recalled[index[matched_pid], column[label]] = True
     return has, recalled & has, has & matched[:, None]
 
 

@@ -148,7 +148,8 @@ def _question_routes(
     routes = collect_routes(city, usable, seed=seed, per_region=options.per_region)
     if not routes:
         raise no_route_error(city, usable)
-    chosen, ambiguous = [], 0
+    chosen: list[tuple[VlnRoute, float]] = []
+    ambiguous = 0
     for route in routes:
         if len(chosen) >= size:
             break

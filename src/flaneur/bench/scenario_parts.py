@@ -105,6 +105,7 @@ VIVEK_SEARCHES: tuple[tuple[tuple[str, ...], str, str], ...] = (
 """Vivek's home searches: (amenity types wanted, background, intention), our own words."""
 
 
+SIGHTS: tuple[str, ...]
 SIGHTS = ("museum", "art_gallery", "tourist_attraction", "historic_site", "park", "garden")
 SIGHTS += ("viewpoint", "place_of_worship", "library", "theater", "zoo", "aquarium")
 """Place types a day out visits."""

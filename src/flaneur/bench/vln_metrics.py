@@ -216,8 +216,8 @@ def row_outcome(graph: StreetGraph, episode: Episode, row: Mapping[str, Any]) ->
     nodes.append(known[-1][0])
     items = episode.metadata["milestones"]
     return VlnOutcome(
-        destination=tuple(episode.metadata["destination_latlng"]),  # type: ignore[arg-type]
-        intersections=tuple(tuple(p) for p in episode.metadata["key_latlng"][:-1]),  # type: ignore[misc]
+        destination=tuple(episode.metadata["destination_latlng"]),
+        intersections=tuple(tuple(p) for p in episode.metadata["key_latlng"][:-1]),
         gold_start=f"turn_direction({items[0]['heading_words']})",
         gold_turns=tuple(f"turn_direction({m['next_heading_words']})" for m in items[:-1]),
         trajectory=tuple((float(graph.lat[n]), float(graph.lng[n])) for n in nodes),

@@ -97,12 +97,20 @@ def _solver_command(kind: str, flag: str, default: str, solvers: str, metric: st
         csv_path: Path | None = typer.Option(None, "--csv", help=CSV_HELP),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
     ) -> None:
-        model = {"llm": llm, "llm_base_url": llm_base_url, "views": views}
-        run = {"seed": seed, "limit": limit, "concurrency": concurrency, "resume": resume}
-        progress = "none" if as_json else "rich"
-        options = list(option or [])
         summary = run_short_form(
-            kind, task, solver, out, options=options, progress=progress, **model, **run
+            kind,
+            task,
+            solver,
+            out,
+            options=list(option or []),
+            progress="none" if as_json else "rich",
+            llm=llm,
+            llm_base_url=llm_base_url,
+            views=views,
+            seed=seed,
+            limit=limit,
+            concurrency=concurrency,
+            resume=resume,
         )
         _write_csv(csv_path, out, solver, metric)
         show_run(run_figures(summary, solver, out), summary, as_json)

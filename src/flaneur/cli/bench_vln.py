@@ -142,10 +142,18 @@ def vln_command(
     if resume and out is None:
         raise FlaneurError("--resume needs --out (the folder of the runs to finish)")
     with tempfile.TemporaryDirectory(prefix="flaneur-vln-") as scratch:
-        picks = dict(agent=agent, city=city, views=views, clip_weights=clip_weights, limit=limit)
-        model = dict(llm=llm, llm_base_url=llm_base_url)
         result = run_vln(
-            task, list(recogniser), out or Path(scratch), resume=resume, **picks, **model
+            task,
+            list(recogniser),
+            out or Path(scratch),
+            resume=resume,
+            agent=agent,
+            city=city,
+            views=views,
+            clip_weights=clip_weights,
+            limit=limit,
+            llm=llm,
+            llm_base_url=llm_base_url,
         )
     if out is None:
         result.pop("runs")

@@ -48,7 +48,7 @@ def finetune_command(
     from flaneur.agents.velma.finetune import FORMATS, export_finetune
     from flaneur.cli.failures import check_output_path
     from flaneur.errors import FlaneurError
-    from flaneur.tasks.registry import load_task
+    from flaneur.tasks.registry import load_task, navigation_episodes
 
     check_output_path(out, "--out", folder=False)
     if fmt not in FORMATS:
@@ -56,7 +56,10 @@ def finetune_command(
     ids = [t.strip() for t in tasks.split(",") if t.strip()]
     if not ids:
         raise FlaneurError("--tasks names no task set")
-    loaded = [(task, *load_task(task, data_dir, city=city)) for task in ids]
+    loaded = []
+    for task in ids:
+        the_city, items = load_task(task, data_dir, city=city)
+        loaded.append((task, the_city, navigation_episodes(items)))
     stats = export_finetune(
         loaded, out, fmt=fmt, k_shot=k_shot, seed=seed, limit=limit, metadata=metadata
     )

@@ -19,7 +19,7 @@ import errno
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, cast
 
 USAGE_EXIT = 2
 ERROR_EXIT = 2
@@ -27,6 +27,14 @@ INTERNAL_EXIT = 1
 INTERRUPT_EXIT = 130
 DEBUG_ENV = "FLANEUR_DEBUG"
 """Set to 1 to let unexpected exceptions raise with their traceback."""
+
+
+class _ClickError(Protocol):
+    """What is used of click's exceptions (of whichever click copy raised them)."""
+
+    def show(self) -> None: ...
+
+    def format_message(self) -> str: ...
 
 
 def _is(err: BaseException, class_name: str) -> bool:
@@ -130,10 +138,10 @@ def report_failure(err: BaseException) -> int:
     if _is(err, "Exit") and hasattr(err, "exit_code"):
         return int(err.exit_code)
     if _is(err, "NoArgsIsHelpError"):  # `flaneur city`: the group's help, as click prints it
-        err.show()  # type: ignore[attr-defined]
+        cast(_ClickError, err).show()
         return USAGE_EXIT
     if _is(err, "ClickException"):
-        message = one_line(err.format_message())  # type: ignore[attr-defined]
+        message = one_line(cast(_ClickError, err).format_message())
         usage = _usage_line(err) if _is(err, "UsageError") else None
         if usage:
             _echo(usage)

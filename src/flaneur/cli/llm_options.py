@@ -93,7 +93,7 @@ def llm_options(
         "max_in_flight": max_in_flight,
         "max_tokens": max_tokens,
     }
-    given = {k: v for k, v in values.items() if v is not None}
+    given: dict[str, Any] = {k: v for k, v in values.items() if v is not None}
     if not llm:
         if given or backend:
             raise FlaneurError("model options (--llm-*, --api-key-env) need --llm")

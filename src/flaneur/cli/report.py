@@ -12,7 +12,7 @@ from flaneur.cli.output import console, err_console, print_json, print_tables
 
 if TYPE_CHECKING:
     from flaneur.report.run_folder import RunData
-    from flaneur.tasks.catalogue import TaskItems
+    from flaneur.tasks.episode import Episode
     from flaneur.world.city import City
 
 
@@ -85,23 +85,24 @@ def report_command(
 
 def _report_tasks(
     loaded: list[RunData], data_dir: Path | None, registry: list[Path] | None
-) -> dict[str, tuple[City, TaskItems]]:
+) -> dict[str, tuple[City, list[Episode]]]:
     """The city and episodes of every task set the runs hold, for the report's maps; a task
     set that cannot be loaded gets a warning (a report without maps is still a report)."""
     from rich.markup import escape as markup_escape
 
     from flaneur.errors import FlaneurError
-    from flaneur.tasks.registry import load_spec
+    from flaneur.tasks.registry import load_spec, navigation_episodes
     from flaneur.tasks.resolve import register_registries, spec_of_run
 
-    tasks: dict[str, tuple[City, TaskItems]] = {}
+    tasks: dict[str, tuple[City, list[Episode]]] = {}
     for run in loaded:
         config = run.summary.get("config") or {}
         folder = data_dir or config.get("data_dir")
         for task in {str(r["task"]) for r in run.rows} - tasks.keys():
             try:
                 register_registries(registry or config.get("registries"))
-                tasks[task] = load_spec(spec_of_run(task, run.summary), folder)
+                city, items = load_spec(spec_of_run(task, run.summary), folder)
+                tasks[task] = (city, navigation_episodes(items))
             except FlaneurError as err:  # a report without maps is still a report
                 err_console.print(
                     f"[yellow]no maps for {markup_escape(task)}: {markup_escape(str(err))}[/]"

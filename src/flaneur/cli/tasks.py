@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -55,7 +56,7 @@ def ls(
         else:
             count = count_episodes(spec, where)
             status = "ok" if count is not None else "missing"
-        entry = {
+        entry: dict[str, Any] = {
             "id": spec.id,
             "episodes": count,
             "status": status,
@@ -105,16 +106,16 @@ def check(
     """Check task sets (files or ids): schema, every node id against the city, gold walks."""
     from flaneur.errors import FlaneurError
     from flaneur.tasks.loaders import reference_walk_problems
-    from flaneur.tasks.registry import load_spec
+    from flaneur.tasks.registry import load_spec, navigation_episodes
 
     refs = ",".join(r for r in (file, tasks) if r)
     if not refs:
         raise FlaneurError("tasks check: give a task file or id (FILE or --tasks ID|FILE)")
     specs = resolve_cli_tasks(refs, fmt=task_format, city=city, registries=registry)
-    infos = []
+    infos: list[dict[str, Any]] = []
     for spec in specs:
         the_city, episodes = load_spec(spec, data_dir)
-        not_walks = reference_walk_problems(episodes, the_city.graph)
+        not_walks = reference_walk_problems(navigation_episodes(episodes), the_city.graph)
         categories: dict[str, int] = {}
         for episode in episodes:
             categories[episode.category] = categories.get(episode.category, 0) + 1
@@ -226,7 +227,7 @@ def _task_options(items: list[str]) -> dict[str, object]:
     return out
 
 
-def _print_generated(result: dict[str, object], report: dict[str, object]) -> None:
+def _print_generated(result: dict[str, Any], report: dict[str, Any]) -> None:
     from rich.table import Table
 
     counts = report.get("counts") or {}
@@ -235,7 +236,7 @@ def _print_generated(result: dict[str, object], report: dict[str, object]) -> No
     )
     table.add_column("category")
     table.add_column("items", justify="right")
-    for category, count in dict(counts).items():  # type: ignore[call-overload]
+    for category, count in dict(counts).items():
         table.add_row(str(category), str(count))
     console.print(table)
     skipped = report.get("skipped") or {}
@@ -253,7 +254,7 @@ def kinds_command(
     from flaneur.options import describe_options
     from flaneur.tasks.generators import GENERATORS
 
-    rows = []
+    rows: list[dict[str, Any]] = []
     for name in GENERATORS.names():
         cls = GENERATORS.get(name)
         rows.append(

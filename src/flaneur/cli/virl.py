@@ -201,14 +201,15 @@ def optimize_command(
     _, result = optimize_order(
         town.graph, [n for n, _ in resolved], fixed_end=fixed_end, labels=labels
     )
+    order = [labels[i] for i in result.order]
     info = {
-        "order": [labels[i] for i in result.order],
+        "order": order,
         "length_m": round(result.length_m, 1),
         "given_length_m": round(result.given_length_m, 1),
         "saving_pct": round(result.saving_pct, 1),
     }
     lines = [
-        " -> ".join(info["order"]),
+        " -> ".join(order),
         f"{info['length_m']} m instead of {info['given_length_m']} m",
     ]
     _show(json_out, info, lines)

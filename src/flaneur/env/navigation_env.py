@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from numbers import Integral
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import gymnasium as gym
 import numpy as np
@@ -13,7 +13,7 @@ from gymnasium import spaces
 from flaneur.env.episodes import EpisodeSet
 from flaneur.env.online_map import OnlineMap
 from flaneur.env.schemes import STOP, InvalidActionError, UnknownActionError, make_scheme
-from flaneur.env.schemes.base import ActionScheme
+from flaneur.env.schemes.base import ActionScheme, MultiStepScheme
 from flaneur.env.sensors import Sensor, make_sensors
 from flaneur.env.spaces import observation_space
 from flaneur.env.state import AgentState
@@ -92,7 +92,8 @@ class NavigationEnv(gym.Env):
         ``None`` or ``"ansi"``.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
+    # gymnasium types Env.metadata as an instance attribute; it is read from the class
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}  # type: ignore[misc]
 
     def __init__(
         self,
@@ -241,7 +242,7 @@ class NavigationEnv(gym.Env):
         self._done = terminated or truncated
         reward = 1.0 if terminated and self.termination == "stopped" and self.success else 0.0
         info: dict[str, Any] = {
-            "episode_id": self.episode.id,  # type: ignore[union-attr]
+            "episode_id": self._running.id,
             "node_id": self._ids[state.node],
             "steps": state.steps,
             "action": name,
@@ -302,7 +303,8 @@ class NavigationEnv(gym.Env):
         return label
 
     def _multi_step(self, state: AgentState, slot: int) -> AgentState:
-        route = self.scheme.plan(state, slot)  # type: ignore[attr-defined]
+        scheme = cast(MultiStepScheme, self.scheme)  # a scheme with multi_step plans routes
+        route = scheme.plan(state, slot)
         route = route[: max(1, self._limit - state.steps)]
         targets_of, headings_of = self.city.graph.adjacency
         prev = state.node
@@ -311,7 +313,7 @@ class NavigationEnv(gym.Env):
             self.trajectory.append((node, heading))
             self._advance_goals(node)
             prev = node
-        return self.scheme.follow(state, route)  # type: ignore[attr-defined]
+        return scheme.follow(state, route)
 
     def _advance_goals(self, node: int) -> None:
         if self._ordered:
@@ -340,7 +342,7 @@ class NavigationEnv(gym.Env):
             mask = np.array(mask_t, dtype=np.int8)
             self._mask_arrays[mask_t] = mask
         obs = {
-            "instruction": self.episode.instruction,  # type: ignore[union-attr]
+            "instruction": self._running.instruction,
             "node": state.node,
             "heading": heading.copy(),
             "action_mask": mask.copy(),
@@ -362,6 +364,12 @@ class NavigationEnv(gym.Env):
     def state(self) -> AgentState:
         """The agent's current state."""
         return self._state
+
+    @property
+    def _running(self) -> Episode:
+        """The episode that a successful :meth:`reset` started."""
+        assert self.episode is not None, "reset() sets it before any step or observation"
+        return self.episode
 
     @property
     def step_limit(self) -> int:

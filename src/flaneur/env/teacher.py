@@ -19,11 +19,11 @@ Once the next node is known, the action follows from the scheme:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
-from flaneur.env.schemes.base import STOP, ActionScheme
+from flaneur.env.schemes.base import STOP, ActionScheme, TargetSlots
 from flaneur.env.schemes.turns import FORWARD, LEFT, RIGHT, TURN_AROUND, TurnsScheme
 from flaneur.env.state import AgentState, angular_distance
 from flaneur.errors import FlaneurError
@@ -143,7 +143,7 @@ def action_toward(scheme: ActionScheme, state: AgentState, target: int) -> int:
     if isinstance(scheme, TurnsScheme):
         action = _turns_toward(scheme, state.code, target)
     else:
-        action = scheme.slot_of(state, target)  # type: ignore[attr-defined]
+        action = cast(TargetSlots, scheme).slot_of(state, target)  # headings, nodes
     if action is None or action < 0:
         raise TeacherError(
             f"node {scheme_node_id(scheme, target)} is not reachable in one move from "

@@ -7,7 +7,7 @@ the online map (``"Place 3"``), CitySeeker / V-IRL for heading options.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 _VIEW_PHRASES = ("on your left", "slightly left", "ahead", "slightly right", "on your right")
@@ -69,7 +69,7 @@ def verbalize_actions(scheme: str, actions: Sequence[tuple[int, str]]) -> str:
     return "Options: " + "; ".join(f"{slot}: {label}" for slot, label in actions) + "."
 
 
-_SENSOR_TEXT = {
+_SENSOR_TEXT: dict[str, Callable[[Any], str]] = {
     "intersection": verbalize_intersection,
     "landmarks": verbalize_landmarks,
     "nearby": verbalize_nearby,

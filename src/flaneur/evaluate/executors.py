@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from typing import Any, Protocol, TypeVar
 
 Job = TypeVar("Job")
@@ -44,7 +44,7 @@ class RunStop:
     def __init__(self) -> None:
         self.reason: str | None = None
         self.interrupted = False
-        self._listeners: list[Callable[[], None]] = []
+        self._listeners: list[Callable[[], object]] = []
         self._lock = threading.Lock()
 
     def __bool__(self) -> bool:
@@ -59,7 +59,7 @@ class RunStop:
             for listener in list(self._listeners):
                 listener()
 
-    def on_interrupt(self, listener: Callable[[], None]) -> Callable[[], None]:
+    def on_interrupt(self, listener: Callable[[], object]) -> Callable[[], None]:
         """Call ``listener`` (from any thread or a signal handler) when interrupted; returns
         a function that removes it."""
         self._listeners.append(listener)
@@ -124,9 +124,17 @@ class LocalExecutor:
         """Run ``jobs`` (see the class docstring); ``cleanup`` runs last, inside the loop."""
         asyncio.run(self._run(iter(jobs), work, finish, deliver, stop, cleanup))
 
-    async def _run(self, jobs, work, finish, deliver, stop, cleanup) -> None:  # type: ignore[no-untyped-def]
+    async def _run(
+        self,
+        jobs: Iterator[Job],
+        work: Callable[[Job], Awaitable[Result | None]],
+        finish: Callable[[list[Result]], list[Row]],
+        deliver: Callable[[Row], None],
+        stop: RunStop,
+        cleanup: Callable[[], Awaitable[None]] | None,
+    ) -> None:
         loop = asyncio.get_running_loop()
-        batch: list[Any] = []  # finished results waiting to be scored and written
+        batch: list[Result] = []  # finished results waiting to be scored and written
         timer: list[asyncio.TimerHandle] = []
 
         def flush() -> None:
@@ -147,7 +155,7 @@ class LocalExecutor:
                 failures.append(err)
                 cancel_all()
 
-        def add(result: Any) -> None:
+        def add(result: Result) -> None:
             batch.append(result)
             if len(batch) >= self.batch_rows:
                 flush()
@@ -174,7 +182,10 @@ class LocalExecutor:
             if stop.interrupted:
                 cancel_all()
             done, pending = await asyncio.wait(workers, return_when=asyncio.FIRST_EXCEPTION)
-            failures += [t.exception() for t in done if not t.cancelled() and t.exception()]
+            for task in done:
+                error = None if task.cancelled() else task.exception()
+                if error is not None:
+                    failures.append(error)
             if failures:  # a bug outside the episodes (they catch their agents' errors)
                 cancel_all()
                 await asyncio.gather(*pending, return_exceptions=True)

@@ -278,13 +278,13 @@ def _slot_stats(actor: dict[str, int], gates: list[dict[str, int] | None]) -> di
     """The run's use of its model limit: ``limit``, ``peak`` (most requests in flight at
     once: the actor's count, or with shares the sum of the workers' peaks, an upper bound)
     and ``granted`` (requests that took a slot; workers replaced mid-run are not counted)."""
-    gates = [g for g in gates if g]
-    if not gates or not any(g["share"] for g in gates):
+    used = [g for g in gates if g]
+    if not used or not any(g["share"] for g in used):
         return actor
     return {
         "limit": actor["limit"],
-        "peak": sum(g["peak"] for g in gates),
-        "granted": sum(g["granted"] for g in gates),
+        "peak": sum(g["peak"] for g in used),
+        "granted": sum(g["granted"] for g in used),
     }
 
 

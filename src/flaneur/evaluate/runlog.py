@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +42,7 @@ def row_key(row: dict[str, Any]) -> RowKey:
     return (str(row["task"]), str(row["agent"]), str(row["episode_id"]))
 
 
-def row_success(row: dict[str, Any]) -> bool:
+def row_success(row: Mapping[str, Any]) -> bool:
     """Whether an episode row succeeded, by its ``success_metric`` (else TC, TCP, SR)."""
     metrics = row.get("metrics") or {}
     for key in (row.get("success_metric"), "tc", "tcp", "sr"):

@@ -73,7 +73,9 @@ def completion(hits: Sequence[NDArray[np.bool_]], ordered: bool) -> bool:
     return any(bool(mask[-1]) for mask in hits)
 
 
-def exact_hits(path: NDArray[np.int64], goals: Sequence[int]) -> list[NDArray[np.bool_]]:
+def exact_hits(
+    path: NDArray[np.int64], goals: Sequence[int] | NDArray[np.int64]
+) -> list[NDArray[np.bool_]]:
     """TCE condition per goal: the agent is on the goal node."""
     return [path == goal for goal in goals]
 

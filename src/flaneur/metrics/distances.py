@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import weakref
 from collections import defaultdict
-from collections.abc import Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -169,14 +168,14 @@ class MetricCache:
             limits = np.minimum(limits, caps[rows])
         while rows.size:
             found = self._bounded_search(src[rows], dst[rows], limits, weight)
-            hit = np.isfinite(found)
-            out[rows[hit]] = found[hit]
-            for i, value in zip(rows[hit].tolist(), found[hit].tolist(), strict=True):
+            reached = np.isfinite(found)
+            out[rows[reached]] = found[reached]
+            for i, value in zip(rows[reached].tolist(), found[reached].tolist(), strict=True):
                 memo[(int(src[i]), int(dst[i]))] = value
-            final = ~hit & np.isinf(limits)
+            final = ~reached & np.isinf(limits)
             for i in rows[final].tolist():
                 memo[(int(src[i]), int(dst[i]))] = np.inf
-            again = ~hit & ~final
+            again = ~reached & ~final
             if caps is not None:
                 again &= limits < caps[rows]
             rows, limits = rows[again], self._grow(limits[again], weight)
@@ -242,7 +241,9 @@ class MetricCache:
             rows = places.with_category(category)
             if len(rows):
                 where = self.to_sphere_xy(places.lat[rows], places.lng[rows])
-                near = self._node_tree.query_ball_point(where, radius_m)
+                # scipy-stubs choose the one-point overload (list[int]) for an array of points
+                near: NDArray[np.object_]
+                near = self._node_tree.query_ball_point(where, radius_m)  # type: ignore[assignment]
                 hits = [i for group in near for i in group]
                 mask[np.asarray(hits, dtype=np.int64)] = True
             self.category_masks[key] = mask
@@ -261,7 +262,7 @@ def cache_for(city: City) -> MetricCache:
     return cache
 
 
-def as_index_array(path: Sequence[int] | NDArray) -> NDArray[np.int64]:
+def as_index_array(path: ArrayLike) -> NDArray[np.int64]:
     """A path of node indices as an ``int64`` array (raises on an empty path)."""
     arr = np.asarray(path, dtype=np.int64).ravel()
     if arr.size == 0:

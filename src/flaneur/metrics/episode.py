@@ -10,7 +10,7 @@ actions given, no places of the goal category in the city, goal unreachable).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -29,22 +29,24 @@ DEFAULT_SUCCESS_RADIUS_M = 25.0
 
 Value = float | bool | str | None
 ActionSeq = Sequence[Sequence[Any]]
+NodePath = Sequence[int] | Sequence[str] | NDArray
+"""A path as node indices or node ids."""
 
 
 def _finite(value: float) -> float | None:
     return float(value) if np.isfinite(value) else None
 
 
-def _as_path(city: City, path: Sequence[int] | Sequence[str] | NDArray) -> NDArray[np.int64]:
+def _as_path(city: City, path: NodePath) -> NDArray[np.int64]:
     if len(path) and isinstance(path[0], str):
-        return city.graph.indices(path)
+        return city.graph.indices(cast(Sequence[str], path))  # node ids, as the first is
     return as_index_array(path)
 
 
 def batch_metrics(
     city: City,
     episodes: Sequence[Episode],
-    paths: Sequence[Sequence[int]],
+    paths: Sequence[NodePath],
     *,
     gold_actions: Sequence[ActionSeq | None] | None = None,
     agent_actions: Sequence[ActionSeq | None] | None = None,
@@ -116,10 +118,22 @@ def batch_metrics(
                 kpa,
             )
         )
-    for metric in added_metrics():  # metrics registered by users and plug-ins, one run at a time
-        for row, episode, walk in zip(rows, episodes, walks, strict=True):
-            row[metric.key] = metric.compute(city, episode, walk)  # type: ignore[misc]
+    _add_registered_metrics(rows, city, episodes, walks)
     return rows
+
+
+def _add_registered_metrics(
+    rows: list[dict[str, Value]],
+    city: City,
+    episodes: Sequence[Episode],
+    walks: list[NDArray[np.int64]],
+) -> None:
+    """Metrics registered by users and plug-ins, one run at a time."""
+    for metric in added_metrics():
+        compute = metric.compute
+        assert compute is not None, "the metric registry requires compute"
+        for row, episode, walk in zip(rows, episodes, walks, strict=True):
+            row[metric.key] = compute(city, episode, walk)
 
 
 def _velma_scores(
@@ -139,7 +153,7 @@ def _velma_scores(
 
 def _check_lengths(
     n: int,
-    paths: Sequence[Sequence[int]],
+    paths: Sequence[NodePath],
     gold_actions: Sequence[ActionSeq | None] | None,
     agent_actions: Sequence[ActionSeq | None] | None,
 ) -> None:
@@ -187,7 +201,7 @@ def _reference_dtw(
 def episode_metrics(
     city: City,
     episode: Episode,
-    path: Sequence[int],
+    path: NodePath,
     *,
     gold_actions: ActionSeq | None = None,
     agent_actions: ActionSeq | None = None,
@@ -207,9 +221,8 @@ def episode_metrics(
 
 
 def _actions(seq: Sequence[ActionSeq | None] | None, i: int) -> list[velma.Action] | None:
-    if seq is None or seq[i] is None:
-        return None
-    return velma.normalize_actions(seq[i])
+    actions = None if seq is None else seq[i]
+    return None if actions is None else velma.normalize_actions(actions)
 
 
 class _Straight:
@@ -327,7 +340,10 @@ def _row(
         masks = [cache.category_mask(c, cityseeker.PROXIMITY_M) for c in fact.categories]
         ordered_cats = fact.ordered and len(masks) > 1
         tcc = cityseeker.completion(cityseeker.category_hits(walk, masks), ordered_cats)
-    both = gold is not None and agent is not None
+    kpa_prefix = reaction = None
+    if gold is not None and agent is not None:
+        kpa_prefix = velma.key_point_accuracy_prefix(gold, agent, graph.degree)
+        reaction = virl.reaction_accuracy(fact.keys, gold, agent)
     return {
         "episode_id": episode.id,
         "city": episode.city,
@@ -338,7 +354,7 @@ def _row(
         "tc": tc,
         "spd_hops": velma.shortest_path_hops(spd_hops),
         "kpa": kpa,
-        "kpa_prefix": velma.key_point_accuracy_prefix(gold, agent, graph.degree) if both else None,
+        "kpa_prefix": kpa_prefix,
         "ne_m": _finite(ne_m),
         "sr": sr,
         "osr": osr,
@@ -354,5 +370,5 @@ def _row(
         "spd_m": _finite(ne_m),
         "virl_success": virl.virl_success(final_straight),
         "arrival_ratio": virl.arrival_ratio(fact.keys, walk),
-        "reaction_accuracy": virl.reaction_accuracy(fact.keys, gold, agent) if both else None,
+        "reaction_accuracy": reaction,
     }

@@ -61,8 +61,7 @@ def key_positions(
         moved = (ref[1:-1] != ref[:-2]) & (ref[1:-1] != ref[2:])
         keys = ref[1:-1][(turn >= turn_deg) & moved].tolist()
     keys.append(int(ref[-1]))
-    seen: set[int] = set()
-    return [k for k in keys if not (k in seen or seen.add(k))]
+    return list(dict.fromkeys(keys))  # first visits, in order
 
 
 def arrival_ratio(keys: Sequence[int], path: NDArray[np.int64]) -> float | None:

@@ -11,7 +11,12 @@ from flaneur.errors import FlaneurError
 
 
 class ModelError(FlaneurError):
-    """A language-model call failed or a model could not be set up."""
+    """A language-model call failed or a model could not be set up.
+
+    A failed call's error carries ``attempts``: how many requests were sent in all.
+    """
+
+    attempts: int  # set on the errors of calls, not on set-up errors
 
 
 class ModelConfigError(ModelError, ValueError):

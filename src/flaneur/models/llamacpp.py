@@ -176,7 +176,7 @@ class LlamaCppModel(BaseChatModel):
             raise ModelConfigError(
                 f"n_ctx must be >= 0 and n_threads >= 1, not {n_ctx} and {n_threads}"
             )
-        self._llama_cpp = None if llama is not None else import_llama_cpp()
+        self._llama_cpp: Any = None if llama is not None else import_llama_cpp()
         path = Path(model_path) if llama is not None else resolve_gguf(str(model_path))
         super().__init__(
             f"llamacpp/{path.name}",

@@ -375,7 +375,7 @@ class OpenAICompatible(BaseChatModel):
             err = ModelConnectionError(f"cannot reach {self.url} ({tries}): {failure.detail}")
         else:
             err = ModelResponseError(f"{self.url}: malformed reply ({tries}): {failure.detail}")
-        err.attempts = attempts  # type: ignore[attr-defined]
+        err.attempts = attempts
         return err
 
     async def _complete(self, messages: tuple[Message, ...], params: dict[str, Any]) -> Completion:

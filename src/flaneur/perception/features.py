@@ -90,8 +90,8 @@ class FeatureMatcher:
         good = [p[0] for p in pairs if len(p) == 2 and p[0].distance < self.ratio * p[1].distance]
         if len(good) < 4:
             return 0
-        src = np.float32([ka[m.queryIdx].pt for m in good]).reshape(-1, 1, 2)
-        dst = np.float32([kb[m.trainIdx].pt for m in good]).reshape(-1, 1, 2)
+        src = np.array([ka[m.queryIdx].pt for m in good], dtype=np.float32).reshape(-1, 1, 2)
+        dst = np.array([kb[m.trainIdx].pt for m in good], dtype=np.float32).reshape(-1, 1, 2)
         _, mask = cv2.findHomography(src, dst, cv2.RANSAC, 5.0)
         return int(mask.sum()) if mask is not None else 0
 

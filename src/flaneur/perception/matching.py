@@ -15,6 +15,7 @@ from difflib import SequenceMatcher
 from functools import lru_cache
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from flaneur.geo import angle_diff
 from flaneur.views.base import View
@@ -98,7 +99,7 @@ def match_box(
     box: Sequence[float],
     *,
     radius_m: float = 50.0,
-    candidates: Sequence[int] | None = None,
+    candidates: ArrayLike | None = None,
     named_only: bool = False,
     margin_deg: float = 0.0,
 ) -> BoxMatch:

@@ -26,7 +26,7 @@ import json
 import math
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -140,8 +140,8 @@ class VisualMemory:
         """Whether sighting ``s`` (from ``origin``, range point ``point``) is object ``obj``."""
         if np.hypot(*(np.asarray(obj.position) - point)) > self.radius_m:
             return False
-        for old, o, p in zip(obj.sightings, obj.origins, obj.points, strict=True):
-            o, p = np.asarray(o), np.asarray(p)
+        for old, old_origin, old_point in zip(obj.sightings, obj.origins, obj.points, strict=True):
+            o, p = np.asarray(old_origin), np.asarray(old_point)
             if old.node == s.node:
                 if abs(float(angle_diff(old.heading, s.heading))) <= self.same_view_deg:
                     return True
@@ -243,8 +243,9 @@ class VisualMemory:
                 obj = Remembered(int(rec["id"]), str(rec["category"]))
                 for srec in rec["sightings"]:
                     srec = dict(srec)
-                    obj.origins.append(tuple(float(v) for v in srec.pop("origin")))
-                    obj.points.append(tuple(float(v) for v in srec.pop("point")))
+                    origin, point = srec.pop("origin"), srec.pop("point")  # (x, y), as saved
+                    obj.origins.append(cast(tuple[float, float], tuple(float(v) for v in origin)))
+                    obj.points.append(cast(tuple[float, float], tuple(float(v) for v in point)))
                     srec["span"] = tuple(srec["span"])
                     srec["box"] = tuple(srec["box"])
                     obj.sightings.append(Sighting(**srec))

@@ -131,7 +131,7 @@ class OCR:
             raise OCRError(f"det_limit_type must be 'max' or 'min', not {det_limit_type!r}")
         if int(det_limit_side_len) < 32:
             raise OCRError(f"det_limit_side_len must be at least 32, not {det_limit_side_len}")
-        self.params = {
+        self.params: dict[str, Any] = {
             "det_limit_side_len": int(det_limit_side_len),
             "det_limit_type": det_limit_type,
             "text_score": text_score,
@@ -199,8 +199,9 @@ class OCR:
                 if self._store is not None:
                     self._store.put(keys[i], [b.to_dict() for b in boxes])
         if self.cache_items > 0:
-            for key, boxes in zip(keys, results, strict=True):
-                self._memory.put(key, boxes)
+            for key, found in zip(keys, results, strict=True):
+                if found is not None:  # every image has been read by now
+                    self._memory.put(key, found)
         return [list(r or []) for r in results]
 
     def _from_disk(self, key: str) -> list[TextBox] | None:

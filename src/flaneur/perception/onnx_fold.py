@@ -88,16 +88,16 @@ class _Graph:
             return None
         return readers[0]
 
-    def scalar_operand(self, node: Any) -> tuple[float | None, str | None]:
-        """``(value, other input)`` of a binary node with one scalar constant input."""
+    def scalar_operand(self, node: Any) -> tuple[float, str] | None:
+        """``(value, other input)`` of a binary node with one scalar constant input, or None."""
         if len(node.input) != 2:
-            return None, None
+            return None
         a, b = node.input
         for const, other in ((a, b), (b, a)):
             value = self.consts.get(const)
             if value is not None and value.size == 1 and other not in self.consts:
                 return float(value.ravel()[0]), other
-        return None, None
+        return None
 
     def constant(self, name: str) -> float | None:
         """The scalar value of constant ``name``, or None."""
@@ -149,9 +149,10 @@ def _fold_conv_affine(g: _Graph, report: FoldReport) -> None:
             nxt = g.sole_reader(conv.output[0])
             if nxt is None or nxt.op_type not in ("Mul", "Add"):
                 break
-            value, other = g.scalar_operand(nxt)
-            if value is None or other != conv.output[0]:
+            operand = g.scalar_operand(nxt)
+            if operand is None or operand[1] != conv.output[0]:
                 break
+            value = operand[0]
             if nxt.op_type == "Mul":
                 w, b = w * value, b * value
             else:
@@ -176,9 +177,10 @@ def _fold_hard_swish(g: _Graph, report: FoldReport) -> None:
     for add in g.nodes:
         if add.op_type != "Add":
             continue
-        value, x = g.scalar_operand(add)
-        if value != 3.0:
+        operand = g.scalar_operand(add)
+        if operand is None or operand[0] != 3.0:
             continue
+        x = operand[1]
         clip = g.sole_reader(add.output[0])
         if clip is None or clip.op_type != "Clip" or len(clip.input) != 3:
             continue
@@ -223,14 +225,15 @@ def _fold_affine_into_next_conv(g: _Graph, report: FoldReport) -> None:
     for mul in g.nodes:
         if mul.op_type != "Mul" or id(mul) in removed:
             continue
-        scale, source = g.scalar_operand(mul)
-        if scale is None:
+        operand = g.scalar_operand(mul)
+        if operand is None:
             continue
+        scale, source = operand
         last, shift, add = mul, 0.0, g.sole_reader(mul.output[0])
         if add is not None and add.op_type == "Add":
-            value, other = g.scalar_operand(add)
-            if value is not None and other == mul.output[0]:
-                last, shift = add, value
+            shift_operand = g.scalar_operand(add)
+            if shift_operand is not None and shift_operand[1] == mul.output[0]:
+                last, shift = add, shift_operand[0]
             else:
                 add = None
         else:

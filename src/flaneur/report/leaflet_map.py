@@ -15,9 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import cast
 
 import folium
-from branca.element import Element, MacroElement
+from branca.element import Element, Figure, MacroElement
 from folium.template import Template
 
 from flaneur.report.escaping import html_text, script_json
@@ -78,8 +79,13 @@ def offline_map(
         )
     else:  # streets drawn on a light background instead of tiles
         style = "<style>.leaflet-container{background:#fbfbf8}</style>"
-        fmap.get_root().header.add_child(Element(style), name="offline_background")
+        _figure(fmap).header.add_child(Element(style), name="offline_background")
     return fmap
+
+
+def _figure(fmap: folium.Map) -> Figure:
+    """The page that holds ``fmap`` (a folium map always sits in a branca Figure)."""
+    return cast(Figure, fmap.get_root())
 
 
 def save_map(fmap: folium.Map, path: str | Path, *, assets_dir: str | Path | None = None) -> Path:
@@ -100,7 +106,7 @@ def save_map(fmap: folium.Map, path: str | Path, *, assets_dir: str | Path | Non
     if assets_dir is not None and Path(assets_dir).resolve() != out.parent.resolve():
         raise ValueError("assets_dir must be the folder of the page")
     head = inline_head() if assets_dir is None else write_assets(assets_dir)
-    root = fmap.get_root()
+    root = _figure(fmap)
     root.header.add_child(Element(head), name="leaflet", index=0)
     root.title = "flaneur map"
     out.write_text(root.render(), encoding="utf-8")

@@ -232,7 +232,7 @@ def _episode_html(
     body = []
     if city is not None and episode is not None and row.get("path"):
         graph = city.graph
-        known = [n for n in row["path"] if isinstance(n, str | int) and n in graph]
+        known = [n for n in row["path"] if isinstance(n, str) and n in graph]
         goals = [graph.index(g) for g in episode.goal_nodes if g in graph]
         places = [city.places.index(p) for p in episode.goal_place_ids if p in city.places]
         reference = graph.indices(episode.reference_path).tolist()

@@ -6,7 +6,7 @@ the start, the goals, the target places and the named places near where the agen
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -182,7 +182,7 @@ def _markers(
 
 def bar_chart_svg(
     groups: Sequence[str],
-    series: dict[str, Sequence[float | None]],
+    series: Mapping[str, Sequence[float | None]],
     *,
     title: str,
     width: int = 720,

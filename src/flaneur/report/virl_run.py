@@ -130,6 +130,7 @@ def run_scenario(
     generator = GENERATORS.get(f"virl-{name}")
     data = read_config(source)
     apply_overrides(data, list(overrides))
+    assert generator.Scenario is not None, "the generator of an agent's scenarios has one"
     fields, options = split_keys(name, data, generator.Scenario, AGENTS.get(name), source)
     spec = city or str(fields.get("city") or "")
     if not spec:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
+from scipy import sparse
 from scipy.sparse import csgraph
 
 from flaneur.services.errors import UnreachableError
@@ -32,7 +33,8 @@ EXACT_UP_TO = 12
 EXACT_TIME_LIMIT_S = 5.0
 """Safety limit of the exact solver (the best solution found so far is kept)."""
 
-_MATRICES: weakref.WeakKeyDictionary[StreetGraph, object] = weakref.WeakKeyDictionary()
+_MATRICES: weakref.WeakKeyDictionary[StreetGraph, sparse.csr_matrix]
+_MATRICES = weakref.WeakKeyDictionary()
 
 
 def distance_matrix(graph: StreetGraph, stops: Sequence[int]) -> NDArray[np.float64]:
@@ -107,8 +109,8 @@ def _solve_exact(matrix: NDArray[np.float64], end: int | None) -> list[int]:
     costs, finish = _costs(matrix, end)
     size = len(costs)
     model = cp_model.CpModel()
-    arcs: list[tuple[int, int, object]] = [(finish, 0, model.new_constant(1))]
-    chosen: dict[tuple[int, int], object] = {}
+    arcs: list[tuple[int, int, cp_model.IntVar]] = [(finish, 0, model.new_constant(1))]
+    chosen: dict[tuple[int, int], cp_model.IntVar] = {}
     for i in range(size):
         for j in range(size):
             if i != j and i != finish and j != 0:

@@ -17,7 +17,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import shapely
@@ -135,9 +135,10 @@ def load_polygon(path: str | Path) -> shapely.Polygon:
         As :func:`read_regions`; an invalid (self-intersecting) polygon.
     """
     geometry = read_regions(path)[0].polygon
-    if geometry.geom_type == "MultiPolygon":
+    if isinstance(geometry, shapely.MultiPolygon):
         geometry = max(geometry.geoms, key=lambda g: g.area)
-    return _checked(geometry)
+    # regions are read as a Polygon or a MultiPolygon (whose largest part is taken above)
+    return _checked(cast(shapely.Polygon, geometry))
 
 
 def grid_regions(city: City, cell_m: float = 500.0) -> list[Region]:

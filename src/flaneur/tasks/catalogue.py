@@ -9,6 +9,8 @@ can register and look up sets without importing the registry back.
 
 from __future__ import annotations
 
+from typing import TypedDict, cast
+
 from flaneur.errors import FlaneurError
 from flaneur.registry import Registry
 from flaneur.tasks.cities import CITY_SOURCES, CitySource
@@ -27,13 +29,30 @@ from flaneur.tasks.spec import (
 TaskItems = list[Episode] | list[TaskItem]
 """What a task set holds: navigation episodes, or items of another kind."""
 
+
+def navigation_episodes(items: TaskItems) -> list[Episode]:
+    """``items`` as the episodes of a navigation set, for code that serves only those.
+
+    Nothing is checked: a set of another kind passed here fails where an episode field is
+    read.
+    """
+    return cast(list[Episode], items)
+
+
 DATA_ENV = "FLANEUR_DATA"
 """Environment variable naming the data directory."""
 
 
-VELMA_FACTS = {"scheme": "turns", "success_metric": "tc"}
+class _Facts(TypedDict):
+    """The facts several built-in sets share."""
+
+    scheme: str
+    success_metric: str
+
+
+VELMA_FACTS: _Facts = {"scheme": "turns", "success_metric": "tc"}
 """VELMA's route-following sets: the corrected Touchdown turn rules, task completion (TC)."""
-NEED_FACTS = {"scheme": "headings", "success_metric": "tcp"}
+NEED_FACTS: _Facts = {"scheme": "headings", "success_metric": "tcp"}
 """CitySeeker-style place-finding sets: walkable headings, stopping within 50 m (TCP)."""
 
 BUILTIN_TASKS: list[TaskSpec] = [
@@ -203,6 +222,7 @@ __all__ = [
     "DATA_ENV",
     "TASKS",
     "TaskItems",
+    "navigation_episodes",
     "register_city_source",
     "register_task",
 ]

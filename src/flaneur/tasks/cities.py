@@ -106,7 +106,7 @@ def _spec_source(spec: str) -> tuple[CitySource, Path] | None:
         from flaneur.world.sources.touchdown import find_touchdown_graph
 
         folder = find_touchdown_graph(root)
-        files = (str(folder / "nodes.txt"), str(folder / "links.txt"))
+        files: tuple[str, ...] = (str(folder / "nodes.txt"), str(folder / "links.txt"))
         return CitySource("touchdown", files, lambda _: build_city(f"touchdown:{root}")), Path("/")
     if kind == "cityseeker" and rest:
         folder = Path(rest).expanduser().resolve()

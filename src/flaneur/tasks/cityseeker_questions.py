@@ -277,7 +277,8 @@ def _target_fields(
         names = split_targets(folder)
         cats = [normalize_category(n) for n in names]
         categories = tuple(c for c in cats if c) if all(cats) else ()
-        stage2 = row.get("stage2_route") if isinstance(row.get("stage2_route"), dict) else {}
+        stage2_route = row.get("stage2_route")
+        stage2 = stage2_route if isinstance(stage2_route, dict) else {}
         metadata.update(
             ordered=True,
             targets=list(names),

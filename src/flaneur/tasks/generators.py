@@ -21,7 +21,7 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from flaneur.errors import FlaneurError
 from flaneur.options import NoOptions, check_options
@@ -58,10 +58,11 @@ class GeneratedSet:
         if self.items and isinstance(self.items[0], Episode):
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_name(f".{path.name}.tmp")
-            write_episodes(self.items, tmp)  # type: ignore[arg-type]
+            write_episodes(self.items, tmp)
             tmp.replace(path)
             return path
-        return write_items(path, self.header, self.items)  # type: ignore[arg-type]
+        # task items here, or no item at all
+        return write_items(path, self.header, cast(list[TaskItem], self.items))
 
 
 class Generator(abc.ABC):

@@ -24,6 +24,7 @@ from flaneur.tasks.catalogue import (
     DATA_ENV,
     TASKS,
     TaskItems,
+    navigation_episodes,
     register_city_source,
     register_task,
 )
@@ -162,7 +163,7 @@ def load_spec(
         city = spec_city(spec, folder, rebuild=rebuild_city)
         episodes = load_episodes(spec, folder, city)
     if spec.kind == "navigation":
-        check_episodes(episodes, city)  # type: ignore[arg-type]
+        check_episodes(navigation_episodes(episodes), city)
     elif not episodes:
         raise DataError(f"task {spec.id!r} holds no items")
     return city, episodes
@@ -217,7 +218,7 @@ def count_episodes(spec: TaskSpec, data_dir: Path | None) -> int | None:
 
     total = 0
     for rel in spec.files:
-        path = Path(rel) if not spec.needs_data_dir else data_dir / rel
+        path = data_dir / rel if spec.needs_data_dir and data_dir is not None else Path(rel)
         if spec.loader == "cityseeker":
             total += sum(1 for _ in iter_json_array(path.read_text(encoding="utf-8")))
         elif spec.loader == "items":
@@ -246,6 +247,7 @@ __all__ = [
     "load_task",
     "load_task_city",
     "missing_files",
+    "navigation_episodes",
     "register_city_source",
     "register_task",
     "resolve_data_dir",

@@ -145,5 +145,5 @@ class TaskSpec:
         if isinstance(self.build, str):
             from flaneur.registry import import_object
 
-            return import_object(self.build, what=f"task {self.id!r} builder")  # type: ignore[no-any-return]
+            return import_object(self.build, what=f"task {self.id!r} builder")
         return self.build

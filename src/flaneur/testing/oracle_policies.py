@@ -134,12 +134,13 @@ def velma_oracle(request: FakeRequest) -> Any:
     """Named policy for ``flaneur fake-llm``: task sets from ``FLANEUR_ORACLE_TASKS`` and
     ``FLANEUR_DATA``, loaded on the first request."""
     if not _FROM_ENV:
-        from flaneur.tasks.registry import load_task
+        from flaneur.tasks.registry import load_task, navigation_episodes
 
         ids = [t for t in os.environ.get("FLANEUR_ORACLE_TASKS", "").split(",") if t.strip()]
         if not ids:
             raise FlaneurError("set FLANEUR_ORACLE_TASKS to the task ids the oracle answers for")
-        _FROM_ENV.append(VelmaOraclePolicy([load_task(t.strip()) for t in ids]))
+        tasks = [load_task(t.strip()) for t in ids]
+        _FROM_ENV.append(VelmaOraclePolicy([(c, navigation_episodes(e)) for c, e in tasks]))
     return _FROM_ENV[0](request)
 
 

@@ -208,7 +208,7 @@ def oracle(request: FakeRequest) -> str:
     """Module-level policy for ``flaneur fake-llm`` (task sets from the environment)."""
     policy = _DEFAULT.get("policy")
     if policy is None:
-        from flaneur.tasks.registry import load_task
+        from flaneur.tasks.registry import load_task, navigation_episodes
 
         ids = [t for t in os.environ.get("FLANEUR_ORACLE_TASKS", "").split(",") if t.strip()]
         if not ids:
@@ -216,8 +216,8 @@ def oracle(request: FakeRequest) -> str:
         data_dir = os.environ.get("FLANEUR_DATA")
         policies = []
         for task_id in ids:
-            city, episodes = load_task(task_id.strip(), data_dir)
-            policies.append(MapGPTOraclePolicy(city, episodes))
+            city, items = load_task(task_id.strip(), data_dir)
+            policies.append(MapGPTOraclePolicy(city, navigation_episodes(items)))
         policy = _DEFAULT["policy"] = _Union(policies)
     return policy(request)
 

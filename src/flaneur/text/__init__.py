@@ -5,6 +5,7 @@ from flaneur.text.embedder import (
     INSTALL_HINT,
     EmbedderError,
     SentenceEmbedder,
+    TextEmbedder,
     default_model_dir,
     shared_embedder,
 )
@@ -14,6 +15,7 @@ __all__ = [
     "INSTALL_HINT",
     "EmbedderError",
     "SentenceEmbedder",
+    "TextEmbedder",
     "default_model_dir",
     "shared_embedder",
 ]

@@ -23,6 +23,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -37,11 +38,19 @@ DIM = 384
 """Embedding size of all-MiniLM-L6-v2."""
 
 
+class TextEmbedder(Protocol):
+    """What embeds texts: :class:`SentenceEmbedder`, or a stand-in of the same shape."""
+
+    def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        """Unit-length embeddings, one row per text."""
+        ...
+
+
 class EmbedderError(FlaneurError):
     """The embedder's weights are missing or unreadable."""
 
 
-_BLAS: list[object] = []
+_BLAS: list[Any] = []  # one threadpoolctl.ThreadpoolController (untyped), or None
 
 
 def _blas_threads(threads: int | None) -> contextlib.AbstractContextManager[object]:
@@ -62,7 +71,7 @@ def _blas_threads(threads: int | None) -> contextlib.AbstractContextManager[obje
     controller = _BLAS[0]
     if controller is None:
         return contextlib.nullcontext()
-    return controller.limit(limits=threads, user_api="blas")  # type: ignore[attr-defined]
+    return controller.limit(limits=threads, user_api="blas")
 
 
 def default_model_dir() -> Path:

@@ -69,7 +69,7 @@ class Fetched:
     image: Image.Image
     metadata: dict[str, Any]
     encoded: bytes | None = None
-    suffix: str | None = None
+    suffix: str = ".png"
 
 
 class CachedViewProvider(abc.ABC):

@@ -105,6 +105,7 @@ class ImageSensor:
         if self.layout == "virl":
             return [(lab, (heading + off) % 360.0) for lab, off in VIRL_DIRECTIONS]
         graph = self.graph
+        assert graph is not None, "__init__ requires the graph for the navigable layout"
         index = graph.index(node) if isinstance(node, str) else int(node)
         out = []
         for k, h in enumerate(graph.out_headings(index).tolist()):

@@ -224,8 +224,9 @@ def play_routes(state: AppState) -> list[Route]:
             if body.get("stop"):
                 session.stop_early()
             else:
+                given: Any = body.get("slot")  # JSON: None when missing
                 try:
-                    slot = int(body.get("slot"))
+                    slot = int(given)
                 except (TypeError, ValueError):
                     return error_response("slot must be an integer", 400)
                 session.act(slot)

@@ -9,6 +9,10 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # playwright comes with the test extra
+    from playwright.sync_api import Browser, Page, Playwright
 
 CHROMIUM_ARGS = (
     "--headless",
@@ -40,7 +44,7 @@ def missing_browser() -> str | None:
     return None
 
 
-def launch(playwright):  # type: ignore[no-untyped-def]
+def launch(playwright: Playwright) -> Browser:
     """A headless Chromium browser from a started ``sync_playwright()``."""
     return playwright.chromium.launch(
         executable_path=chromium_path(), args=list(CHROMIUM_ARGS), headless=True
@@ -71,11 +75,11 @@ def key_for(slot: int, scheme: str) -> str:
 
 
 def play_with_keyboard(
-    page,
+    page: Page,
     slots: list[int],
     scheme: str,
     *,
-    done: int = 0,  # type: ignore[no-untyped-def]
+    done: int = 0,
     timeout_ms: float = 15000,
 ) -> None:
     """Press the keys of ``slots`` on an open play page (``done`` steps already taken),

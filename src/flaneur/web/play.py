@@ -17,7 +17,7 @@ import os
 import secrets
 import threading
 import time
-from collections.abc import Coroutine, Mapping
+from collections.abc import Coroutine, Generator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +36,7 @@ HUMAN = "human"
 class _Decision:
     """What :class:`HumanAgent` awaits: the slot the player chooses (sent in by the session)."""
 
-    def __await__(self):  # type: ignore[no-untyped-def]
+    def __await__(self) -> Generator[_Decision, int, int]:
         slot = yield self
         return slot
 

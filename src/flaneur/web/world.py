@@ -88,15 +88,15 @@ class TaskStore:
         self, task: str, summary: dict[str, Any] | None = None
     ) -> tuple[TaskSpec, City, list[Episode]]:
         """``(spec, city, episodes)`` of a task set, loaded on first use."""
-        from flaneur.tasks.registry import load_spec
+        from flaneur.tasks.registry import load_spec, navigation_episodes
 
         with self._lock:
             hit = self._loaded.get(task)
             if hit is None:
                 spec = self.spec(task, summary)
                 data_dir = self.data_dir or (summary or {}).get("config", {}).get("data_dir")
-                city, episodes = load_spec(spec, data_dir)
-                hit = self._loaded[task] = (spec, city, list(episodes))
+                city, items = load_spec(spec, data_dir)
+                hit = self._loaded[task] = (spec, city, list(navigation_episodes(items)))
             return hit
 
     def episode(self, task: str, episode_id: str, summary: dict[str, Any] | None = None):

@@ -154,9 +154,9 @@ class City:
         """Write this city as a pack directory (created or overwritten file by file)."""
         out = Path(path)
         out.mkdir(parents=True, exist_ok=True)
-        np.savez(out / "graph.npz", **self.graph.to_arrays())
+        np.savez(out / "graph.npz", allow_pickle=True, **self.graph.to_arrays())
         if self.node_sets:
-            np.savez(out / "nodesets.npz", **self.node_sets)
+            np.savez(out / "nodesets.npz", allow_pickle=True, **self.node_sets)
         elif (out / "nodesets.npz").exists():
             (out / "nodesets.npz").unlink()
         if len(self.edge_streets):
@@ -179,6 +179,7 @@ class City:
                 kind=np.asarray(int(kind)),
                 coords=coords,
                 heights=self.building_heights,
+                allow_pickle=True,
                 **{f"offsets{i}": o for i, o in enumerate(offsets)},
             )
         meta = {

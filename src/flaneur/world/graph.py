@@ -283,7 +283,7 @@ class StreetGraph:
         """Source node index of every edge (the CSR row of each edge)."""
         return np.repeat(np.arange(self.n_nodes, dtype=np.int64), self.degree)
 
-    def path_is_walk(self, path: Sequence[int]) -> bool:
+    def path_is_walk(self, path: Iterable[int]) -> bool:
         """Whether consecutive nodes of ``path`` are joined by edges (repeats allowed)."""
         return all(a == b or self.has_edge(a, b) for a, b in itertools.pairwise(path))
 
@@ -346,7 +346,8 @@ class StreetGraph:
         x, y = self.projection.forward(lat_arr, lng_arr)
         _, idx = tree.query(np.column_stack([np.ravel(x), np.ravel(y)]))
         if np.ndim(lat) == 0:
-            return int(rows[idx[0]])
+            # scipy-stubs type query()'s result as scalar-or-array; rows in give an array
+            return int(rows[idx[0]])  # type: ignore[index]
         return rows[idx].astype(np.int64)
 
     def nodes_within(self, node: int, radius_m: float) -> NDArray[np.int64]:
@@ -469,7 +470,8 @@ class StreetGraph:
             If ``target`` cannot be reached from ``source``.
         """
         matrix = self.adjacency_matrix(weight) if weight != "hops" else self._hops_matrix
-        _, pred = csgraph.dijkstra(
+        # scipy-stubs: dijkstra() takes a single int index (documented), not only arrays
+        _, pred = csgraph.dijkstra(  # type: ignore[call-overload]
             matrix, indices=source, return_predecessors=True, unweighted=weight == "hops"
         )
         if source != target and pred[target] < 0:
@@ -544,7 +546,7 @@ class StreetGraph:
             pano_yaw=self.pano_yaw[keep],
         )
 
-    def to_networkx(self) -> nx.MultiDiGraph:
+    def to_networkx(self) -> nx.MultiDiGraph[str]:
         """Export as an osmnx-compatible :class:`networkx.MultiDiGraph`.
 
         Nodes carry ``x`` (lng), ``y`` (lat) and ``pano_yaw`` when known; edges carry
@@ -552,7 +554,7 @@ class StreetGraph:
         """
         import networkx as nx
 
-        graph = nx.MultiDiGraph(crs="epsg:4326")
+        graph: nx.MultiDiGraph[str] = nx.MultiDiGraph(crs="epsg:4326")
         ids = self.ids.tolist()
         for node_id, y, x, yaw in zip(
             ids, self.lat.tolist(), self.lng.tolist(), self.pano_yaw.tolist(), strict=True

@@ -264,10 +264,10 @@ class CitySeekerAgent(Agent):
         if run.queue:
             return self._walk()
         if run.returning is not None:
-            plan, run.returning = run.returning, None
+            returned, run.returning = run.returning, None
             run.events.append(f"back: arrived at {run.node_id()}")
             for s in self.strategies:
-                s.on_return(run, plan)
+                s.on_return(run, returned)
         else:
             for s in self.strategies:
                 s.observe(run)

@@ -20,8 +20,13 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from flaneur.paths import cache_dir
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
 
 SCHEMA_VERSION = 1
 _SUFFIXES = (".sqlite", ".sqlite3", ".db")
@@ -254,7 +259,7 @@ class GraphMemory:
 
     def visits_within(
         self,
-        xy: Sequence[float],
+        xy: Sequence[float] | NDArray[np.float64],
         radius_m: float,
         *,
         before_round: int | None = None,

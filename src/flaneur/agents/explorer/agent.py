@@ -173,7 +173,7 @@ class ExplorerAgent(Agent):
         params: ExplorerParams | None = None,
         embedder: Any = None,
         ocr: Any = None,
-        **overrides: float,
+        **overrides: Any,
     ) -> None:
         named = {"tau": tau, "floor": floor, "lexical_ratio": lexical_ratio, "name_cap": name_cap}
         limits = set(Thresholds.__dataclass_fields__)
@@ -182,7 +182,7 @@ class ExplorerAgent(Agent):
         if unknown:
             allowed = sorted(known | limits | {"seed", "view_radius_m"})
             raise FlaneurError(f"unknown explorer option(s) {unknown}; known: {allowed}")
-        chosen = {k: float(v) for k, v in named.items() if v is not None}
+        chosen: dict[str, Any] = {k: float(v) for k, v in named.items() if v is not None}
         chosen.update({k: overrides.pop(k) for k in list(overrides) if k in limits})
         self.thresholds = replace(Thresholds(), **chosen)
         self.params = replace(params or ExplorerParams(), **overrides)

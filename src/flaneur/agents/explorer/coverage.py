@@ -52,7 +52,10 @@ def nodes_near_nodes(graph: StreetGraph, radius_m: float) -> list[NDArray[np.int
     near: list[NDArray[np.int64]] = [np.asarray([i], dtype=np.int64) for i in range(len(xy))]
     if rows.size:
         tree = cKDTree(xy[rows])
-        for k, found in enumerate(tree.query_ball_point(xy[rows], radius_m)):
+        # scipy-stubs choose the one-point overload (list[int]) for an array of points
+        found_lists: NDArray[np.object_]
+        found_lists = tree.query_ball_point(xy[rows], radius_m)  # type: ignore[assignment]
+        for k, found in enumerate(found_lists):
             near[int(rows[k])] = rows[np.asarray(sorted(found), dtype=np.int64)]
     with _LOCK:
         _NEAR[key] = (weakref.ref(graph), near)

@@ -31,6 +31,7 @@ from numpy.typing import NDArray
 
 from flaneur.agents.explorer.glossary import gloss
 from flaneur.perception.matching import fuzzy_ratio, normalize_name
+from flaneur.text import TextEmbedder
 from flaneur.world.taxonomy import CATEGORIES
 
 LEXICAL_SCORE = 1.0
@@ -111,10 +112,11 @@ def split_need(instruction: str) -> list[SubNeed]:
     return out
 
 
-_LABELS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_LABELS: weakref.WeakKeyDictionary[TextEmbedder, tuple[list[str], NDArray[np.float32]]]
+_LABELS = weakref.WeakKeyDictionary()
 
 
-def category_labels(embedder) -> tuple[list[str], NDArray[np.float32]]:  # type: ignore[no-untyped-def]
+def category_labels(embedder: TextEmbedder) -> tuple[list[str], NDArray[np.float32]]:
     """The distinct labels of the place taxonomy and their embeddings (once per embedder)."""
     try:
         hit = _LABELS.get(embedder)
@@ -128,7 +130,7 @@ def category_labels(embedder) -> tuple[list[str], NDArray[np.float32]]:  # type:
     return hit
 
 
-def expansions(embedder, sub: SubNeed, thresholds: Thresholds) -> list[str]:  # type: ignore[no-untyped-def]
+def expansions(embedder: TextEmbedder, sub: SubNeed, thresholds: Thresholds) -> list[str]:
     """Category labels a need that names no place is most similar to (query expansion).
 
     "I need to buy some medicine." -> ``["pharmacy"]``: a sign glossed "(pharmacy)" then
@@ -160,7 +162,9 @@ class NeedScorer:
         Cut-offs (:class:`Thresholds`).
     """
 
-    def __init__(self, embedder, instruction: str, thresholds: Thresholds | None = None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(
+        self, embedder: TextEmbedder, instruction: str, thresholds: Thresholds | None = None
+    ) -> None:
         self.embedder = embedder
         self.thresholds = thresholds or Thresholds()
         self.sub_needs = split_need(instruction)

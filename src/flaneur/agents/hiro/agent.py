@@ -39,7 +39,7 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
-from flaneur.agents.base import Action, Agent, EnvInfo, step_record
+from flaneur.agents.base import Action, Agent, EnvInfo, StepRecord, step_record
 from flaneur.agents.baselines import episode_seed
 from flaneur.agents.explorer.routes import first_step_to_unvisited, shortest_path
 from flaneur.agents.explorer.scoring import SubNeed, split_need
@@ -238,7 +238,9 @@ class HiroAgent(Agent):
         ]
         for hits in per_view:
             for sighting in hits:
-                row = int(sighting.match.place_row)  # type: ignore[arg-type]
+                place_row = sighting.match.place_row
+                assert place_row is not None, "sightings are boxes matched to a place"
+                row = int(place_row)
                 if row in self.judged:
                     continue
                 judged = await self._judge(row, node, float(sighting.match.distance_m or 0.0))
@@ -302,9 +304,9 @@ class HiroAgent(Agent):
             return self._go(node, k, heading, "keeps his heading")
         options = rules.road_options(len(targets), back)
         if self.use_vlm:
-            k = await self._road_by_vlm(node, options, heads)
-            if k is not None:
-                return self._go(node, k, heading, "junction: the model's road")
+            chosen = await self._road_by_vlm(node, options, heads)
+            if chosen is not None:
+                return self._go(node, chosen, heading, "junction: the model's road")
         k, why = await self._road_by_text(node, options, heads)
         return self._go(node, k, heading, why)
 
@@ -369,26 +371,21 @@ class HiroAgent(Agent):
         if exchange.parsed is None:
             self.log["failures"] += 1
 
-    def _record(self, parsed: str, why: str, confidence: float | None) -> Any:
-        record = step_record(
+    def _record(self, parsed: str, why: str, confidence: float | None) -> StepRecord:
+        return step_record(
             prompt_id=self.log.get("prompt_id"),
             raw_output=self.log.get("raw"),
             parsed_action=parsed,
             thoughts=why,
             confidence=confidence,
             parse_failures=int(self.log.get("failures", 0)),
+            place_types=dict(self.types or {}),
+            types_by=self.types_by,
+            views=self.log.get("views", 0),
+            zoom_views=self.log.get("zoom_views", 0),
+            sightings=self.log.get("sightings", []),
+            judged=self.log.get("judged", []),
         )
-        record.update(
-            {  # type: ignore[typeddict-item]
-                "place_types": dict(self.types or {}),
-                "types_by": self.types_by,
-                "views": self.log.get("views", 0),
-                "zoom_views": self.log.get("zoom_views", 0),
-                "sightings": self.log.get("sightings", []),
-                "judged": self.log.get("judged", []),
-            }
-        )
-        return record
 
     def _go(self, node: int, k: int, heading: float | None, why: str) -> Action:
         road = self.headings_of[node][k]

@@ -303,28 +303,23 @@ class MapGPTAgent(Agent):
             name = "stop" if chosen.is_stop else str(self.graph.ids[chosen.node])
             phrase = chosen.phrase
         self.history.append(phrase)
+        usage = completion.usage
+        captions = self.describer.drain_captions()
         record = step_record(
             prompt_id=prompt_id,
             raw_output=raw,
             parsed_action=name,
             thoughts=parsed.thought or None,
             parse_failures=failures,
+            prompt=full,
+            planning=parsed.planning or None,
+            letter=chosen.letter if chosen is not None and parsed.ok else None,
+            parse_method=parsed.method,
+            truncated=truncated or None,
+            images=sum(len(m.images) for m in messages),
+            tokens=[usage.prompt_tokens, usage.completion_tokens],
+            **({"captions": captions} if captions else {}),
         )
-        usage = completion.usage
-        record.update(
-            {  # type: ignore[typeddict-item]
-                "prompt": full,
-                "planning": parsed.planning or None,
-                "letter": chosen.letter if chosen is not None and parsed.ok else None,
-                "parse_method": parsed.method,
-                "truncated": truncated or None,
-                "images": sum(len(m.images) for m in messages),
-                "tokens": [usage.prompt_tokens, usage.completion_tokens],
-            }
-        )
-        captions = self.describer.drain_captions()
-        if captions:
-            record["captions"] = captions  # type: ignore[typeddict-item]
         return Action(slot, name, record)
 
 

@@ -261,34 +261,37 @@ class VelmaAgent(Agent):
         word, note, failed = self._decide(score, mask, node, heading)
         self.parse_failures += failed
         self.trajectory.act(word)
+        failures = failed
+        extra: dict[str, Any] = {}
+        if score.scores:
+            extra["scores"] = {k: round(v, 4) for k, v in score.scores.items()}
+        if score.mass is not None:
+            extra["action_mass"] = round(score.mass, 4)
+        if extraction is not None:
+            failures += extraction.get("parse_failures", 0)
+            extra["landmarks"] = extraction.pop("landmarks")
+            extra["landmark_extraction"] = extraction
+            extra["landmark_source"] = self.landmark_source
+            extra["examples"] = list(self.example_ids)
+            if isinstance(self.observer, ViewLandmarkObserver):
+                extra["landmark_prompts"] = self.observer.prompt_texts(self.landmarks or [])
+        if isinstance(self.observer, ViewLandmarkObserver):
+            extra["view_headings"] = [
+                round(v.heading, 1) % 360.0 for v in self.observer.last_views.values()
+            ]
         record = step_record(
             prompt_id=prompt_id,
             raw_output=reply.text,
             parsed_action=score.choice,
             thoughts=note,
             confidence=score.confidence,
-            parse_failures=failed,
+            parse_failures=failures,
             prompt=text,
             system_prompt=self.system_text,
             observation=line,
             method=score.method,
+            **extra,
         )
-        if score.scores:
-            record["scores"] = {k: round(v, 4) for k, v in score.scores.items()}
-        if score.mass is not None:
-            record["action_mass"] = round(score.mass, 4)
-        if extraction is not None:
-            record["parse_failures"] = failed + extraction.get("parse_failures", 0)
-            record["landmarks"] = extraction.pop("landmarks")
-            record["landmark_extraction"] = extraction
-            record["landmark_source"] = self.landmark_source
-            record["examples"] = list(self.example_ids)
-            if isinstance(self.observer, ViewLandmarkObserver):
-                record["landmark_prompts"] = self.observer.prompt_texts(self.landmarks or [])
-        if isinstance(self.observer, ViewLandmarkObserver):
-            record["view_headings"] = [
-                round(v.heading, 1) % 360.0 for v in self.observer.last_views.values()
-            ]
         return Action(slot_of(word), word.lower(), record)
 
     def _decide(

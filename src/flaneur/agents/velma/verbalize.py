@@ -29,7 +29,7 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from flaneur.env.schemes.turns import TURN_ACTIONS
 from flaneur.env.state import relative_angle
@@ -37,6 +37,10 @@ from flaneur.env.verbalizer import verbalize_intersection
 from flaneur.errors import FlaneurError
 from flaneur.models.scoring import NAV_ACTIONS
 from flaneur.world.city import City
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
 
 ACTION_WORDS: tuple[str, ...] = NAV_ACTIONS
 """The action words of the prompt: FORWARD, LEFT, RIGHT, TURN_AROUND, STOP."""
@@ -133,7 +137,7 @@ class ObservationTracker:
         Number of streets of every node (the graph's out-degree).
     """
 
-    def __init__(self, degree: Sequence[int]) -> None:
+    def __init__(self, degree: Sequence[int] | NDArray[np.int64]) -> None:
         self.degree = degree
         self._node: int | None = None
         self._landmarks = ""

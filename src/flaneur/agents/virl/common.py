@@ -10,6 +10,7 @@ have raises the services' errors: the runner ends that item's row ``task_error``
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,7 +39,7 @@ def scenario_persona(item: TaskItem) -> Persona:
         raise DataError(f"scenario {item.id!r}: {err.reason}") from None
 
 
-def node_ids(city: City, nodes: list[int]) -> list[str]:
+def node_ids(city: City, nodes: Iterable[int]) -> list[str]:
     """Graph node ids (the strings rows and files hold) of node indices."""
     return [str(city.graph.ids[n]) for n in nodes]
 

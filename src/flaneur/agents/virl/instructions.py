@@ -58,6 +58,7 @@ TURN_OFFSET = {"left": -90.0, "right": 90.0, "slight left": -45.0, "slight right
 TURN_OFFSET |= {"sharp left": -135.0, "sharp right": 135.0, "around": 180.0, "straight": 0.0}
 """Degrees added to the way one faces for each relative turn."""
 
+_NUMBERS: dict[str, float]
 _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
 _NUMBERS |= {"seven": 7, "eight": 8, "nine": 9, "ten": 10, "a couple of": 2, "a few": 3}
 _NUMBERS |= {"half a": 0.5, "a hundred": 100, "a hundred and fifty": 150, "two hundred": 200}
@@ -275,8 +276,10 @@ class _Reader:
         nth, count, at = (r.search(clause) for r in (_NTH_CROSSING_RE, _CROSSINGS_RE, _AT_RE))
         if nth and (turn or direction) and nth.start() < (at.end() if at else len(clause)):
             self.end_current(intersections=_ORDINALS[nth.group(1).lower()])
-        elif nth or count:
-            return _ORDINALS[nth.group(1).lower()] if nth else int(_number(count.group(1)))
+        elif nth:
+            return _ORDINALS[nth.group(1).lower()]
+        elif count:
+            return int(_number(count.group(1)))
         elif at:
             name = self.first(at.group(1))
             if name:

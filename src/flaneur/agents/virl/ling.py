@@ -39,7 +39,7 @@ from typing import Annotated, Any, ClassVar
 
 import numpy as np
 
-from flaneur.agents.base import Action, Agent, EnvInfo, step_record
+from flaneur.agents.base import Action, Agent, EnvInfo, StepRecord, step_record
 from flaneur.agents.virl.common import walking_env
 from flaneur.agents.virl.instructions import COMPASS_DEG, parse_instruction
 from flaneur.agents.virl.ling_rule import LegRule
@@ -342,26 +342,27 @@ class LingAgent(Agent):
 
     def _record(
         self, action: str, moves: list[str], asked: list[dict[str, Any]], ended: str
-    ) -> dict[str, Any]:
+    ) -> StepRecord:
         ling, local = self.thinker.records, self.local.records
         mine = ling[self.recorded[0] :]
         new = [*local[self.recorded[1] :], *mine]
         self.recorded = (len(ling), len(local))
         last = mine[-1] if mine else {}
-        record: dict[str, Any] = step_record(
+        extra: dict[str, Any] = {}
+        if new:
+            extra["calls"] = new
+        if asked:
+            extra["asked"] = asked
+        if ended:
+            extra["ended"] = ended
+        return step_record(
             parsed_action=action,
             moves=moves,
             prompt_id=last.get("prompt_id"),
             raw_output=last.get("raw_output"),
             parse_failures=sum(1 for r in new if r.get("parse_failures") or r.get("error")),
+            **extra,
         )
-        if new:
-            record["calls"] = new
-        if asked:
-            record["asked"] = asked
-        if ended:
-            record["ended"] = ended
-        return record
 
 
 async def _walk(env: Any, agent: LingAgent) -> int:

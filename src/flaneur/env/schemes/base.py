@@ -87,6 +87,26 @@ class ActionScheme(Protocol):
         ...
 
 
+class MultiStepScheme(ActionScheme, Protocol):
+    """A scheme whose one action may traverse several edges (:attr:`multi_step` true)."""
+
+    def plan(self, state: AgentState, action: int) -> list[int]:
+        """The nodes that ``action`` walks through (excluding the current node)."""
+        ...
+
+    def follow(self, state: AgentState, route: list[int]) -> AgentState:
+        """The state after walking ``route`` (a prefix of a :meth:`plan`)."""
+        ...
+
+
+class TargetSlots(Protocol):
+    """A scheme that names the slot leading to a given node (headings, nodes)."""
+
+    def slot_of(self, state: AgentState, target: int) -> int:
+        """Slot that moves to node ``target`` (-1 if none)."""
+        ...
+
+
 def valid_pairs(labels: tuple[str, ...], mask: tuple[bool, ...]) -> tuple[tuple[int, str], ...]:
     """``(slot, label)`` for the slots that ``mask`` allows."""
     return tuple((i, label) for i, (label, ok) in enumerate(zip(labels, mask, strict=True)) if ok)
@@ -101,6 +121,8 @@ __all__ = [
     "STOP",
     "ActionScheme",
     "InvalidActionError",
+    "MultiStepScheme",
+    "TargetSlots",
     "UnknownActionError",
     "normalize_name",
     "valid_pairs",

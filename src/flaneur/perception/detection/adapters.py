@@ -21,7 +21,7 @@ from typing import Annotated, Any
 import numpy as np
 
 from flaneur.options import Range, option
-from flaneur.perception.detection.base import Detection, DetectionError, Detector
+from flaneur.perception.detection.base import Detection, DetectionError, Detector, pixel_box
 from flaneur.views.base import View
 from flaneur.world.taxonomy import normalize_category
 
@@ -112,7 +112,7 @@ class YOLOWorldDetector(Detector):
                 label = name if name in labels else wanted.get(normalize_category(name) or name)
                 if label is None:
                     continue
-                dets.append(Detection(tuple(float(v) for v in box), label, float(score)))
+                dets.append(Detection(pixel_box(box), label, float(score)))
             out.append(dets)
         return out
 
@@ -196,7 +196,7 @@ class OwlViTDetector(Detector):
             ks = np.asarray(_numpy(result["labels"]), dtype=int).reshape(-1)
             out.append(
                 [
-                    Detection(tuple(float(v) for v in box), labels[int(k)], float(s))
+                    Detection(pixel_box(box), labels[int(k)], float(s))
                     for box, s, k in zip(boxes, scores, ks, strict=True)
                 ]
             )

@@ -13,10 +13,10 @@ import hashlib
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from flaneur.errors import FlaneurError
 from flaneur.perception.json_store import JsonStore
@@ -69,12 +69,20 @@ class Detection:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Detection:
         """Inverse of :meth:`to_dict`."""
+        # four numbers, as to_dict wrote them
+        box = cast(tuple[float, float, float, float], tuple(float(v) for v in d["box"]))
         return cls(
-            tuple(float(v) for v in d["box"]),
+            box,
             str(d["label"]),
             float(d["score"]),
             d.get("object_id"),
         )
+
+
+def pixel_box(values: Iterable[Any]) -> tuple[float, float, float, float]:
+    """``(x0, y0, x1, y1)`` as floats from four numbers (a list, a tuple, an array row)."""
+    x0, y0, x1, y1 = (float(v) for v in values)
+    return x0, y0, x1, y1
 
 
 def check_labels(labels: Sequence[str] | str) -> tuple[str, ...]:

@@ -37,7 +37,7 @@ import hashlib
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import numpy as np
 
@@ -156,7 +156,7 @@ class SceneDetector(Detector):
     """
 
     name = "scene-simulator"
-    Options = SceneOptions
+    Options: ClassVar[type] = SceneOptions
 
     def __init__(
         self,

@@ -17,7 +17,7 @@ import numpy as np
 
 from flaneur.options import Range, option
 from flaneur.paths import cache_dir
-from flaneur.perception.detection.base import Detection, Detector
+from flaneur.perception.detection.base import Detection, Detector, pixel_box
 from flaneur.perception.ocr import OCR
 from flaneur.views.base import View
 from flaneur.world.taxonomy import CATEGORIES, normalize_category
@@ -92,5 +92,5 @@ class StorefrontDetector(Detector):
         for i, box in enumerate(boxes):
             j = int(np.argmax(best[i]))
             score = float(np.clip(best[i, j], 0.0, 1.0)) * box.score
-            out.append(Detection(tuple(float(v) for v in box.bbox), labels[j], score))
+            out.append(Detection(pixel_box(box.bbox), labels[j], score))
         return out

@@ -199,7 +199,7 @@ def _best_label(
     right = np.array([unit[1], -unit[0]])
     colours = SIGN_COLOURS[stable_hash(f"label-{row}") % len(SIGN_COLOURS)]
     step = height + 0.3
-    options = []
+    options: list[tuple[bool, int, Label]] = []  # (overlaps, order, label)
     for bottom in (
         params.bottom,
         params.bottom + step,

@@ -45,8 +45,8 @@ def _street_points(scene: Scene, p: NDArray[np.float64], radius: float):
     """Nearest points of the street segments near ``p``: ``(points, distances)`` sorted."""
     rows = scene.streets_near(p, radius)
     if rows.size == 0:
-        _, rows = scene.street_tree.query(p, k=min(8, len(scene.street_a)))
-        rows = np.atleast_1d(rows)
+        _, nearest = scene.street_tree.query(p, k=min(8, len(scene.street_a)))
+        rows = np.atleast_1d(nearest)
     a, b = scene.street_a[rows], scene.street_b[rows]
     e = b - a
     t = np.clip(np.einsum("ij,ij->i", p - a, e) / np.maximum((e * e).sum(1), 1e-12), 0, 1)

@@ -319,6 +319,7 @@ def paint(
             pts = outlines[k] if k in outlines else camera.clip_and_project(cam[k])
             _paint_wall(draw, walls, rows[k], pts, camera, d, style)
         elif kind == 3:
+            assert furniture is not None, "objects are drawn only with furniture"
             obox = paint_object(draw, furniture, k, camera, partial(_fogged, style=style))
             if obox is not None and objects is not None:
                 objects.append(object_record(furniture, k, obox, d + 1e4))

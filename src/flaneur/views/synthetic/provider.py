@@ -21,7 +21,6 @@ from flaneur.views.synthetic.painter import Style, paint
 from flaneur.views.synthetic.scene import Scene, SceneParams
 from flaneur.views.synthetic.signs import SignParams, Signs
 from flaneur.world.city import City
-from flaneur.world.graph import StreetGraph
 
 RENDER_VERSION = 2
 """Bumped whenever the renderer's output changes (it is part of every cache key)."""
@@ -116,6 +115,7 @@ class SyntheticViews(CachedViewProvider):
         scene_cache: str | Path | bool | None = None,
     ) -> None:
         self.city = city
+        self.graph = city.graph
         if cache is True:
             cache = ViewCache()
         elif isinstance(cache, str | Path):
@@ -139,11 +139,6 @@ class SyntheticViews(CachedViewProvider):
             if scene_cache
             else None
         )
-
-    @property
-    def graph(self) -> StreetGraph:  # type: ignore[override]
-        """The city's street graph."""
-        return self.city.graph
 
     def __repr__(self) -> str:
         return f"SyntheticViews({self.city.name!r}, cache={self.cache!r})"
@@ -177,12 +172,16 @@ class SyntheticViews(CachedViewProvider):
     @property
     def scene(self) -> Scene:
         """The scene geometry (built on first use)."""
-        return self.prepare()._scene  # type: ignore[return-value]
+        scene = self.prepare()._scene
+        assert scene is not None, "prepare() builds it"
+        return scene
 
     @property
     def signs(self) -> Signs:
         """The laid-out storefront signs (built on first use)."""
-        return self.prepare()._signs  # type: ignore[return-value]
+        signs = self.prepare()._signs
+        assert signs is not None, "prepare() builds them"
+        return signs
 
     @property
     def fingerprint(self) -> str:

@@ -178,7 +178,9 @@ def _add_synthetic_facades(
     if len(pairs) == 0:
         return
     degree = np.bincount(pairs.ravel(), minlength=city.graph.n_nodes)
-    streets = shapely.linestrings(np.stack([a_xy, b_xy], axis=1))
+    # types-shapely: an array of unknown shape may give one LineString; (n, 2, 2) gives n
+    streets: NDArray[np.object_]
+    streets = shapely.linestrings(np.stack([a_xy, b_xy], axis=1))  # type: ignore[assignment]
     street_tree = shapely.STRtree(streets)
     building_tree = shapely.STRtree(footprints) if footprints else None
     half_road = params.road_width / 2.0 + params.sidewalk

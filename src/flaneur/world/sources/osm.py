@@ -84,7 +84,7 @@ def _simplified_streets(osm: Any, source: Path) -> Any:
             "the extract has no walkable streets (empty or outside the bbox)", path=source
         )
     nodes, edges = network
-    graph = nx.MultiDiGraph(crs="epsg:4326", simplified=False)
+    graph: nx.MultiDiGraph[int] = nx.MultiDiGraph(crs="epsg:4326", simplified=False)
     for node_id, x, y in zip(nodes["id"], nodes["lon"], nodes["lat"], strict=True):
         graph.add_node(int(node_id), x=float(x), y=float(y))
     for way_id, u, v, geom, name, highway, length in zip(
