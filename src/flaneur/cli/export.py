@@ -59,7 +59,7 @@ def finetune_command(
     loaded = []
     for task in ids:
         the_city, items = load_task(task, data_dir, city=city)
-        loaded.append((task, the_city, navigation_episodes(items)))
+        loaded.append((task, the_city, navigation_episodes(items, task=task)))
     stats = export_finetune(
         loaded, out, fmt=fmt, k_shot=k_shot, seed=seed, limit=limit, metadata=metadata
     )

@@ -101,8 +101,11 @@ def _report_tasks(
         for task in {str(r["task"]) for r in run.rows} - tasks.keys():
             try:
                 register_registries(registry or config.get("registries"))
-                city, items = load_spec(spec_of_run(task, run.summary), folder)
-                tasks[task] = (city, navigation_episodes(items))
+                spec = spec_of_run(task, run.summary)
+                if spec.kind != "navigation":
+                    continue  # items of other kinds have no walk to draw
+                city, items = load_spec(spec, folder)
+                tasks[task] = (city, navigation_episodes(items, task=task))
             except FlaneurError as err:  # a report without maps is still a report
                 err_console.print(
                     f"[yellow]no maps for {markup_escape(task)}: {markup_escape(str(err))}[/]"

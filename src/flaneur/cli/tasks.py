@@ -115,13 +115,17 @@ def check(
     infos: list[dict[str, Any]] = []
     for spec in specs:
         the_city, episodes = load_spec(spec, data_dir)
-        not_walks = reference_walk_problems(navigation_episodes(episodes), the_city.graph)
+        not_walks: list[str] = []
+        if spec.kind == "navigation":  # items of other kinds have no reference walk
+            walks = navigation_episodes(episodes, task=spec.id)
+            not_walks = reference_walk_problems(walks, the_city.graph)
         categories: dict[str, int] = {}
         for episode in episodes:
             categories[episode.category] = categories.get(episode.category, 0) + 1
         infos.append(
             {
                 "file": spec.id,
+                "kind": spec.kind,
                 "format": spec.loader,
                 "city": the_city.name,
                 "scheme": spec.scheme,
@@ -138,6 +142,12 @@ def check(
         print_json(infos[0] if len(infos) == 1 else many)
         return
     for info in infos:
+        if info["kind"] != "navigation":
+            console.print(
+                f"{info['file']} ({info['kind']}): {info['episodes']:,} items in "
+                f"[bold]{info['city']}[/]; success {info['success_metric']}"
+            )
+            continue
         console.print(
             f"{info['file']} ({info['format']}): {info['episodes']:,} episodes, every node id is "
             f"in [bold]{info['city']}[/]; scheme {info['scheme']}, success {info['success_metric']}"

@@ -30,12 +30,22 @@ TaskItems = list[Episode] | list[TaskItem]
 """What a task set holds: navigation episodes, or items of another kind."""
 
 
-def navigation_episodes(items: TaskItems) -> list[Episode]:
-    """``items`` as the episodes of a navigation set, for code that serves only those.
+def navigation_episodes(items: TaskItems, *, task: str = "") -> list[Episode]:
+    """``items`` as the episodes of a navigation set, for code that serves only those
+    (environments, gold walks, maps, human play, fine-tuning exports).
 
-    Nothing is checked: a set of another kind passed here fails where an episode field is
-    read.
+    Raises
+    ------
+    FlaneurError
+        One line when the set holds items of another kind (a V-IRL benchmark or scenario
+        set), naming the task.
     """
+    if any(not isinstance(item, Episode) for item in items):
+        named = f"task {task!r}" if task else "the task set"
+        raise FlaneurError(
+            f"{named} holds items of a V-IRL benchmark or scenario kind, not navigation "
+            "episodes: this works on navigation task sets only"
+        )
     return cast(list[Episode], items)
 
 

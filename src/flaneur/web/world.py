@@ -96,7 +96,7 @@ class TaskStore:
                 spec = self.spec(task, summary)
                 data_dir = self.data_dir or (summary or {}).get("config", {}).get("data_dir")
                 city, items = load_spec(spec, data_dir)
-                hit = self._loaded[task] = (spec, city, list(navigation_episodes(items)))
+                hit = self._loaded[task] = (spec, city, list(navigation_episodes(items, task=task)))
             return hit
 
     def episode(self, task: str, episode_id: str, summary: dict[str, Any] | None = None):
