@@ -3,7 +3,7 @@
 Usage::
 
     python benchmarks/explorer.py --json [--tasks helsinki-needs-v1] [--check]
-    python benchmarks/explorer.py --seeds 126,127,128,129 [-o w_cover=2 -o tau=0.6]
+    python benchmarks/explorer.py --seeds 126,127,128,129 [--option w_cover=2 --option tau=0.6]
 
 Runs ``random``, ``forward`` and ``explorer`` (map perception, no model) on every episode
 of the task set through :func:`flaneur.evaluate.runner.run_benchmark` and prints, per agent,
@@ -16,7 +16,7 @@ p < 0.05. Everything is deterministic (seed 0), so the figures repeat exactly.
 
 ``--seeds`` runs instead on need tasks generated on Helsinki with those generator seeds
 (``generate_need_tasks(city, seed=s, per_template=2)``, pooled): the calibration sets of
-``docs/agents.md``, which never include the registered set's seed 0. ``-o KEY=VALUE``
+``docs/agents.md``, which never include the registered set's seed 0. ``--option KEY=VALUE``
 passes options to the explorer (values read as JSON), to try other settings there.
 """
 
@@ -113,7 +113,6 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--check", action="store_true", help="exit 1 unless clearly above")
     parser.add_argument("--seeds", default=None, help="generated sets instead, e.g. 126,127")
     parser.add_argument(
-        "-o",
         "--option",
         action="append",
         default=[],

@@ -51,7 +51,7 @@ AGENTS = ("random", "forward", "explorer", "hiro", "hiro-passive")
 QUICK_AGENTS = ("forward", "hiro")
 QUICK_EPISODES = 2
 PASSIVE = "hiro-passive"
-"""Hiro without active detection (``-o hiro.active=false``), a row of its own."""
+"""Hiro without active detection (``--option hiro.active=false``), a row of its own."""
 HIROS = ("hiro", PASSIVE)
 PAIR_ORDER = ("hiro", PASSIVE, "explorer", "forward", "random")
 """Rows are paired in this order (``a`` is the earlier agent: Hiro first)."""

@@ -1,7 +1,7 @@
 """Typed options of every plug-in that a run builds by name (agents, planners, detectors,
 recognisers, answerers), checked against the plug-in's ``Options`` dataclass before a run.
 
-Options reach a plug-in from the command line (``-o aria.radius_m=300``, ``flaneur virl aria
+Options reach a plug-in from the command line (``--option aria.radius_m=300``, ``flaneur virl aria
 FILE keep=3``), from a persona or task file, or from Python. :func:`check_options` converts
 each value to its field's declared type (an integer from ``3``, a float from ``3``, a tuple
 from a list or a ``"b1,r3"`` string where the field is a tuple of strings, a ``Literal``
@@ -262,7 +262,7 @@ def check_options(
     options_cls
         Its ``Options`` dataclass.
     values
-        Option values by name (from ``-o``, a file or Python).
+        Option values by name (from ``--option``, a file or Python).
     what
         What the plug-in is, for messages (``"agent"``, ``"detector"``).
 

@@ -125,7 +125,7 @@ def test_bad_values_are_one_line_errors(name, given, message):
 
 
 def test_a_bad_option_fails_before_the_first_episode(capsys, tmp_path):
-    err = cli_error(capsys, tmp_path, "--agent", "random", "-o", "random.seed=abc")
+    err = cli_error(capsys, tmp_path, "--agent", "random", "--option", "random.seed=abc")
     assert err == "error: agent 'random': option seed='abc' must be an integer or null"
 
 
@@ -169,7 +169,7 @@ def test_deprecated_flags_are_aliases_of_options(capsys, tmp_path):
             "--out",
             str(tmp_path / "r"),
             "--json",
-            "-o",
+            "--option",
             "seed=2",
         ]
     )
@@ -268,7 +268,7 @@ def test_a_deprecated_flag_still_works_with_a_note(tmp_path, capsys):
         )
     captured = capsys.readouterr()
     assert (
-        "note: deprecated flag; use -o cityseeker.strategies=b1 -o cityseeker.round=1"
+        "note: deprecated flag; use --option cityseeker.strategies=b1 --option cityseeker.round=1"
         in captured.err
     )
     summary = json.loads(captured.out)
@@ -310,7 +310,16 @@ def test_flaneur_agents_lists_needs_and_typed_options(capsys):
     ("args", "message"),
     [
         (
-            ("--agent", "mapgpt", "--scheme", "nodes", "--llm", "m", "-o", "mapgpt.mode=one-stage"),
+            (
+                "--agent",
+                "mapgpt",
+                "--scheme",
+                "nodes",
+                "--llm",
+                "m",
+                "--option",
+                "mapgpt.mode=one-stage",
+            ),
             "agent 'mapgpt': mapgpt in one-stage mode needs --views",
         ),
         (

@@ -508,7 +508,7 @@ def test_console_script_errors_are_one_line(tmp_path, option, message):
 
     flaneur = Path(sys.executable).with_name("flaneur")
     args = ["run", "--agent", "hiro", "--tasks", "helsinki-needs-v1", "--out", str(tmp_path)]
-    args += ["-o", option, "--views", "synthetic"]
+    args += ["--option", option, "--views", "synthetic"]
     env = {"FLANEUR_CACHE_DIR": str(tmp_path / "cache"), "PATH": "/usr/bin:/bin"}
     if "PYTHONPATH" in os.environ:  # the sources under test (a worktree), not the install's
         env["PYTHONPATH"] = os.environ["PYTHONPATH"]

@@ -73,7 +73,7 @@ def test_short_forms_run_and_report(sets: dict[str, Path], tmp_path: Path) -> No
 @pytest.mark.parametrize(
     "args, expected",
     [
-        (["bench", "recognition", "--task", "{rec}", "-o", "nope=1"], "has no option nope"),
+        (["bench", "recognition", "--task", "{rec}", "--option", "nope=1"], "has no option nope"),
         (
             [
                 "bench",
@@ -82,7 +82,7 @@ def test_short_forms_run_and_report(sets: dict[str, Path], tmp_path: Path) -> No
                 "{vqa}",
                 "--answerer=model",
                 "--llm=m",
-                "-o",
+                "--option",
                 "with_image=3",
             ],
             "with_image=3 must be true/false",

@@ -281,7 +281,7 @@ def test_console_script_errors_are_one_line(toy_set, tmp_path) -> None:
             str(path),
             "--out",
             str(tmp_path / "o"),
-            "-o",
+            "--option",
             "scene.seed=-2",
         ],
         capture_output=True,

@@ -1,4 +1,4 @@
-"""``flaneur run --option/-o AGENT.KEY=VALUE``: agent options from the command line."""
+"""``flaneur run --option/--option AGENT.KEY=VALUE``: agent options from the command line."""
 
 from __future__ import annotations
 
@@ -76,7 +76,7 @@ def run(tmp_path: Path, out: str, agents: str, *options: str, limit: int = 3) ->
         "none",
     ]
     for option in options:
-        args += ["-o", option]
+        args += ["--option", option]
     main(args)
     return json.loads((tmp_path / out / "summary.json").read_text(encoding="utf-8"))
 
@@ -201,9 +201,9 @@ def test_bad_syntax_is_a_one_line_error(tmp_path, capsys, spec, why):
         str(tmp_path),
         "--out",
         str(tmp_path / "out"),
-        "-o",
+        "--option",
         "velma.k_shot=0",
-        "-o",
+        "--option",
         spec,
     ]
     err = one_line_error(capsys, args)
@@ -235,7 +235,7 @@ def test_an_option_the_agent_does_not_take_fails_before_running(
         str(tmp_path),
         "--out",
         str(tmp_path / "out"),
-        "-o",
+        "--option",
         spec,
     ]
     err = one_line_error(capsys, args)

@@ -362,9 +362,9 @@ CLI_CASES: list[HostileCase] = [
         "run-unknown-task", "value", "run --agent random --tasks atlantis-v1 --out r", "atlantis-v1"
     ),
     _c("run-option-no-equals", "value", RUN + " -o tau", "tau"),
-    _c("run-option-bad-name", "value", RUN + " -o random.=1", "option name"),
-    _c("run-option-other-agent", "value", RUN + " -o velma.k_shot=0", "velma"),
-    _c("run-option-unknown", "value", RUN + " -o random.wings=2", "wings"),
+    _c("run-option-bad-name", "value", RUN + " --option random.=1", "option name"),
+    _c("run-option-other-agent", "value", RUN + " --option velma.k_shot=0", "velma"),
+    _c("run-option-unknown", "value", RUN + " --option random.wings=2", "wings"),
     _c("demo-progress-unknown", "value", "demo --progress loud", "--progress"),
     _c("demo-out-file-progress", "value", "demo --progress loud --out afile", "--progress"),
     _c("render-size-zero", "value", RENDER + " --size 0x0", "size"),

@@ -188,13 +188,13 @@ BENCH_CASES: list[HostileCase] = [
     _c(
         "run-planner-typo",
         "silent",
-        "run --agent aria --tasks helsinki-virl-aria-v1 --out r -o aria.kep=3",
+        "run --agent aria --tasks helsinki-virl-aria-v1 --out r --option aria.kep=3",
         "kep",
     ),
     _c(
         "run-detector-option-nan",
         "value",
-        "run --agent scene --tasks helsinki-virl-detection-v1 --out r -o scene.seed=NaN",
+        "run --agent scene --tasks helsinki-virl-detection-v1 --out r --option scene.seed=NaN",
         "seed",
     ),
 ]

@@ -72,7 +72,7 @@ def flaneur(site: Path, tmp_path: Path, *args: str) -> subprocess.CompletedProce
 def test_installed_flaneur_runs_an_outside_agent_with_an_outside_view_provider(site, tmp_path):
     out = tmp_path / "run"
     args = ["run", "--agent", "wanderer,random", "--tasks", "toy-plugin-v1"]
-    args += ["--views", "flat:ff0000", "-o", "wanderer.steps=1", "--out", str(out)]
+    args += ["--views", "flat:ff0000", "--option", "wanderer.steps=1", "--out", str(out)]
     done = flaneur(site, tmp_path, *args, "--progress", "none", "--json")
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)
@@ -90,7 +90,7 @@ def test_installed_flaneur_runs_an_outside_agent_with_an_outside_view_provider(s
 def test_an_outside_agent_option_is_checked_before_anything_runs(site, tmp_path):
     out = tmp_path / "run"
     args = ["run", "--agent", "wanderer", "--tasks", "toy-plugin-v1"]
-    done = flaneur(site, tmp_path, *args, "-o", "wanderer.steps=many", "--out", str(out))
+    done = flaneur(site, tmp_path, *args, "--option", "wanderer.steps=many", "--out", str(out))
     assert done.returncode == 2
     assert done.stderr.strip() == (
         "error: agent 'wanderer': option steps='many' must be an integer"
@@ -119,7 +119,7 @@ def test_an_agent_named_as_module_class_needs_no_registration(site, tmp_path):
     (site / "flaneur_wanderer-0.1.dist-info" / "entry_points.txt").unlink()  # no entry points
     name = "flaneur_wanderer.agent:WandererAgent"
     out = tmp_path / "run"
-    args = ["run", "--agent", name, "--tasks", "toy-plugin-v1", "-o", f"{name}.steps=0"]
+    args = ["run", "--agent", name, "--tasks", "toy-plugin-v1", "--option", f"{name}.steps=0"]
     done = flaneur(site, tmp_path, *args, "--out", str(out), "--progress", "none", "--json")
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)

@@ -135,7 +135,7 @@ def test_a_pip_installed_package_adds_a_detector_and_a_task_set(tmp_path: Path) 
         "--out",
         str(out),
         "--json",
-        "-o",
+        "--option",
         "middle-box.score=0.8",
     )
     assert run.returncode == 0, run.stderr
@@ -155,7 +155,7 @@ def test_a_pip_installed_package_adds_a_detector_and_a_task_set(tmp_path: Path) 
         "middle-box",
         "--out",
         str(tmp_path / "typo"),
-        "-o",
+        "--option",
         "middle-box.scor=0.8",
     )
     assert typo.returncode == 2

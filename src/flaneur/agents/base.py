@@ -3,7 +3,7 @@
 An agent class declares what it needs and accepts (class attributes, checked by the runner
 before the first episode): the action ``schemes`` it acts in, whether it ``needs_model`` or
 ``needs_views``, and its ``Options``, a frozen dataclass whose typed fields are the options a
-run may set (``-o random.seed=3``, see :mod:`flaneur.options`).
+run may set (``--option random.seed=3``, see :mod:`flaneur.options`).
 
 At the start of an episode an agent receives the episode and an :class:`EnvInfo` (typed,
 frozen; see :mod:`flaneur.agents.envinfo`), then one observation per step: the Gymnasium

@@ -11,7 +11,7 @@ view, and picks an option; the ``virl-vqa`` task kind asks it once per rotation.
 ============  ========================================================================
 
 Outside packages add answerers under the entry-point group ``flaneur.answerers``; each is an
-:class:`Answerer` subclass with a typed ``Options`` dataclass (``-o key=value``).
+:class:`Answerer` subclass with a typed ``Options`` dataclass (``--option key=value``).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ likely); the ``virl-recognition`` task kind ranks the types by the scores. Built
 ==========  ==========================================================================
 
 Outside packages add recognisers under the entry-point group ``flaneur.recognisers``; each
-is a :class:`Recogniser` subclass with a typed ``Options`` dataclass (``-o key=value``).
+is a :class:`Recogniser` subclass with a typed ``Options`` dataclass (``--option key=value``).
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ def _weights_checked(weights: str) -> None:
     if not weights:
         raise ValueError(
             "needs weights=FILE|TAG (an open_clip weights file or pretrained tag, "
-            "e.g. -o weights=laion2b_s34b_b79k)"
+            "e.g. --option weights=laion2b_s34b_b79k)"
         )
     looks_like_file = os.sep in weights or Path(weights).suffix in (".pt", ".bin", ".safetensors")
     if looks_like_file and not Path(weights).expanduser().is_file():

@@ -91,7 +91,7 @@ def agents_command(
     """List what `flaneur run --agent NAME` can run: navigation agents, V-IRL's planner
     agents, and the recognisers, answerers and detectors of V-IRL's benchmarks (built-in and
     from installed plug-ins): the task kinds each solves, the schemes it acts in, whether it
-    needs --llm or --views, and the options `-o NAME.KEY=VALUE` sets (also the keys of a
+    needs --llm or --views, and the options `--option NAME.KEY=VALUE` sets (also the keys of a
     persona file for `flaneur virl NAME`)."""
     described = _all(name)
     if json_out:
@@ -101,7 +101,7 @@ def agents_command(
         for solver in described:
             console.print(_options_table(solver))
         return
-    table = Table(title="solvers (flaneur run --agent NAME -o NAME.OPTION=VALUE)")
+    table = Table(title="solvers (flaneur run --agent NAME --option NAME.OPTION=VALUE)")
     for col in ("name", "solves", "needs", "options (type = default)"):
         table.add_column(col, overflow="fold")
     for a in described:

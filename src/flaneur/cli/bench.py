@@ -75,7 +75,9 @@ def _solver_command(kind: str, flag: str, default: str, solvers: str, metric: st
     """The short form of ``flaneur run`` for a ``kind`` task set (``flag``: the solver)."""
 
     def command(
-        out: Path = typer.Option(..., "--out", help="Run folder (episodes.jsonl, summary.json)."),
+        out: Path = typer.Option(
+            ..., "-o", "--out", help="Run folder (episodes.jsonl, summary.json)."
+        ),
         task: str = typer.Option(
             f"helsinki-{kind}-v1",
             "--task",
@@ -83,7 +85,7 @@ def _solver_command(kind: str, flag: str, default: str, solvers: str, metric: st
         ),
         solver: str = typer.Option(default, flag, help=solvers),
         option: list[str] | None = typer.Option(
-            None, "--option", "-o", metavar="KEY=VALUE", help=OPTION_HELP
+            None, "--option", metavar="KEY=VALUE", help=OPTION_HELP
         ),
         llm: str | None = typer.Option(None, "--llm", help=LLM_HELP),
         llm_base_url: str | None = typer.Option(

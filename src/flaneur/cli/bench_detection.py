@@ -4,7 +4,7 @@ It runs one detector on a ``virl-detection`` task set (a registered id, by defau
 ``helsinki-virl-detection-v1``, or an item file of ``flaneur tasks generate CITY --kind
 virl-detection``) through :func:`flaneur.evaluate.runner.run_benchmark` into ``--out`` and
 prints the task-set figures (AR, AR10, AR20, localisation AR, matched-box accuracy) beside
-V-IRL's Table 3. A detector's options go through ``flaneur run -o NAME.KEY=VALUE``.
+V-IRL's Table 3. A detector's options go through ``flaneur run --option NAME.KEY=VALUE``.
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def _tables(figures: dict[str, Any]) -> list[Any]:
 
 @bench_detection_app.command("detection")
 def detection_command(
-    out: Path = typer.Option(..., "--out", help="Run folder (episodes.jsonl, summary.json)."),
+    out: Path = typer.Option(..., "-o", "--out", help="Run folder (episodes.jsonl, summary.json)."),
     task: str = typer.Option(
         "helsinki-virl-detection-v1",
         "--task",
@@ -70,7 +70,7 @@ def detection_command(
         "scene",
         "--detector",
         help="scene (simulator), oracle, ocr, yolo-world, yolo, owlvit or a plug-in; its "
-        "options: flaneur run -o NAME.KEY=VALUE.",
+        "options: flaneur run --option NAME.KEY=VALUE.",
     ),
     seed: int = typer.Option(0, "--seed", min=0, help="Run seed."),
     limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N viewpoints."),

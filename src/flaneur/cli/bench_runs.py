@@ -29,7 +29,7 @@ def run_short_form(
     """Run ``solver`` on the task set ``task`` (of ``kind``, when given) into ``out``; the
     run's summary. The one way the ``bench`` short forms build a
     :class:`~flaneur.evaluate.runner.RunConfig` (``fields``: its other fields) and run it.
-    ``options``: ``-o KEY=VALUE`` strings, or the solver's options as a dict (``None``: the
+    ``options``: ``--option KEY=VALUE`` strings, or the solver's options as a dict (``None``: the
     config names no options of it)."""
     from flaneur.cli.failures import check_output_path
     from flaneur.cli.run import parse_agent_options, report_interrupted

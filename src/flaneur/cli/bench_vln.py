@@ -133,7 +133,7 @@ def vln_command(
     ),
     limit: int | None = typer.Option(None, "--limit", min=1, help="The first N routes."),
     out: Path | None = typer.Option(
-        None, "--out", "-o", help="Run folder (one sub-folder per recogniser)."
+        None, "-o", "--out", help="Run folder (one sub-folder per recogniser)."
     ),
     resume: bool = typer.Option(False, "--resume", help="Finish the runs in --out."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),

@@ -22,7 +22,7 @@ LLM_AGENTS = {"velma": "turns", "mapgpt": "nodes", "cityseeker": "headings"}
 
 
 def demo_command(
-    out: Path = typer.Option(Path("flaneur-demo"), "--out", help="Run folder of the demo."),
+    out: Path = typer.Option(Path("flaneur-demo"), "-o", "--out", help="Run folder of the demo."),
     agents: str = typer.Option(DEMO_AGENTS, "--agents", help="Agents to compare, comma-separated."),
     limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N tasks."),
     concurrency: int = typer.Option(8, "--concurrency", min=1, help="Episodes in flight."),

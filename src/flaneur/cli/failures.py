@@ -91,7 +91,8 @@ def _cache_root() -> str | None:
 def check_output_path(path: Path, option: str, *, folder: bool) -> None:
     """Refuse, before any work, an output ``path`` that cannot be written: a file where a
     folder is wanted (or the reverse), a file in the way of a parent folder, or a read-only
-    parent. Nothing is created.
+    parent. Nothing is created. A new bare name holding ``=`` (``-o aria.keep=3``) is taken
+    for an option given to the wrong flag and refused.
 
     Raises
     ------
@@ -109,6 +110,11 @@ def check_output_path(path: Path, option: str, *, folder: bool) -> None:
         if not os.access(path, os.W_OK):
             raise FlaneurError(f"{option} {path}: not writable (permission denied)")
         return
+    if "=" in path.name and len(path.parts) == 1:
+        raise FlaneurError(
+            f"{option} {path}: looks like an option KEY=VALUE, not a {kind} "
+            "(-o is --out in every command; options are --option KEY=VALUE)"
+        )
     parent = path.parent
     while not parent.exists() and parent != parent.parent:
         parent = parent.parent

@@ -91,7 +91,9 @@ def run_command(
 
     config, aliases = _run_config(flags)
     if aliases:  # after the checks, so that a usage error stays one line
-        typer.echo(f"note: deprecated flag; use {' '.join('-o ' + a for a in aliases)}", err=True)
+        typer.echo(
+            f"note: deprecated flag; use {' '.join('--option ' + a for a in aliases)}", err=True
+        )
     executor = _executor(flags.executor_name, flags.ray_address, flags.workers)
     try:
         summary = run_benchmark(
@@ -107,7 +109,7 @@ def run_command(
 
 
 def _run_config(flags: ro.RunFlags) -> tuple[RunConfig, list[str]]:
-    """Check ``flags`` and build the run's configuration; also the ``-o`` specs the deprecated
+    """Check ``flags`` and build the run's configuration; also the ``--option`` specs the deprecated
     flags stand for. Every usage error is one line, raised before the run folder exists."""
     from flaneur.cli.failures import check_output_path
     from flaneur.evaluate.runner import RunConfig
@@ -326,7 +328,7 @@ def _build_agents_once(config: RunConfig, kinds: Sequence[str]) -> None:
 
 
 def _deprecated_options(strategy: str | None, round_: int | None, mode: str | None) -> list[str]:
-    """The ``-o`` specs that the deprecated ``--strategy``, ``--round`` and ``--mapgpt-mode``
+    """The ``--option`` specs that the deprecated ``--strategy``, ``--round`` and ``--mapgpt-mode``
     stand for."""
     specs = []
     if strategy is not None:

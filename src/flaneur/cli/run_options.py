@@ -19,8 +19,9 @@ DATA_DIR_HELP = (
 )
 OPTION_HELP = (
     "Agent option AGENT.KEY=VALUE, or KEY=VALUE for every agent of the run; repeatable, "
-    "e.g. -o velma.k_shot=0 -o cityseeker.strategies=b1,r3 -o mapgpt.mode=one-stage "
-    "-o explorer.tau=0.6. VALUE is read as JSON when it parses (numbers, true/false, null, "
+    "e.g. --option velma.k_shot=0 --option cityseeker.strategies=b1,r3 "
+    "--option mapgpt.mode=one-stage --option explorer.tau=0.6. "
+    "VALUE is read as JSON when it parses (numbers, true/false, null, "
     "lists, quoted strings), else kept as text, then checked against the agent's typed "
     "options before anything runs. Recorded in the run's config (summary.json, config hash)."
 )
@@ -33,7 +34,7 @@ AGENT = typer.Option(
 )
 TASKS = typer.Option(..., "--tasks", help=TASKS_HELP)
 DATA_DIR = typer.Option(None, "--data-dir", help=DATA_DIR_HELP)
-OUT = typer.Option(..., "--out", help="Run folder (episodes.jsonl, summary.json).")
+OUT = typer.Option(..., "-o", "--out", help="Run folder (episodes.jsonl, summary.json).")
 LLM = typer.Option(
     None, "--llm", help="Model for LLM agents, e.g. openai/gpt-4o-mini, vllm/NAME, ollama/NAME."
 )
@@ -89,13 +90,15 @@ ALLOW_JUMPS = typer.Option(
     help="nodes scheme: let agents move to any observed node (backtracking).",
 )
 STRATEGY = typer.Option(
-    None, "--strategy", hidden=True, help="Deprecated: -o cityseeker.strategies=..."
+    None, "--strategy", hidden=True, help="Deprecated: --option cityseeker.strategies=..."
 )
-ROUND = typer.Option(None, "--round", min=0, hidden=True, help="Deprecated: -o cityseeker.round=N.")
+ROUND = typer.Option(
+    None, "--round", min=0, hidden=True, help="Deprecated: --option cityseeker.round=N."
+)
 MAPGPT_MODE = typer.Option(
-    None, "--mapgpt-mode", hidden=True, help="Deprecated: -o mapgpt.mode=..."
+    None, "--mapgpt-mode", hidden=True, help="Deprecated: --option mapgpt.mode=..."
 )
-AGENT_OPTION = typer.Option(None, "--option", "-o", metavar="AGENT.KEY=VALUE", help=OPTION_HELP)
+AGENT_OPTION = typer.Option(None, "--option", metavar="AGENT.KEY=VALUE", help=OPTION_HELP)
 TOKEN_BUDGET = typer.Option(
     None, "--token-budget", min=1, help="Stop the run cleanly after this many model tokens."
 )

@@ -54,7 +54,7 @@ from flaneur.tasks.episode import Episode
 
 @dataclass(frozen=True)
 class HiroOptions:
-    """Hiro's options (``-o hiro.enter_min=6.5``).
+    """Hiro's options (``--option hiro.enter_min=6.5``).
 
     Attributes
     ----------

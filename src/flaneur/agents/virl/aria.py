@@ -173,7 +173,7 @@ class Recommender:
 
 @dataclass(frozen=True)
 class AriaOptions:
-    """Aria's options (``flaneur virl aria FILE radius_m=300``, ``-o aria.keep=5``)."""
+    """Aria's options (``flaneur virl aria FILE radius_m=300``, ``--option aria.keep=5``)."""
 
     radius_m: Annotated[float, Range(10, 5000)] = option(RADIUS_M, "search radius in metres")
     keep: Annotated[int, Range(1, 50)] = option(KEEP, "candidates rated (the nearest)")

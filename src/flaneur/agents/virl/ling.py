@@ -81,7 +81,7 @@ def parse_action(text: str) -> tuple[str, str] | None:
 
 @dataclass(frozen=True)
 class LingOptions:
-    """Ling's options (``-o ling.max_asks=1``, ``flaneur virl ling FILE step_limit=60``)."""
+    """Ling's options (``--option ling.max_asks=1``, ``flaneur virl ling FILE step_limit=60``)."""
 
     step_limit: Annotated[int, Range(1, 400)] = option(
         STEP_LIMIT, "V-IRL actions (turns and moves) per set of directions"

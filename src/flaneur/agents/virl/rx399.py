@@ -54,7 +54,7 @@ PROPOSAL_THRESHOLD = 0.45
 
 @dataclass(frozen=True)
 class RobotOptions:
-    """How RX-399 perceives (``flaneur virl rx399 FILE looks=2``, ``-o rx399.seed=3``)."""
+    """How RX-399 perceives (``flaneur virl rx399 FILE looks=2``, ``--option rx399.seed=3``)."""
 
     views_per_point: Annotated[int, Range(1, 12)] = option(
         3, "views at each viewpoint (3: fov 60 ahead; more: a full turn)"

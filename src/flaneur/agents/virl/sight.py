@@ -64,7 +64,7 @@ def check_landmarks(kind: str | None, views: Any, llm: Any, clip_weights: str | 
     if views is None:
         raise FlaneurError(f"--landmarks {kind} looks at views: add --views synthetic")
     if kind == "clip" and not clip_weights:
-        raise FlaneurError("--landmarks clip needs -o ling.clip_weights=FILE_OR_TAG")
+        raise FlaneurError("--landmarks clip needs --option ling.clip_weights=FILE_OR_TAG")
     if kind == "vlm" and llm is None:
         raise FlaneurError("--landmarks vlm asks the run's model: add --llm")
 

@@ -84,7 +84,8 @@ def amenity_summary(near: dict[str, dict[str, Any]]) -> str:
 
 @dataclass(frozen=True)
 class VivekOptions:
-    """Vivek's options (``flaneur virl vivek FILE top=3``, ``-o vivek.amenity_radius_m=300``)."""
+    """Vivek's options (``flaneur virl vivek FILE top=3``,
+    ``--option vivek.amenity_radius_m=300``)."""
 
     top: Annotated[int, Range(1, 50)] = option(TOP, "listings kept, best first")
     amenity_radius_m: Annotated[float, Range(25, 2000)] = option(

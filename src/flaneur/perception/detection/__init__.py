@@ -3,7 +3,7 @@ detection.
 
 Detectors are found by name in :data:`DETECTORS` (``flaneur run --agent NAME`` on a place
 detection task, ``detector = NAME`` of RX-399 and Imani); each class declares its typed
-``Options`` (``-o scene.seed=3``), which :func:`make_detector` checks:
+``Options`` (``--option scene.seed=3``), which :func:`make_detector` checks:
 
 * ``scene`` — :class:`SceneDetector`, a *simulator* for synthetic views (reports what the
   renderer drew, with seeded misses, false positives, label confusion and box jitter);

@@ -124,7 +124,7 @@ NOISE_PROFILES = {"default": SceneNoise, "virl": SceneNoise.virl}
 
 @dataclass(frozen=True)
 class SceneOptions:
-    """Options of the scene detector simulator (``-o scene.KEY=VALUE``)."""
+    """Options of the scene detector simulator (``--option scene.KEY=VALUE``)."""
 
     seed: Annotated[int, Range(0, 999_999)] | None = option(
         None, "seed of the simulated errors (default: the run's --seed; 0 outside a run)"

@@ -35,7 +35,7 @@ def label_texts(label: str) -> list[str]:
 
 @dataclass(frozen=True)
 class StorefrontOptions:
-    """Options of the OCR storefront detector (``-o ocr.KEY=VALUE``)."""
+    """Options of the OCR storefront detector (``--option ocr.KEY=VALUE``)."""
 
     threshold: Annotated[float, Range(0.0, 1.0)] = option(
         0.35, "minimum score (cosine similarity x OCR confidence)"
