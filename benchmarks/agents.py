@@ -56,6 +56,10 @@ from flaneur.tasks.registry import load_task
 from flaneur.testing import FakeOpenAIServer, FakeReply
 from flaneur.testing.fake_policies import IMAGE_TOKENS, tokenize
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # tests/harness
+from harness.oracle_policies import velma_oracle_policy
+from harness.oracle_policies_mapgpt import MapGPTOraclePolicy
+
 MAP2SEQ = "map2seq-unseen-dev-v1"
 CITYSEEKER = "cityseeker-shanghai2-v1"
 SCHEMES = {"velma": "turns", "mapgpt": "nodes", "cityseeker": "headings"}
@@ -155,14 +159,8 @@ class Meter:
 def oracle_policy(agent: str, city: Any, episodes: list) -> Callable[[Any], Any] | None:
     """The oracle-fake policy of ``agent`` (None if it has none)."""
     if agent == "velma":
-        from flaneur.testing.oracle_policies import velma_oracle_policy
-
         return velma_oracle_policy(city, episodes)
     if agent == "mapgpt":
-        try:
-            from flaneur.testing.oracle_policies_mapgpt import MapGPTOraclePolicy
-        except ImportError:
-            return None
         return MapGPTOraclePolicy(city, episodes)
     return None
 

@@ -8,7 +8,7 @@ Usage::
 Runs ``--episodes`` episodes of ``cityseeker-shanghai2-v1`` and of ``map2seq-unseen-dev-v1``
 (both in the ``headings`` scheme) through :func:`flaneur.evaluate.runner.run_benchmark`,
 each without views and with ``--views synthetic``, against a fake OpenAI-compatible server
-answering with :class:`flaneur.testing.cityseeker_policies.ScriptedCitySeeker` (about 5 % of
+answering with :class:`harness.cityseeker_policies.ScriptedCitySeeker` (about 5 % of
 its replies are deliberately unparseable). For every run it reports episodes, terminations,
 steps, model calls, images sent, parse failures, whether every prompt sent can be read back
 from the run log, and wall time.
@@ -38,7 +38,9 @@ from flaneur.evaluate.runner import RunConfig, run_benchmark
 from flaneur.geo import destination
 from flaneur.tasks import load_task
 from flaneur.testing import FakeOpenAIServer
-from flaneur.testing.cityseeker_policies import ScriptedCitySeeker
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # tests/harness
+from harness.cityseeker_policies import ScriptedCitySeeker
 
 TASKS = ("cityseeker-shanghai2-v1", "map2seq-unseen-dev-v1")
 

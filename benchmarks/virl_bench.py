@@ -42,8 +42,10 @@ from flaneur.evaluate.runner import RunConfig, run_benchmark
 from flaneur.tasks.cities import absolute_city_spec
 from flaneur.tasks.generators import generate_set
 from flaneur.testing.fake_openai import FakeOpenAIServer
-from flaneur.testing.vqa_policy import ScriptedVQAPolicy
 from flaneur.world.builtin import load_city
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # tests/harness
+from harness.vqa_policy import ScriptedVQAPolicy
 
 
 def make_set(kind: str, city: str, out: Path, *, seed: int, options: dict) -> tuple[Path, dict]:

@@ -15,7 +15,7 @@ from flaneur.evaluate.episode import run_episode
 from flaneur.models import make_model
 from flaneur.tasks.episode import Episode
 from flaneur.testing import FakeOpenAIServer
-from flaneur.testing.cityseeker_policies import hinted_option, option_headings, prompt_kind, reply
+from harness.cityseeker_policies import hinted_option, option_headings, prompt_kind, reply
 
 
 @pytest.fixture(autouse=True)

@@ -24,7 +24,7 @@ from flaneur.evaluate.runner import RunConfig, run_benchmark
 from flaneur.models import make_model
 from flaneur.tasks.episode import Episode
 from flaneur.testing import FakeOpenAIServer
-from flaneur.testing.cityseeker_policies import (
+from harness.cityseeker_policies import (
     ScriptedCitySeeker,
     option_headings,
     options_of,

@@ -28,7 +28,7 @@ from flaneur.evaluate.runlog import read_rows
 from flaneur.evaluate.runner import RunConfig, run_benchmark
 from flaneur.models import make_model
 from flaneur.testing import FakeOpenAIServer
-from flaneur.testing.oracle_policies_mapgpt import MapGPTOraclePolicy, read_prompt
+from harness.oracle_policies_mapgpt import MapGPTOraclePolicy, read_prompt
 
 TASK = "toy-mapgpt"
 OPTION_LINE = re.compile(r"^([A-Z]{1,2})\. (.*)$", re.MULTILINE)

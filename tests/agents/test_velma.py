@@ -33,7 +33,7 @@ from flaneur.evaluate.runner import RunConfig, run_benchmark
 from flaneur.models import make_model
 from flaneur.tasks.registry import TaskSpec, register_task
 from flaneur.testing import FakeOpenAIServer, FakeReply
-from flaneur.testing.oracle_policies import NO_ANSWER, VelmaOraclePolicy, velma_oracle_policy
+from harness.oracle_policies import NO_ANSWER, VelmaOraclePolicy, velma_oracle_policy
 
 TOY_TASK = "toy-velma-v1"
 

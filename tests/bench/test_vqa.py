@@ -19,7 +19,7 @@ from flaneur.evaluate.runner import RunConfig, run_benchmark
 from flaneur.tasks.generators import generate_set
 from flaneur.tasks.items import TaskItem, write_items
 from flaneur.testing.fake_openai import FakeOpenAIServer
-from flaneur.testing.vqa_policy import ScriptedVQAPolicy
+from harness.vqa_policy import ScriptedVQAPolicy
 
 TIMING = ("started_at", "duration_s")
 

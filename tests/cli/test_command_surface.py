@@ -42,7 +42,7 @@ def test_the_tree_holds_every_command_group():
 
 def test_each_short_flag_has_one_meaning_across_all_commands():
     meanings: dict[str, set[str]] = {}
-    for name, command in COMMANDS.items():
+    for command in COMMANDS.values():
         for param in _options(command):
             longs = [o for o in param.opts if o.startswith("--")]
             for short in (o for o in param.opts if not o.startswith("--")):

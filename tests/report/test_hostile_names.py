@@ -22,16 +22,16 @@ from flaneur.report.city_map import save_city_map
 from flaneur.report.episode_folium import save_episode_map
 from flaneur.report.escaping import html_text, script_json
 from flaneur.report.run_report import build_report, load_run
-from flaneur.testing.html_check import (
+from flaneur.world.city import City
+from flaneur.world.graph import StreetGraph
+from flaneur.world.places import Places
+from harness.html_check import (
     node_path,
     page_parts,
     run_map_scripts,
     script_syntax_errors,
     web_references,
 )
-from flaneur.world.city import City
-from flaneur.world.graph import StreetGraph
-from flaneur.world.places import Places
 
 pytestmark = pytest.mark.skipif(node_path() is None, reason="needs Node.js to parse scripts")
 

@@ -12,7 +12,7 @@ from flaneur.report import web_assets
 from flaneur.report.city_map import save_city_map
 from flaneur.report.episode_folium import save_episode_map
 from flaneur.report.leaflet_map import offline_map, save_map
-from flaneur.testing.html_check import page_parts, web_references
+from harness.html_check import page_parts, web_references
 
 
 def test_packaged_leaflet_matches_its_manifest_and_carries_its_licence():

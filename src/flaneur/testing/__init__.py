@@ -1,4 +1,9 @@
-"""Test helpers that flaneur's own tests, benchmarks and users' tests share.
+"""What users need to test their own agents; flaneur's own tests and benchmarks use it too.
+
+The fake OpenAI-compatible server and its policies (this module), a check that an agent
+never reads the goal (:mod:`flaneur.testing.goal_blind`) and a hand-made straight street
+(:mod:`flaneur.testing.street_scene`). flaneur's own oracle policies, hostile-input cases and
+HTML checks are not part of the package; they live in the repository's ``tests/harness``.
 
 :class:`FakeOpenAIServer` is a real OpenAI-compatible HTTP server on 127.0.0.1 with
 scriptable replies and injectable faults::

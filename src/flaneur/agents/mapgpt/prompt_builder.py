@@ -5,7 +5,7 @@ was first observed (:class:`~flaneur.env.online_map.OnlineMap`: ``Place 0`` is t
 then the out-neighbours of each newly visited node in ascending heading order). The prompt
 names places only by these numbers, so a reader that knows the start node and the graph can
 map them back to node ids by replaying the trajectory (which is how the oracle-fake policy
-of :mod:`flaneur.testing.oracle_policies_mapgpt` works).
+in the repository's ``tests/harness/oracle_policies_mapgpt.py`` works).
 
 The user message, filled into ``prompts/mapgpt/step.txt``, reads::
 

@@ -20,7 +20,7 @@ Usage::
     policy = MapGPTOraclePolicy(city, episodes)            # or style="mixed"
     with FakeOpenAIServer(policy) as srv: ...
 
-With ``flaneur fake-llm --policy flaneur.testing.oracle_policies_mapgpt:oracle`` the task
+With ``flaneur fake-llm --policy harness.oracle_policies_mapgpt:oracle`` the task
 sets come from ``$FLANEUR_ORACLE_TASKS`` (comma-separated ids) and ``$FLANEUR_DATA``.
 """
 

@@ -15,7 +15,7 @@ Use it in-process::
     policy = velma_oracle_policy(city, episodes)
     with FakeOpenAIServer(policy) as server: ...
 
-or by name (``flaneur fake-llm --policy flaneur.testing.oracle_policies:velma_oracle``),
+or by name (``flaneur fake-llm --policy harness.oracle_policies:velma_oracle``),
 with ``FLANEUR_ORACLE_TASKS`` (comma-separated task ids) and ``FLANEUR_DATA`` set.
 """
 

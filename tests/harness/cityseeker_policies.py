@@ -9,7 +9,7 @@ replies is deliberately unparseable, to exercise the parse-failure fallback::
     with FakeOpenAIServer(ScriptedCitySeeker(seed=1)) as srv:
         ...
 
-or from the command line: ``flaneur fake-llm --policy flaneur.testing.cityseeker_policies:policy``.
+or from the command line: ``flaneur fake-llm --policy harness.cityseeker_policies:policy``.
 """
 
 from __future__ import annotations
@@ -125,7 +125,7 @@ class ScriptedCitySeeker:
 
 
 policy = ScriptedCitySeeker()
-"""A default instance (for ``--policy flaneur.testing.cityseeker_policies:policy``)."""
+"""A default instance (for ``--policy harness.cityseeker_policies:policy``)."""
 
 __all__ = [
     "ScriptedCitySeeker",
