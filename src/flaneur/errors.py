@@ -6,6 +6,7 @@ and what was expected, so that the command line can print it without a traceback
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -71,7 +72,6 @@ def check_finite(
 ) -> float:
     """``value`` as a float, or :class:`ArgumentError` naming ``name`` (in ``where``) when it
     is not a finite number inside ``[low, high]``."""
-    import math
 
     try:
         number = float(value)

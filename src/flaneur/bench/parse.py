@@ -18,6 +18,8 @@ from typing import Any, Protocol
 import numpy as np
 
 from flaneur.bench.metrics import LETTERS
+from flaneur.models import user
+from flaneur.text import shared_embedder
 
 __all__ = [
     "MATCH_PROMPT_ID",
@@ -98,8 +100,6 @@ class EmbedderMatcher:
     def embedder(self) -> Any:
         """The sentence embedder (the shared one, loaded on first use)."""
         if self._embedder is None:
-            from flaneur.text import shared_embedder
-
             self._embedder = shared_embedder()
         return self._embedder
 
@@ -136,7 +136,6 @@ class ModelMatcher:
         self, question: str, options: Sequence[str], reply: str
     ) -> tuple[str | None, list[dict[str, Any]]]:
         """Ask the model; its reply must itself be an exact letter form."""
-        from flaneur.models import user
 
         listing = "\n".join(f"{a}. {o}" for a, o in zip(LETTERS, options, strict=False))
         prompt = MATCH_PROMPT.format(question=question, options=listing, reply=reply)

@@ -31,6 +31,7 @@ from flaneur.agents.base import SolveInfo
 from flaneur.bench.solvers import SignReader, ViewImage, ViewSolver, ask_model, solver_registry
 from flaneur.bench.types import type_label
 from flaneur.options import option
+from flaneur.perception.landmarks.clip import OpenCLIPBackend
 from flaneur.registry import Registry
 from flaneur.tasks.items import TaskItem
 
@@ -126,8 +127,6 @@ class CLIPRecogniser(Recogniser):
     def __init__(self, *, backend: Any = None, **options: Any) -> None:
         super().__init__(**options)
         if backend is None:
-            from flaneur.perception.landmarks.clip import OpenCLIPBackend
-
             backend = OpenCLIPBackend(self.options.model, self.options.weights)
         self.backend = backend
         self._texts: dict[tuple[str, ...], NDArray[np.float32]] = {}

@@ -11,8 +11,11 @@ from PIL import Image
 
 from flaneur.agents.base import SolveInfo
 from flaneur.errors import FlaneurError
+from flaneur.models import user
 from flaneur.options import NoOptions
+from flaneur.perception.ocr import OCR
 from flaneur.registry import Registry
+from flaneur.text import shared_embedder
 
 ViewImage = Image.Image | None
 """The item's view (``None`` for a solver that does not look at it)."""
@@ -44,12 +47,8 @@ class SignReader:
     def signs(self, image: ViewImage) -> str:
         """The text of the view's signs (``""``: none); OCR and embedder load on first use."""
         if self.ocr is None:
-            from flaneur.perception.ocr import OCR
-
             self.ocr = OCR()
         if self.embedder is None:
-            from flaneur.text import shared_embedder
-
             self.embedder = shared_embedder()
         return " ".join(box.text for box in self.ocr.read(image)).strip()
 
@@ -59,7 +58,6 @@ async def ask_model(
 ) -> tuple[str, dict]:
     """The run's model's reply to ``parts`` (texts, images) and the exchange's record; one
     line when the run has no model (``who`` needs one)."""
-    from flaneur.models import user
 
     if info.model is None:
         raise FlaneurError(f"{who} needs a language model: add --llm")

@@ -14,11 +14,13 @@ import typer
 from rich.table import Table
 
 from flaneur.cli.output import console, print_json
+from flaneur.errors import FlaneurError
+from flaneur.options import describe_options
 
 
 def solver_registries() -> list[tuple[Any, list[str]]]:
     """``[(registry, task kinds whose solvers it holds)]``, each registry once."""
-    from flaneur.errors import FlaneurError
+    # lazy: CLI start-up (docs/DESIGN.md, Imports)
     from flaneur.evaluate.kinds import KINDS
 
     found: dict[int, tuple[Any, list[str]]] = {}
@@ -43,7 +45,6 @@ def _solves(cls: Any, kinds: list[str]) -> list[str]:
 def describe_solver(name: str, registry: Any, kinds: list[str]) -> dict[str, Any]:
     """What ``flaneur agents`` shows of one solver: class, task kinds, schemes, needs and
     typed options (type, default, help)."""
-    from flaneur.options import describe_options
 
     cls = registry.get(name)
     return {
@@ -60,6 +61,7 @@ def describe_solver(name: str, registry: Any, kinds: list[str]) -> dict[str, Any
 
 def describe_agent(name: str) -> dict[str, Any]:
     """The navigation or planner agent ``name`` (see :func:`describe_solver`)."""
+    # lazy: CLI start-up (docs/DESIGN.md, Imports)
     from flaneur.agents import AGENTS
 
     kinds = next((k for r, k in solver_registries() if r is AGENTS), ["navigation"])
@@ -67,7 +69,6 @@ def describe_agent(name: str) -> dict[str, Any]:
 
 
 def _all(name: str | None) -> list[dict[str, Any]]:
-    from flaneur.errors import FlaneurError
 
     described = []
     for registry, kinds in solver_registries():

@@ -17,10 +17,15 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from rich.table import Table
 
+from flaneur.cli.bench_detection import bench_detection_app
 from flaneur.cli.bench_runs import run_figures, run_short_form, show_run
+from flaneur.cli.bench_vln import bench_vln_app
 from flaneur.cli.output import console, err_console, print_json
 from flaneur.errors import FlaneurError
+from flaneur.evaluate.runlog import read_rows
+from flaneur.report.run_folder import load_run
 
 bench_app = typer.Typer(
     rich_markup_mode=None,
@@ -45,6 +50,7 @@ def types_command(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Show a V-IRL type list and the flaneur categories each type maps to."""
+    # lazy: CLI start-up (docs/DESIGN.md, Imports)
     from flaneur.bench.types import VIRL_TO_FLANEUR, load_type_list
 
     listed = load_type_list(types)
@@ -59,8 +65,8 @@ def _write_csv(path: Path | None, out: Path, solver: str, metric: str) -> None:
     """Per-type and per-region accuracy of the run's rows: ``table,name,accuracy,weight``."""
     if path is None:
         return
+    # lazy: CLI start-up (docs/DESIGN.md, Imports)
     from flaneur.bench.tables import breakdown
-    from flaneur.evaluate.runlog import read_rows
 
     rows = [r for r in read_rows(out / "episodes.jsonl")[0] if r.get("agent") == solver]
     with path.open("w", newline="", encoding="utf-8") as handle:
@@ -157,8 +163,8 @@ def report_command(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Per-city results of V-IRL benchmark runs, beside the paper's numbers."""
+    # lazy: CLI start-up (docs/DESIGN.md, Imports)
     from flaneur.bench.tables import PAPER, PAPER_NOTE, report_rows
-    from flaneur.report.run_folder import load_run
 
     found = []
     for folder in folders:
@@ -179,7 +185,6 @@ def report_command(
             cities.setdefault(city, {}).setdefault(bench, {}).setdefault(runner, {})[metric] = value
         print_json({"cities": cities, "note": PAPER_NOTE})
         return
-    from rich.table import Table
 
     table = Table("city", "benchmark", "runner", "metric", "flaneur", "paper (V-IRL)")
     for city, bench, runner, _, _, metric, value in overall:
@@ -202,8 +207,6 @@ def _shown(value: Any) -> str:
 
 def _add_commands() -> None:
     """``bench vln`` and ``bench detection`` live in their own modules; one ``bench`` group."""
-    from flaneur.cli.bench_detection import bench_detection_app
-    from flaneur.cli.bench_vln import bench_vln_app
 
     for sub in (bench_vln_app, bench_detection_app):
         bench_app.registered_commands.extend(sub.registered_commands)

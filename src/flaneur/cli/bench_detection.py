@@ -13,6 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from rich.table import Table
+
+from flaneur.cli.bench_runs import figure_table, run_figures, run_short_form, show_run
 
 bench_detection_app = typer.Typer(help="V-IRL's place detection benchmark.")
 
@@ -44,9 +47,6 @@ def _percent(figure: dict[str, Any] | None) -> str:
 
 def _tables(figures: dict[str, Any]) -> list[Any]:
     """The task-set figures, and AR10 / AR20 beside V-IRL's Table 3."""
-    from rich.table import Table
-
-    from flaneur.cli.bench_runs import figure_table
 
     found = figures["task_metrics"]
     head = figure_table(figures["task"], [(name, found.get(name) or {}) for name in FIGURES])
@@ -80,7 +80,6 @@ def detection_command(
     """Place detection: views at fov 60/90/120 all around each viewpoint, boxes matched to the
     nearest place within 25 m in their heading span; AR, AR10, AR20 and the accuracy of
     matched boxes (V-IRL Table 3)."""
-    from flaneur.cli.bench_runs import run_figures, run_short_form, show_run
 
     progress = "none" if as_json else "rich"
     summary = run_short_form(

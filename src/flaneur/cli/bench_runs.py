@@ -10,8 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from rich.table import Table
 
+from flaneur.cli.failures import check_output_path
 from flaneur.cli.output import console, print_json
+from flaneur.cli.run import exit_on_failed_run, parse_agent_options, report_interrupted
 from flaneur.errors import FlaneurError
 
 
@@ -31,8 +34,7 @@ def run_short_form(
     :class:`~flaneur.evaluate.runner.RunConfig` (``fields``: its other fields) and run it.
     ``options``: ``--option KEY=VALUE`` strings, or the solver's options as a dict (``None``: the
     config names no options of it)."""
-    from flaneur.cli.failures import check_output_path
-    from flaneur.cli.run import parse_agent_options, report_interrupted
+    # lazy: CLI start-up (docs/DESIGN.md, Imports)
     from flaneur.evaluate.runner import RunConfig, RunInterrupted, run_benchmark
     from flaneur.tasks.resolve import resolve_task
 
@@ -75,7 +77,6 @@ def run_figures(summary: dict[str, Any], solver: str, out: Path) -> dict[str, An
 
 def figure_table(title: str, figures: list[tuple[str, dict[str, Any]]]) -> Any:
     """A table of ``(name, {"value", "n", "ci95"})`` figures."""
-    from rich.table import Table
 
     table = Table("figure", "value", "n", "95% interval", title=title)
     for name, fig in figures:
@@ -97,7 +98,6 @@ def show_run(
     """Print a short-form run and exit 1 when it failed: one JSON object (with
     ``more_json``), or a table of the row-metric means and the task-set figures (``tables``:
     ``figures -> tables`` printed instead)."""
-    from flaneur.cli.run import exit_on_failed_run
 
     if as_json:
         print_json({**figures, **(more_json or {})})

@@ -17,7 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from rich.table import Table
 
+from flaneur.cli.bench_runs import run_short_form
 from flaneur.cli.output import console, print_json
 from flaneur.errors import FlaneurError
 
@@ -52,7 +54,6 @@ def run_vln(
     """One run per recogniser into ``out/<recogniser>`` (``run``: ``city``, ``llm``,
     ``llm_base_url``, ``limit``); ``{"routes": n, "figures": {recogniser: six metrics},
     "runs": {recogniser: folder}}``."""
-    from flaneur.cli.bench_runs import run_short_form
 
     unknown = [r for r in recognisers if r not in LANDMARKS]
     if unknown:
@@ -86,8 +87,8 @@ def run_vln(
 
 
 def _table(result: dict[str, Any]) -> None:
-    from rich.table import Table
 
+    # lazy: CLI start-up (docs/DESIGN.md, Imports)
     from flaneur.bench.vln_metrics import METRICS
 
     table = Table(

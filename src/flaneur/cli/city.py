@@ -7,7 +7,9 @@ import time
 from pathlib import Path
 
 import typer
+from rich.table import Table
 
+from flaneur.cli.failures import check_output_path
 from flaneur.cli.output import console, err_console, print_json
 
 city_app = typer.Typer(
@@ -33,7 +35,7 @@ def build(
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Build a city pack from a source."""
-    from flaneur.cli.failures import check_output_path
+    # lazy: CLI start-up (docs/DESIGN.md, Imports)
     from flaneur.world.builtin import build_city
 
     if spacing is not None and not (math.isfinite(spacing) and spacing > 0):
@@ -62,8 +64,8 @@ def info(
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Describe a city: counts, degree histogram, bounding box, place categories."""
-    from rich.table import Table
 
+    # lazy: CLI start-up (docs/DESIGN.md, Imports)
     from flaneur.world.builtin import load_city
 
     summary = load_city(pack).summary()
@@ -113,7 +115,7 @@ def map_(
     The page works offline: Leaflet is inside it and the streets are drawn from the city
     graph; map tiles only with --tiles.
     """
-    from flaneur.cli.failures import check_output_path
+    # lazy: CLI start-up (docs/DESIGN.md, Imports)
     from flaneur.report.city_map import save_city_map
     from flaneur.world.builtin import load_city
 

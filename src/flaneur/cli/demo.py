@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from flaneur.cli import llm_options as lo
+from flaneur.cli.failures import check_output_path
 from flaneur.cli.output import console, err_console, print_json, print_tables
+from flaneur.cli.run import check_progress, exit_on_failed_run, names_option, report_interrupted
 
 if TYPE_CHECKING:
     from flaneur.evaluate.runner import RunConfig
@@ -53,8 +55,7 @@ def demo_command(
     scheme (VELMA: turns, MapGPT: nodes, CitySeeker: headings). The city, the task set and
     finished episodes are cached, so a second run only re-prints the results.
     """
-    from flaneur.cli.failures import check_output_path
-    from flaneur.cli.run import check_progress, names_option
+    # lazy: CLI start-up (docs/DESIGN.md, Imports)
     from flaneur.tasks.registry import load_task
 
     check_progress(progress)
@@ -110,6 +111,7 @@ def _demo_configs(
     """One run configuration per group of agents: ``""`` holds the offline agents (in the
     tasks' own scheme), ``llm-<scheme>`` the language-model agents of that scheme (with
     ``--llm`` only: they join ``chosen`` when registered)."""
+    # lazy: CLI start-up (docs/DESIGN.md, Imports)
     from flaneur.agents import AGENTS
     from flaneur.evaluate.runner import RunConfig
 
@@ -145,7 +147,7 @@ def _run_demo(
     for the language-model agents); the summaries by group (``offline`` for ``""``).
 
     A dead model server ends the demo with one line (the offline results are kept)."""
-    from flaneur.cli.run import exit_on_failed_run, report_interrupted
+    # lazy: CLI start-up (docs/DESIGN.md, Imports)
     from flaneur.evaluate.runner import RunInterrupted, run_benchmark
 
     summaries: dict[str, dict[str, Any]] = {}
@@ -167,6 +169,7 @@ def _demo_report(
 ) -> tuple[Path, list[list[dict[str, Any]]]]:
     """Write the HTML report of the demo's runs to ``report_path``; it and, for each run, the
     paired tests between its agents (the oracle, privileged, left out)."""
+    # lazy: CLI start-up (docs/DESIGN.md, Imports)
     from flaneur.report.run_report import build_report, load_run, paired_comparisons
 
     runs = [load_run(f) for f in folders]
@@ -182,6 +185,7 @@ def _print_demo(
 ) -> None:
     """The city and task set in one line, then the results and paired tables of each run
     (headed by its group when there are several)."""
+    # lazy: CLI start-up (docs/DESIGN.md, Imports)
     from flaneur.report.tables import paired_tables, results_tables
 
     console.print(

@@ -6,8 +6,10 @@ from pathlib import Path
 
 import typer
 
+from flaneur.cli.failures import check_output_path
 from flaneur.cli.output import console, print_json
 from flaneur.cli.task_options import CITY_OPTION, TASKS_HELP
+from flaneur.errors import FlaneurError
 
 export_app = typer.Typer(
     rich_markup_mode=None, help="Export datasets made from task sets.", no_args_is_help=True
@@ -45,9 +47,8 @@ def finetune_command(
     (rule-based landmarks, map observations); records are {"messages": [...]} with the
     gold action words as assistant messages.
     """
+    # lazy: CLI start-up (docs/DESIGN.md, Imports)
     from flaneur.agents.velma.finetune import FORMATS, export_finetune
-    from flaneur.cli.failures import check_output_path
-    from flaneur.errors import FlaneurError
     from flaneur.tasks.registry import load_task, navigation_episodes
 
     check_output_path(out, "--out", folder=False)

@@ -21,6 +21,8 @@ import sys
 from pathlib import Path
 from typing import Any, Protocol, cast
 
+from flaneur.errors import FlaneurError
+
 USAGE_EXIT = 2
 ERROR_EXIT = 2
 INTERNAL_EXIT = 1
@@ -99,7 +101,6 @@ def check_output_path(path: Path, option: str, *, folder: bool) -> None:
     FlaneurError
         Naming ``option`` and the path.
     """
-    from flaneur.errors import FlaneurError
 
     kind = "folder" if folder else "file"
     if path.exists():
@@ -132,7 +133,6 @@ def report_failure(err: BaseException) -> int:
     BaseException
         ``err`` itself when it is unexpected and ``FLANEUR_DEBUG`` is set.
     """
-    from flaneur.errors import FlaneurError
 
     if _is(err, "Abort") and isinstance(err.__cause__, EOFError):
         err = err.__cause__  # typer turns an EOFError into Abort: a truncated read, not Ctrl-C

@@ -99,6 +99,7 @@ def llm_options(
             raise FlaneurError("model options (--llm-*, --api-key-env) need --llm")
         return {}
     if backend:
+        # lazy: CLI start-up (docs/DESIGN.md, Imports)
         from flaneur.models.registry import LOCAL_PROVIDER, parse_model_string
 
         if parse_model_string(llm).provider != LOCAL_PROVIDER:

@@ -24,6 +24,7 @@ def cache_stats(
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Show entries, size and entries per model of the response cache."""
+    # lazy: CLI start-up (docs/DESIGN.md, Imports)
     from flaneur.models.cache import ResponseCache
 
     cache = ResponseCache(path)
@@ -49,6 +50,7 @@ def cache_clear(
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Delete cached replies (all, or one model's)."""
+    # lazy: CLI start-up (docs/DESIGN.md, Imports)
     from flaneur.models.cache import ResponseCache
 
     cache = ResponseCache(path)
@@ -85,6 +87,7 @@ def fake_llm_command(
     json_out: bool = typer.Option(False, "--json", help="Announce the server as one JSON object."),
 ) -> None:
     """Serve a fake OpenAI-compatible API on 127.0.0.1 until interrupted."""
+    # lazy: CLI start-up (docs/DESIGN.md, Imports)
     from flaneur.testing.fake_openai import FakeOpenAIServer, parse_fault_args, parse_rate_args
     from flaneur.testing.fake_policies import policy_from_name
 

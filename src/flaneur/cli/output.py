@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
+from rich.table import Table as RichTable
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -81,7 +82,6 @@ def _key_columns(table: Table) -> int:
 
 
 def _part(table: Table, indices: list[int], title: str | None, caption: Any) -> Table:
-    from rich.table import Table as RichTable
 
     part = RichTable(
         title=title,

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from flaneur.cli.failures import check_output_path
 from flaneur.cli.output import console, print_json
 from flaneur.errors import FlaneurError
 
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
 
 def contact_sheet(images: list[Image.Image], labels: list[str], columns: int = 4) -> Image.Image:
     """Tile images (all the same size) in rows of ``columns``, each with a caption."""
+    # lazy: CLI start-up (docs/DESIGN.md, Imports)
     from PIL import Image, ImageDraw
 
     w, h = images[0].size
@@ -46,7 +48,7 @@ def render_command(
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Render the synthetic street view of NODE (or a contact sheet of N headings)."""
-    from flaneur.cli.failures import check_output_path
+    # lazy: CLI start-up (docs/DESIGN.md, Imports)
     from flaneur.views.base import parse_size
     from flaneur.views.synthetic import SyntheticViews
     from flaneur.world.builtin import load_city

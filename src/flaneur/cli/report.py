@@ -7,8 +7,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
+from rich.markup import escape as markup_escape
 
+from flaneur.cli.failures import check_output_path
 from flaneur.cli.output import console, err_console, print_json, print_tables
+from flaneur.errors import FlaneurError
 
 if TYPE_CHECKING:
     from flaneur.report.run_folder import RunData
@@ -45,7 +48,7 @@ def report_command(
     Each run also gets, per task with two or more agents, a paired comparison of its agents on
     the episodes both ran (``paired`` in the ``--json`` output).
     """
-    from flaneur.cli.failures import check_output_path
+    # lazy: CLI start-up (docs/DESIGN.md, Imports)
     from flaneur.report.run_report import (
         build_report,
         compare_runs,
@@ -88,9 +91,8 @@ def _report_tasks(
 ) -> dict[str, tuple[City, list[Episode]]]:
     """The city and episodes of every task set the runs hold, for the report's maps; a task
     set that cannot be loaded gets a warning (a report without maps is still a report)."""
-    from rich.markup import escape as markup_escape
 
-    from flaneur.errors import FlaneurError
+    # lazy: CLI start-up (docs/DESIGN.md, Imports)
     from flaneur.tasks.registry import load_spec, navigation_episodes
     from flaneur.tasks.resolve import register_registries, spec_of_run
 
@@ -117,6 +119,7 @@ def _print_report(
     loaded: list[RunData], paired: list[list[dict[str, Any]]], comparisons: list[dict[str, Any]]
 ) -> None:
     """Each run's results and paired tables (titled by the run), then the run comparisons."""
+    # lazy: CLI start-up (docs/DESIGN.md, Imports)
     from flaneur.report.tables import paired_tables, results_tables
 
     for run, pairs in zip(loaded, paired, strict=True):

@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import shlex
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
+from rich.table import Table
 
 from flaneur.cli import llm_options as lo
 from flaneur.cli import run_options as ro
+from flaneur.cli.failures import check_output_path
 from flaneur.cli.output import console, err_console, print_json, print_tables
 from flaneur.cli.task_options import (
     CITY_OPTION,
@@ -23,6 +27,7 @@ from flaneur.cli.task_options import (
     resolve_cli_tasks,
 )
 from flaneur.errors import FlaneurError
+from flaneur.evaluate.runlog import FINISHED
 
 if TYPE_CHECKING:
     from flaneur.evaluate.runner import RunConfig, RunInterrupted
@@ -87,6 +92,7 @@ def run_command(
     (exit 1), as does a run whose rows all errored.
     """
     flags = ro.RunFlags(**locals())  # first: locals() holds the parameters only
+    # lazy: CLI start-up (docs/DESIGN.md, Imports)
     from flaneur.evaluate.runner import RunInterrupted, run_benchmark
 
     config, aliases = _run_config(flags)
@@ -111,7 +117,7 @@ def run_command(
 def _run_config(flags: ro.RunFlags) -> tuple[RunConfig, list[str]]:
     """Check ``flags`` and build the run's configuration; also the ``--option`` specs the deprecated
     flags stand for. Every usage error is one line, raised before the run folder exists."""
-    from flaneur.cli.failures import check_output_path
+    # lazy: CLI start-up (docs/DESIGN.md, Imports)
     from flaneur.evaluate.runner import RunConfig
     from flaneur.perception.ocr import check_ocr_environment
 
@@ -175,6 +181,7 @@ def _print_run_results(summary: dict[str, Any], out: Path, json_out: bool) -> No
         print_json(summary)
         exit_on_failed_run(summary)
         return
+    # lazy: CLI start-up (docs/DESIGN.md, Imports)
     from flaneur.report.tables import results_tables
 
     if summary.get("server_down") and not _finished_rows(summary):
@@ -198,7 +205,6 @@ def failed_run_reason(summary: dict[str, Any]) -> str | None:
 
 
 def _finished_rows(summary: dict[str, Any]) -> int:
-    from flaneur.evaluate.runlog import FINISHED
 
     counts = summary.get("by_termination") or {}
     return sum(n for kind, n in counts.items() if kind in FINISHED)
@@ -220,6 +226,7 @@ def _executor(name: str, address: str | None, workers: int | None) -> Any:
         if address or workers:
             raise FlaneurError("--ray-address and --workers need --executor ray")
         return None
+    # lazy: CLI start-up (docs/DESIGN.md, Imports)
     from flaneur.evaluate.executors_ray import RayExecutor
 
     return RayExecutor(address=address, workers=workers)
@@ -231,6 +238,7 @@ def report_interrupted(stopped: RunInterrupted, again: str) -> int:
     ``again`` says what to run to continue (the ``flaneur`` command line is shown with
     ``--resume`` added when this process was started as ``flaneur``).
     """
+    # lazy: CLI start-up (docs/DESIGN.md, Imports)
     from flaneur.evaluate.interrupt import INTERRUPTED_EXIT_CODE
 
     summary = stopped.summary
@@ -315,6 +323,7 @@ def _build_agents_once(config: RunConfig, kinds: Sequence[str]) -> None:
     planner of the right scenarios, a recogniser, ...), check its options against its typed
     ``Options`` and construct it once, so that an unknown name, a solver of another kind or a
     bad option fails as a one-line error naming it before any task loads or item runs."""
+    # lazy: CLI start-up (docs/DESIGN.md, Imports)
     from flaneur.evaluate.kinds import kind_named
 
     for kind in (kind_named(name) for name in dict.fromkeys(kinds)):
@@ -348,7 +357,6 @@ def _check_plugin(option: str, value: str | None, module: str, registry: str) ->
     point) or a ``package.module:Class``; else a one-line usage error listing the names."""
     if value is None:
         return
-    import importlib
 
     names = getattr(importlib.import_module(module), registry).names()
     kind, _, arg = value.partition(":")
@@ -395,8 +403,8 @@ def validate_gold(
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Replay the teacher on every episode: TC and exact reproduction of the gold paths."""
-    import time
 
+    # lazy: CLI start-up (docs/DESIGN.md, Imports)
     from flaneur.env.registration import load_spec_cached
     from flaneur.env.schemes import SCHEMES
     from flaneur.evaluate.gold import replay_gold
@@ -420,8 +428,7 @@ def validate_gold(
     if json_out:
         print_json({"ok": ok, "results": results})
     else:
-        from rich.table import Table
-
+        # lazy: CLI start-up (docs/DESIGN.md, Imports)
         from flaneur.report.tables import format_value
 
         table = Table(title="teacher replay of the gold paths")

@@ -51,6 +51,7 @@ def serve_command(
     runs, human play (rows of agent `human` that `flaneur report` compares with agents) and
     route annotation. Offline; binds 127.0.0.1 unless --host says otherwise.
     """
+    # lazy: CLI start-up (docs/DESIGN.md, Imports)
     import uvicorn
 
     from flaneur.web import create_app

@@ -46,6 +46,7 @@ def resolve_cli_tasks(
     registries: Sequence[Path] | None = None,
 ) -> list[TaskSpec]:
     """Register ``--registry`` files, then resolve ``--tasks`` (ids and files) in order."""
+    # lazy: CLI start-up (docs/DESIGN.md, Imports)
     from flaneur.tasks.resolve import register_registries, resolve_tasks
 
     register_registries(registries)

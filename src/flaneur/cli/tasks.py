@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
 
 import typer
+from rich.table import Table
 
+from flaneur.cli.failures import check_output_path
 from flaneur.cli.output import console, print_json
 from flaneur.cli.task_options import (
     CITY_HELP,
@@ -16,6 +19,8 @@ from flaneur.cli.task_options import (
     TASKS_HELP,
     resolve_cli_tasks,
 )
+from flaneur.errors import ArgumentError, FlaneurError
+from flaneur.options import describe_options
 
 tasks_app = typer.Typer(
     rich_markup_mode=None, help="List task sets and check episode files.", no_args_is_help=True
@@ -33,6 +38,7 @@ def ls(
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """List the registered task sets: episodes, city, scheme, success metric and origin."""
+    # lazy: CLI start-up (docs/DESIGN.md, Imports)
     from flaneur.tasks.registry import (
         DATA_ENV,
         count_episodes,
@@ -75,7 +81,6 @@ def ls(
     if json_out:
         print_json({"data_dir": str(folder) if folder else None, "tasks": tasks})
         return
-    from rich.table import Table
 
     table = Table(title=f"task sets (data: {folder or 'not set'})")
     table.add_column("id", no_wrap=True)
@@ -104,7 +109,7 @@ def check(
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Check task sets (files or ids): schema, every node id against the city, gold walks."""
-    from flaneur.errors import FlaneurError
+    # lazy: CLI start-up (docs/DESIGN.md, Imports)
     from flaneur.tasks.loaders import reference_walk_problems
     from flaneur.tasks.registry import load_spec, navigation_episodes
 
@@ -189,7 +194,7 @@ def generate(
     max_hops: int | None = typer.Option(None, "--max-hops", min=1, hidden=True),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
-    from flaneur.cli.failures import check_output_path
+    # lazy: CLI start-up (docs/DESIGN.md, Imports)
     from flaneur.tasks.cities import absolute_city_spec
     from flaneur.tasks.generators import GENERATORS, generate_set
     from flaneur.world.builtin import load_city
@@ -221,9 +226,6 @@ def generate(
 
 def _task_options(items: list[str]) -> dict[str, object]:
     """``-T KEY=VALUE`` strings as a dict (VALUE read as JSON when it parses)."""
-    import json
-
-    from flaneur.errors import ArgumentError
 
     out: dict[str, object] = {}
     for item in items:
@@ -238,7 +240,6 @@ def _task_options(items: list[str]) -> dict[str, object]:
 
 
 def _print_generated(result: dict[str, Any], report: dict[str, Any]) -> None:
-    from rich.table import Table
 
     counts = report.get("counts") or {}
     table = Table(
@@ -261,7 +262,7 @@ def kinds_command(
     """List what `tasks generate --kind` makes: each kind, its task kind, success metric,
     typed -T options with their defaults and, for V-IRL agents' scenarios, the fields a
     scenario (a persona file of `flaneur virl NAME FILE`) holds."""
-    from flaneur.options import describe_options
+    # lazy: CLI start-up (docs/DESIGN.md, Imports)
     from flaneur.tasks.generators import GENERATORS
 
     rows: list[dict[str, Any]] = []
@@ -281,7 +282,6 @@ def kinds_command(
     if json_out:
         print_json({"kinds": rows})
         return
-    from rich.table import Table
 
     table = Table(title="flaneur tasks generate CITY --kind KIND -T KEY=VALUE")
     for col in ("kind", "task kind / success", "description", "-T options"):
@@ -300,6 +300,7 @@ def validate(
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Check generated need tasks: valid paths, target visible at the end, no closer match."""
+    # lazy: CLI start-up (docs/DESIGN.md, Imports)
     from flaneur.tasks.episode import read_episodes
     from flaneur.tasks.validate import check_need_tasks
     from flaneur.world.builtin import load_city

@@ -8,7 +8,9 @@ from typing import Any
 
 import typer
 
+from flaneur.cli.failures import check_output_path
 from flaneur.cli.output import console, print_json
+from flaneur.errors import ArgumentError, FlaneurError
 
 virl_app = typer.Typer(
     rich_markup_mode=None,
@@ -61,12 +63,10 @@ def _agent_command(name: str, summary: str):
             ),
         ),
     ) -> None:
-        from flaneur.cli.failures import check_output_path
+        # lazy: CLI start-up (docs/DESIGN.md, Imports)
         from flaneur.report.virl_run import run_scenario
 
         if feedback is not None and name != "diego":
-            from flaneur.errors import ArgumentError
-
             raise ArgumentError(f"--feedback is an option of diego, not of {name}")
         check_output_path(out, "--out", folder=True)
         extra = [f"feedback={json.dumps(feedback)}"] if feedback is not None else []
@@ -124,6 +124,7 @@ def geocode_command(
     json_out: bool = JSON,
 ) -> None:
     """Find places, addresses and streets by name (fuzzy, ranked)."""
+    # lazy: CLI start-up (docs/DESIGN.md, Imports)
     from flaneur.services.geocode import geocode, geocode_one
     from flaneur.world.builtin import load_city
 
@@ -148,6 +149,7 @@ def nearby_command(
     json_out: bool = JSON,
 ) -> None:
     """Places of a type or keyword around a place, with distance and heading."""
+    # lazy: CLI start-up (docs/DESIGN.md, Imports)
     from flaneur.services.geocode import resolve_point
     from flaneur.services.nearby import nearby_search
     from flaneur.world.builtin import load_city
@@ -170,6 +172,7 @@ def directions_command(
     json_out: bool = JSON,
 ) -> None:
     """The shortest route in steps with key positions, distances and durations."""
+    # lazy: CLI start-up (docs/DESIGN.md, Imports)
     from flaneur.services.directions import directions
     from flaneur.services.geocode import resolve_point
     from flaneur.world.builtin import load_city
@@ -191,6 +194,7 @@ def optimize_command(
     json_out: bool = JSON,
 ) -> None:
     """The shortest visiting order of places (OR-Tools), start fixed."""
+    # lazy: CLI start-up (docs/DESIGN.md, Imports)
     from flaneur.services.geocode import resolve_point
     from flaneur.services.optimize import optimize_order
     from flaneur.world.builtin import load_city
@@ -223,6 +227,7 @@ def region_command(
     json_out: bool = JSON,
 ) -> None:
     """Sample viewpoints in a polygon on a grid and order them for one walk."""
+    # lazy: CLI start-up (docs/DESIGN.md, Imports)
     from flaneur.services.region import load_polygon, sample_region
     from flaneur.world.builtin import load_city
 
@@ -237,7 +242,6 @@ def region_command(
 
 def _checked(service: Any, *args: Any, **kwargs: Any) -> Any:
     """``service(*args, **kwargs)``; its ``ValueError`` (a bad mode, type, ...) one line."""
-    from flaneur.errors import FlaneurError
 
     try:
         return service(*args, **kwargs)

@@ -21,6 +21,8 @@ import gymnasium
 from flaneur.env.navigation_env import NavigationEnv
 from flaneur.env.toy import toy_city, toy_episodes
 from flaneur.errors import FlaneurError
+from flaneur.tasks.registry import BUILTIN_TASKS, DATA_ENV, get_task, list_tasks, load_spec
+from flaneur.tasks.resolve import resolve_task
 
 if TYPE_CHECKING:
     from flaneur.tasks.spec import TaskSpec
@@ -30,14 +32,12 @@ _TASK_CACHE: dict[tuple, tuple[Any, list[Any]]] = {}
 
 def default_scheme(task: str) -> str:
     """The action scheme a task set declares (a registered id or a task file)."""
-    from flaneur.tasks.resolve import resolve_task
 
     return resolve_task(task).scheme
 
 
 def load_spec_cached(spec: TaskSpec, data_dir: str | Path | None) -> tuple[Any, list[Any]]:
     """``(city, episodes)`` of a task set, loaded once per ``(set, data_dir)`` per process."""
-    from flaneur.tasks.registry import DATA_ENV, load_spec
 
     raw = data_dir if data_dir is not None else os.environ.get(DATA_ENV)
     folder = str(Path(raw).resolve()) if raw and spec.needs_data_dir else None
@@ -50,14 +50,12 @@ def load_spec_cached(spec: TaskSpec, data_dir: str | Path | None) -> tuple[Any, 
 
 def load_task_cached(task: str, data_dir: str | Path | None) -> tuple[Any, list[Any]]:
     """``(city, episodes)`` of a registered id or task file, loaded once per process."""
-    from flaneur.tasks.resolve import resolve_task
 
     return load_spec_cached(resolve_task(task), data_dir)
 
 
 def make_task_env(task_id: str, data_dir: str | Path | None = None, **kwargs: Any) -> NavigationEnv:
     """Entry point of ``flaneur/<task-id>``: the task set's city and episodes in an env."""
-    from flaneur.tasks.registry import DATA_ENV, get_task
 
     spec = get_task(task_id)
     if spec.needs_data_dir and data_dir is None and not os.environ.get(DATA_ENV):
@@ -93,7 +91,6 @@ def register_envs() -> list[str]:
     Returns the ids. A registry file or entry point that fails to load leaves its sets out
     here; the error is reported by the command or call that looks tasks up.
     """
-    from flaneur.tasks.registry import BUILTIN_TASKS, list_tasks
 
     if "flaneur/toy-v0" not in gymnasium.registry:
         gymnasium.register(id="flaneur/toy-v0", entry_point="flaneur.env.registration:make_toy_env")

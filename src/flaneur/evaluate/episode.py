@@ -19,6 +19,7 @@ from flaneur.env.navigation_env import NavigationEnv
 from flaneur.env.schemes.turns import TurnsScheme
 from flaneur.env.teacher import gold_rollout
 from flaneur.errors import FlaneurError
+from flaneur.metrics import batch_metrics
 from flaneur.models.errors import ModelError
 from flaneur.models.usage import BudgetExceeded
 from flaneur.tasks.episode import Episode
@@ -145,7 +146,6 @@ def _turns_pairs(row: dict[str, Any]) -> list[tuple[str, int]]:
 
 def score_rows(city: City, episodes: Sequence[Episode], rows: list[dict[str, Any]]) -> None:
     """Add ``metrics`` to every row that ran (gold actions for KPA from the turns teacher)."""
-    from flaneur.metrics import batch_metrics
 
     ran = [i for i, row in enumerate(rows) if row.get("path")]
     if not ran:

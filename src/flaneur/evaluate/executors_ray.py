@@ -39,6 +39,7 @@ from typing import Any
 from flaneur.errors import FlaneurError
 from flaneur.evaluate.executors import Row, RunStop
 from flaneur.evaluate.ray_dispatch import MAX_ATTEMPTS, Dispatch, WorkerPool
+from flaneur.evaluate.ray_worker import EpisodeWorker, ModelSlots, model_limit
 
 RAY_MISSING = "--executor ray needs Ray: pip install 'flaneur[ray]'"
 LOCAL_OBJECT_STORE_BYTES = 128 * 1024**2
@@ -60,6 +61,7 @@ def import_ray(*, local: bool = False) -> Any:
     if local and "ray" not in sys.modules:
         os.environ.setdefault(AUTH_MODE_VARIABLE, "token")
     try:
+        # optional extra flaneur[ray]
         import ray
     except ImportError:
         raise FlaneurError(RAY_MISSING) from None
@@ -193,7 +195,6 @@ class RayExecutor:
     def _start_pool(self) -> WorkerPool:
         """Start the workers (and the model-slots actor of a run with a model) and wait until
         they are up; records the start-up time and CPU of each."""
-        from flaneur.evaluate.ray_worker import EpisodeWorker, ModelSlots, model_limit
 
         ray = self.ray
         bound = dict(self._bound or {})

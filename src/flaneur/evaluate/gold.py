@@ -8,6 +8,7 @@ from typing import Any
 
 from flaneur.env.navigation_env import NavigationEnv
 from flaneur.errors import FlaneurError
+from flaneur.metrics import batch_metrics
 from flaneur.tasks.episode import Episode
 from flaneur.world.city import City
 
@@ -26,7 +27,6 @@ def replay_gold(
         ``mismatch_count`` and up to ``show`` ``mismatches`` (episode ids; broken episodes
         count as mismatches).
     """
-    from flaneur.metrics import batch_metrics
 
     env = NavigationEnv(city, episodes, scheme=scheme)
     paths, ok_eps, mismatches = [], [], []

@@ -18,7 +18,10 @@ from flaneur.evaluate.kinds import Job, TaskContext, kind_named
 from flaneur.evaluate.runlog import RunLog
 from flaneur.evaluate.summary import Plan
 from flaneur.tasks.episode import Episode
+from flaneur.tasks.formats import episode_facts
 from flaneur.tasks.items import TaskItem
+from flaneur.tasks.registry import TASKS, load_spec
+from flaneur.tasks.resolve import register_registries, resolve_task
 from flaneur.tasks.spec import TaskSpec
 from flaneur.world.city import City
 
@@ -100,7 +103,6 @@ def plan_run(
 ) -> RunPlan:
     """Load every task set of the run, check its solvers against it (one line, before anything
     runs) and choose its items; the config hashes of every (task, solver) pair."""
-    from flaneur.tasks.resolve import register_registries
 
     register_registries(config.registries)
     plans: list[Plan] = []
@@ -125,9 +127,6 @@ def _task_set(
     task: str, config: RunConfig, loaded: dict[str, tuple[City, list[Any]]] | None
 ) -> tuple[TaskSpec, City, list[Any]]:
     """The declared facts, city and episodes of one ``--tasks`` entry (id or task file)."""
-    from flaneur.tasks.formats import episode_facts
-    from flaneur.tasks.registry import TASKS, load_spec
-    from flaneur.tasks.resolve import resolve_task
 
     if loaded and task in loaded:
         city, episodes = loaded[task]

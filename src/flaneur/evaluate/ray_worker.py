@@ -16,6 +16,9 @@ import os
 import time
 from typing import Any
 
+from flaneur.evaluate.resources import RunResources
+from flaneur.evaluate.runner import Job, build_context, run_job, score_jobs
+from flaneur.models import ModelConfig
 from flaneur.models.usage import BudgetExceeded
 
 
@@ -106,7 +109,6 @@ class SlotGate:
 
 def model_limit(config: Any) -> int:
     """The run's model's own ``max_in_flight`` (16 when the backend has none)."""
-    from flaneur.models import ModelConfig
 
     options = getattr(config, "llm_options", {})
     model = ModelConfig(
@@ -154,6 +156,7 @@ def pin_perception_threads() -> int:
         return int(current) if current.isdigit() else 0
     cpus = 1
     try:
+        # optional extra flaneur[ray]
         import ray
 
         assigned = ray.get_runtime_context().get_assigned_resources().get("CPU", 1)
@@ -193,7 +196,6 @@ class EpisodeWorker:
         index: int = 0,
         per_worker: int = 1,
     ) -> None:
-        from flaneur.evaluate.resources import RunResources
 
         pin_perception_threads()
         self.config = config
@@ -214,6 +216,7 @@ class EpisodeWorker:
         self._running: asyncio.Semaphore | None = None
         self.gate: SlotGate | None = None
         if slots is not None and self.resources.model is not None:
+            # optional extra flaneur[ray]
             import ray
 
             limit = ray.get(slots.stats.remote())["limit"]
@@ -233,7 +236,6 @@ class EpisodeWorker:
         return time.process_time()
 
     def _context(self, task: str) -> Any:
-        from flaneur.evaluate.runner import build_context
 
         if task not in self.contexts:
             context, _ = build_context(task, self.config, self._loaded)
@@ -245,7 +247,6 @@ class EpisodeWorker:
         """Run a batch of episodes, at most ``per_worker`` of this worker's at a time, and
         score their rows together; one ``{"row": row}`` (scored) or ``{"stop": reason}``
         (token budget) per key, in order."""
-        from flaneur.evaluate.runner import Job, run_job, score_jobs
 
         if self._running is None:  # made on the actor's own event loop
             self._running = asyncio.Semaphore(self.per_worker)

@@ -9,13 +9,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from flaneur.models import ModelConfig, UsageTracker
+from flaneur.views.registry import views_from_spec as make
 from flaneur.world.city import City
 
 
 def views_from_spec(spec: str, city: City) -> Any:
     """A view provider for ``city`` from a ``--views`` value (see
     :func:`flaneur.views.registry.views_from_spec`)."""
-    from flaneur.views.registry import views_from_spec as make
 
     return make(spec, city)
 
@@ -37,8 +38,6 @@ class RunResources:
 
     def __post_init__(self) -> None:
         if self.llm:
-            from flaneur.models import ModelConfig, UsageTracker
-
             self.usage = UsageTracker(token_budget=self.token_budget)
             config = ModelConfig(
                 model=self.llm,

@@ -27,6 +27,7 @@ from typing import Any
 from flaneur.evaluate.executors import Executor, LocalExecutor, RunStop
 from flaneur.evaluate.interrupt import InterruptHandler, RunInterrupted
 from flaneur.evaluate.kinds import Job, SolverFactory, TaskContext, TaskKind
+from flaneur.evaluate.kinds.navigation import NavigationKind
 from flaneur.evaluate.plan import RunPlan, build_context, plan_run, select_episodes
 from flaneur.evaluate.progress import RunProgress
 from flaneur.evaluate.resources import RunResources
@@ -130,7 +131,6 @@ class SolverFactories:
 
 def default_agent_factory(config: RunConfig) -> SolverFactory:
     """``name -> navigation agent`` with the run's options (see :class:`SolverFactories`)."""
-    from flaneur.evaluate.kinds.navigation import NavigationKind
 
     return SolverFactories(config)(NavigationKind())
 

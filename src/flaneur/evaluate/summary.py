@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from flaneur.evaluate.provenance import git_commit, package_versions
+from flaneur.evaluate.runlog import OUTSIDE_AGENTS
+from flaneur.metrics import summarize
 from flaneur.world.city import City
 
 SUMMARY_VERSION = 2
@@ -108,7 +110,6 @@ def run_entry(
 ) -> dict[str, Any]:
     """The summary entry of one agent on one task set from its rows (``episodes``: how many
     it should have; ``context``: the task set's, whose kind's task-set figures join it)."""
-    from flaneur.metrics import summarize
 
     scored = [r["metrics"] for r in mine if r.get("metrics")]
     usage: Counter[str] = Counter()
@@ -142,7 +143,6 @@ def outside_entries(
     """Entries of the rows of :data:`~flaneur.evaluate.runlog.OUTSIDE_AGENTS` (human play
     saved beside an agents' run) other than the ``named`` agents, per task and agent, over
     the episodes they played; each is marked ``outside``."""
-    from flaneur.evaluate.runlog import OUTSIDE_AGENTS
 
     cities = {task: city.name for task, city, _, _ in plans}
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}

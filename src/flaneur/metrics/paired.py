@@ -122,6 +122,7 @@ def paired_difference(
     Newcombe, R. G. (1998). Improved confidence intervals for the difference between binomial
     proportions based on paired data. *Statistics in Medicine* 17, 2635-2650.
     """
+    # lazy: scipy.stats takes 0.8 s to import
     from scipy.stats import norm
 
     x = np.asarray(a, dtype=bool)

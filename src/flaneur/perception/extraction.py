@@ -13,6 +13,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from flaneur.models.sync import run_sync
+
 FEW_SHOT: tuple[tuple[str, list[str]], ...] = (
     (
         "Head past the Fazer Café and turn left at the bookshop on the corner. Stop in front "
@@ -305,6 +307,5 @@ def extract_landmarks(
     """Synchronous :func:`aextract_landmarks`."""
     if model is None:
         return rule_based_landmarks(instruction)
-    from flaneur.models.sync import run_sync
 
     return run_sync(aextract_landmarks(instruction, model, examples=examples, params=params))

@@ -28,6 +28,7 @@ class FeatureMatchingError(FlaneurError):
 
 def _cv2() -> Any:
     try:
+        # opencv-python; a clear error if its wheel is broken
         import cv2
     except ImportError:  # pragma: no cover - opencv-python is a dependency
         raise FeatureMatchingError(

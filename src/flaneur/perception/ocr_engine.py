@@ -36,7 +36,9 @@ from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
+import cv2
 import numpy as np
+import onnxruntime as ort
 
 from flaneur.perception.onnx_fold import FOLD_VERSION, folded_model_bytes
 from flaneur.perception.openvino_session import OpenVINOSession, openvino_version
@@ -86,7 +88,6 @@ class StageTimes:
 def session_options(threads: int | None) -> Any:
     """ONNX Runtime options of the OCR sessions: ``threads`` intra-op threads (None: all
     cores), one inter-op thread, full graph optimisation, no spin-waiting."""
-    import onnxruntime as ort
 
     options = ort.SessionOptions()
     options.log_severity_level = 4
@@ -99,6 +100,7 @@ def session_options(threads: int | None) -> Any:
 
 def model_paths() -> dict[str, str]:
     """``{"Det" | "Cls" | "Rec": ONNX file}`` of the models rapidocr ships."""
+    # lazy: rapidocr takes 0.13 s to import
     from rapidocr_onnxruntime.main import DEFAULT_CFG_PATH
     from rapidocr_onnxruntime.utils import read_yaml, update_model_path
 
@@ -109,7 +111,6 @@ def model_paths() -> dict[str, str]:
 def _session(path: str, options: Any, *, fold: bool = True) -> Any:
     """An ONNX Runtime CPU session of the model at ``path``, its graph rewritten by
     :func:`~flaneur.perception.onnx_fold.fold_model` unless ``fold`` is False."""
-    import onnxruntime as ort
 
     model: str | bytes = folded_model_bytes(path)[0] if fold else path
     return ort.InferenceSession(model, sess_options=options, providers=["CPUExecutionProvider"])
@@ -180,6 +181,7 @@ class PPOCR:
         fold_graphs: bool = True,
         backend: str = "onnxruntime",
     ) -> None:
+        # lazy: rapidocr takes 0.13 s to import
         from rapidocr_onnxruntime import RapidOCR
 
         if backend not in BACKENDS:
@@ -227,6 +229,7 @@ class PPOCR:
         this pipeline the setting did nothing for views up to 960 pixels wide; it is
         honoured here (``det_limit_side_len=960`` reads as rapidocr read).
         """
+        # lazy: rapidocr takes 0.13 s to import
         from rapidocr_onnxruntime.ch_ppocr_det.utils import DetPreProcess
 
         prep = DetPreProcess(self.det_limit_side_len, self.det_limit_type)
@@ -265,7 +268,6 @@ class PPOCR:
 
         Boxes are in the image's own pixels; lines below ``text_score`` are dropped.
         """
-        import cv2
 
         rapid = self.rapid
         with self.lock:

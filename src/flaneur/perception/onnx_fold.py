@@ -32,6 +32,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import onnx
+from onnx import helper, numpy_helper
 
 FOLD_VERSION = 1
 """Bump when a rewrite changes; part of the OCR models' identity in cache keys."""
@@ -57,7 +59,6 @@ class _Graph:
     """The non-constant nodes of a graph, its constants as arrays, and who reads what."""
 
     def __init__(self, model: Any) -> None:
-        from onnx import numpy_helper
 
         graph = model.graph
         self.consts: dict[str, np.ndarray] = {
@@ -128,7 +129,6 @@ class _Graph:
 
 
 def _attributes(node: Any) -> dict[str, Any]:
-    from onnx import helper
 
     return {a.name: helper.get_attribute_value(a) for a in node.attribute}
 
@@ -170,7 +170,6 @@ def _fold_conv_affine(g: _Graph, report: FoldReport) -> None:
 
 def _fold_hard_swish(g: _Graph, report: FoldReport) -> None:
     """Rule 2: ``x * clip(x + 3, 0, 6) / 6`` becomes ``x * HardSigmoid(x)``."""
-    from onnx import helper
 
     replaced: dict[int, list[Any]] = {}
     removed: set[int] = set()
@@ -268,8 +267,6 @@ def fold_model(model: Any) -> tuple[Any, FoldReport]:
         A model computing the same function (constants as initializers, same inputs,
         outputs and opsets), and the counts of each rewrite.
     """
-    import onnx
-    from onnx import helper, numpy_helper
 
     report = FoldReport(nodes_before=len(model.graph.node))
     work = onnx.ModelProto()
@@ -294,7 +291,6 @@ def fold_model(model: Any) -> tuple[Any, FoldReport]:
 
 def folded_model_bytes(path: str) -> tuple[bytes, FoldReport]:
     """The serialised, rewritten model of the ONNX file at ``path`` (see :func:`fold_model`)."""
-    import onnx
 
     model, report = fold_model(onnx.load(path))
     onnx.checker.check_model(model)

@@ -41,6 +41,7 @@ class OpenVINOMissing(ImportError):
 
 def _core() -> Any:
     try:
+        # optional extra flaneur[openvino]
         import openvino as ov
     except ImportError as err:
         raise OpenVINOMissing(
@@ -147,6 +148,7 @@ class OpenVINOSession:
 def openvino_version() -> str:
     """The installed OpenVINO's version, or ``"missing"``."""
     try:
+        # optional extra flaneur[openvino]
         import openvino as ov
     except ImportError:
         return "missing"

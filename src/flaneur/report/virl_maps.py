@@ -12,6 +12,9 @@ import os
 from pathlib import Path
 from typing import Any
 
+from flaneur.registry import import_object
+from flaneur.report.episode_folium import _streets_around
+from flaneur.report.leaflet_map import TextTooltip, offline_map, save_map
 from flaneur.world.city import City
 
 MAP_DRAWERS: dict[str, str] = {
@@ -30,7 +33,6 @@ MAP_DRAWERS: dict[str, str] = {
 
 def scenario_map(name: str, city: City, item: Any, row: dict[str, Any]) -> tuple[Any, dict]:
     """The map (and extra files, e.g. an SVG) of one scenario run of agent ``name``."""
-    from flaneur.registry import import_object
 
     spec = MAP_DRAWERS.get(name)
     if spec is None:
@@ -53,7 +55,6 @@ def write_outputs(
     half-written file. The map is saved with :func:`flaneur.report.leaflet_map.save_map`
     (Leaflet inside the page: it opens offline).
     """
-    from flaneur.report.leaflet_map import save_map
 
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
@@ -92,10 +93,8 @@ def add_start(fmap: Any, city: City, node: int, label: str, popup: str | None = 
 
 def base_map(city: City, nodes: list[int], *, margin_m: float = 150.0):
     """An offline folium map framing ``nodes``, the city's streets around them drawn."""
+    # lazy: folium takes 0.7 s to import
     import folium
-
-    from flaneur.report.episode_folium import _streets_around
-    from flaneur.report.leaflet_map import offline_map
 
     graph = city.graph
     lats = [float(graph.lat[n]) for n in nodes] or [sum(city.bbox[1::2]) / 2]
@@ -113,9 +112,8 @@ def add_path(
     fmap: Any, city: City, nodes: list[int], colour: str, label: str, dash: str | None = None
 ) -> None:
     """Draw a walk on a map; the label is shown as text, whatever it holds."""
+    # lazy: folium takes 0.7 s to import
     import folium
-
-    from flaneur.report.leaflet_map import TextTooltip
 
     if len(nodes) < 2:
         return
@@ -128,9 +126,8 @@ def add_marker(
     fmap: Any, lat: float, lng: float, label: str, colour: str = "blue", popup: str | None = None
 ) -> None:
     """A marker whose tooltip shows ``label`` (and ``popup`` below it) as text."""
+    # lazy: folium takes 0.7 s to import
     import folium
-
-    from flaneur.report.leaflet_map import TextTooltip
 
     marker = folium.CircleMarker(
         [float(lat), float(lng)], radius=7, color=colour, fill=True, fill_opacity=0.8

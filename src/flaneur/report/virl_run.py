@@ -17,12 +17,24 @@ exchange) and ``map.html`` (:mod:`flaneur.report.virl_maps`).
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
+from flaneur.agents import AGENTS
 from flaneur.errors import DataError, FlaneurError
+from flaneur.evaluate.runlog import FINISHED, read_rows
+from flaneur.evaluate.runner import RunConfig, run_benchmark
 from flaneur.options import check_options, options_schema
 from flaneur.report.virl_maps import scenario_map, write_outputs
+from flaneur.services.errors import RegionError, UnknownPlaceError, UnreachableError
+from flaneur.services.geocode import resolve_point
+from flaneur.services.persona import apply_overrides, read_config
+from flaneur.tasks.cities import absolute_city_spec
+from flaneur.tasks.episode import Episode, write_episodes
+from flaneur.tasks.generators import GENERATORS
+from flaneur.tasks.items import write_items
+from flaneur.world.builtin import load_city
 
 ALIASES = {"robot": "rx399", "planner": "imani"}
 """Earlier command names of two agents."""
@@ -38,7 +50,6 @@ def split_keys(
     name: str, data: dict[str, Any], scenario_cls: type, agent_cls: type, source: Path
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """``(scenario fields, agent options)`` of a persona file's keys, both checked."""
-    import dataclasses
 
     scenario_keys = {f.name for f in dataclasses.fields(scenario_cls)}
     option_keys = {f.name for f in dataclasses.fields(options_schema(agent_cls))}
@@ -65,10 +76,6 @@ def _scenario_item(
 ) -> Any:
     """The scenario's item, checked against the city before anything is written (a start
     the city does not have, or a point outside it, is one line naming the file)."""
-    import dataclasses
-
-    from flaneur.services.errors import RegionError, UnknownPlaceError, UnreachableError
-    from flaneur.services.geocode import resolve_point
 
     try:
         values = dataclasses.asdict(generator.Scenario(**fields))
@@ -81,8 +88,6 @@ def _scenario_item(
 
 def write_scenario_file(folder: Path, generator: Any, item: Any, city_spec: str) -> Path:
     """The one-item task file of a scenario (an item file, or an episode file for Ling)."""
-    from flaneur.tasks.episode import Episode, write_episodes
-    from flaneur.tasks.items import write_items
 
     path = folder / SCENARIO_FILE
     if isinstance(item, Episode):
@@ -118,12 +123,6 @@ def run_scenario(
         One line: an unknown agent, key or value (naming the file), a city the scenario's
         start is not in, or the agent's own failure on it.
     """
-    from flaneur.agents import AGENTS
-    from flaneur.evaluate.runner import RunConfig, run_benchmark
-    from flaneur.services.persona import apply_overrides, read_config
-    from flaneur.tasks.cities import absolute_city_spec
-    from flaneur.tasks.generators import GENERATORS
-    from flaneur.world.builtin import load_city
 
     name = ALIASES.get(name, name)
     source = Path(persona_file)
@@ -162,7 +161,6 @@ def run_scenario(
 
 
 def _the_row(folder: Path) -> dict[str, Any]:
-    from flaneur.evaluate.runlog import FINISHED, read_rows
 
     rows, _ = read_rows(folder / "episodes.jsonl")
     if not rows:
@@ -183,7 +181,6 @@ def scenario_result(
 ) -> dict[str, Any]:
     """``result.json`` of a scenario run: the scenario, the agent's options, the plan, its
     metrics, the model's exchanges and the time taken."""
-    from flaneur.tasks.episode import Episode
 
     records = list(row.get("records") or [])
     usage = row.get("usage") or {}

@@ -16,8 +16,12 @@ from typing import Any
 import numpy as np
 import shapely
 
+from flaneur.bench.survey_scenarios import truth_in_polygon
+from flaneur.perception.survey import furniture_labels
 from flaneur.report.escaping import html_text
+from flaneur.report.leaflet_map import TextTooltip
 from flaneur.report.virl_maps import add_marker, add_path, base_map, map_nodes
+from flaneur.services.region import polygon_from_latlng
 from flaneur.world.city import City
 
 PALETTE = ("#fff5eb", "#fdd0a2", "#fd8d3c", "#d94801", "#7f2704")
@@ -134,12 +138,8 @@ def heat_svg(
 def planner_map(city: City, item: Any, row: dict[str, Any]) -> tuple[Any, dict[str, str]]:
     """Imani's region, walk, heat map and the OSM ground truth; ``heatmap.svg`` and
     ``memory.json`` beside it."""
+    # lazy: folium takes 0.7 s to import
     import folium
-
-    from flaneur.bench.survey_scenarios import truth_in_polygon
-    from flaneur.perception.survey import furniture_labels
-    from flaneur.report.leaflet_map import TextTooltip
-    from flaneur.services.region import polygon_from_latlng
 
     result = row.get("result") or {}
     polygon = polygon_from_latlng(item["polygon"])

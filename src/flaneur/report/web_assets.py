@@ -27,6 +27,8 @@ import tempfile
 from functools import cache
 from pathlib import Path
 
+from flaneur.errors import DataError
+
 LEAFLET_VERSION = "1.9.4"
 LEAFLET_INTEGRITY = "sha512-nxS1ynzJOmOlHp+iL3FyWqK89GtNL8U8rvlMOsQdTTssxZwCXh8N2NB3GDQOL+YR3XnWyZAxwQixURb+FA74PA=="
 """The npm registry's ``dist.integrity`` of ``leaflet@1.9.4``."""
@@ -48,8 +50,6 @@ LEAFLET_FILES = (
 def _read(name: str) -> bytes:
     path = LEAFLET_DIR / name
     if not path.is_file():
-        from flaneur.errors import DataError
-
         raise DataError(
             "a packaged map asset is missing (reinstall flaneur, or run "
             "`python -m flaneur.report.web_assets --refresh`)",

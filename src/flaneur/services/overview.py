@@ -97,6 +97,7 @@ class GooglePlacesReviews:
 
     def overview(self, city: City, row: int) -> str:
         """The tag overview followed by the place's Google reviews."""
+        # lazy: httpx takes 0.18 s to import
         import httpx
 
         place = city.places[row]

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
+import yaml
+
 from flaneur.errors import DataError
 from flaneur.options import Range, option
 
@@ -131,8 +133,6 @@ def read_config(path: str | Path) -> dict[str, Any]:
     if "\x00" in text:
         raise DataError("a binary file, not TOML or YAML text", path=file)
     if file.suffix.lower() in (".yaml", ".yml"):
-        import yaml
-
         try:
             data = yaml.safe_load(text)
         except yaml.YAMLError as err:

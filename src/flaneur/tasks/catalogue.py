@@ -9,6 +9,7 @@ can register and look up sets without importing the registry back.
 
 from __future__ import annotations
 
+import sys
 from typing import TypedDict, cast
 
 from flaneur.errors import FlaneurError
@@ -212,7 +213,6 @@ def _check_success_metric(spec: TaskSpec) -> None:
 
 def _gymnasium_hook(spec: TaskSpec) -> None:
     """Give a set registered after :mod:`flaneur.env` was imported its Gymnasium id too."""
-    import sys
 
     registration = sys.modules.get("flaneur.env.registration")
     if registration is not None and spec.kind == "navigation":

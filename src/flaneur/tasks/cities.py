@@ -16,9 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from flaneur.errors import DataError
+from flaneur.world.builtin import BUILTIN_CITIES, build_city, load_city
 from flaneur.world.city import PACK_VERSION, City
 from flaneur.world.packs import cached_city
-from flaneur.world.sources.cityseeker import cityseeker_questions_path
+from flaneur.world.sources.cityseeker import city_from_cityseeker, cityseeker_questions_path
+from flaneur.world.sources.touchdown import city_from_touchdown, find_touchdown_graph
 
 CITY_CACHE_VERSION = 1
 """Bumped when the way task cities are built changes, so cached packs are rebuilt."""
@@ -45,7 +47,6 @@ class CitySource:
 
 
 def _touchdown_city(data_dir: Path) -> City:
-    from flaneur.world.sources.touchdown import city_from_touchdown
 
     return city_from_touchdown(
         data_dir / "touchdown/graph", unseen_polygon=data_dir / "map2seq/unseen/bbox.txt"
@@ -53,7 +54,6 @@ def _touchdown_city(data_dir: Path) -> City:
 
 
 def _cityseeker_city(data_dir: Path) -> City:
-    from flaneur.world.sources.cityseeker import city_from_cityseeker
 
     return city_from_cityseeker(data_dir / "cityseeker/shanghai2")
 
@@ -96,14 +96,12 @@ def load_task_city(key: str, data_dir: Path, *, rebuild: bool = False) -> City:
 
 def _spec_source(spec: str) -> tuple[CitySource, Path] | None:
     """A cacheable source for ``touchdown:DIR``, ``cityseeker:DIR`` or an ``.osm.pbf``."""
-    from flaneur.world.builtin import build_city
 
     kind, _, rest = spec.partition(":")
     if kind == "touchdown" and rest:
         root = Path(rest).expanduser().resolve()
         if all((root / f).is_file() for f in TOUCHDOWN_FILES):  # a data directory: shared pack
             return CITY_SOURCES["touchdown-manhattan"], root
-        from flaneur.world.sources.touchdown import find_touchdown_graph
 
         folder = find_touchdown_graph(root)
         files: tuple[str, ...] = (str(folder / "nodes.txt"), str(folder / "links.txt"))
@@ -136,7 +134,6 @@ def load_city_spec(spec: str, *, rebuild: bool = False) -> City:
     DataError
         A folder that is not a pack, an unknown source, or missing source files.
     """
-    from flaneur.world.builtin import load_city
 
     found = _spec_source(str(spec))
     if found is None:
@@ -147,7 +144,6 @@ def load_city_spec(spec: str, *, rebuild: bool = False) -> City:
 
 def absolute_city_spec(value: str, base: Path) -> str:
     """A city spec with its path made absolute against ``base`` (built-in names as they are)."""
-    from flaneur.world.builtin import BUILTIN_CITIES
 
     if not value or value in BUILTIN_CITIES:
         return value
@@ -167,7 +163,6 @@ def infer_city(path: Path, fmt: str, episodes_city: str | None = None) -> str | 
     - item files: the city their header names, a built-in city or a city pack folder
       (relative to the file's folder when not absolute).
     """
-    from flaneur.world.builtin import BUILTIN_CITIES
 
     path = path.resolve()
     if fmt in ("map2seq", "touchdown"):

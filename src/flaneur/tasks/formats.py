@@ -27,7 +27,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from flaneur.errors import DataError
-from flaneur.tasks.items import ITEM_HEADER_KEYS
+from flaneur.tasks.cityseeker_questions import load_cityseeker_questions
+from flaneur.tasks.episode import read_episodes
+from flaneur.tasks.items import ITEM_HEADER_KEYS, read_items
+from flaneur.tasks.loaders import load_vln_jsonl
 
 if TYPE_CHECKING:
     from flaneur.tasks.episode import Episode
@@ -181,14 +184,9 @@ def load_task_file(path: str | Path, fmt: str, city: City, *, category: str = ""
     category
         Category of map2seq / Touchdown episodes (default: the format's name).
     """
-    from flaneur.tasks.cityseeker_questions import load_cityseeker_questions
-    from flaneur.tasks.episode import read_episodes
-    from flaneur.tasks.loaders import load_vln_jsonl
 
     check_format(fmt)
     if fmt == "items":
-        from flaneur.tasks.items import read_items
-
         return read_items(path)[1]
     if fmt == "episodes":
         return read_episodes(path)

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from flaneur.errors import FlaneurError
 from flaneur.options import NoOptions, check_options
+from flaneur.paths import cache_dir
 from flaneur.registry import Registry
 from flaneur.tasks.episode import Episode, read_episodes, write_episodes
 from flaneur.tasks.items import TaskItem, read_items, write_items
@@ -208,7 +209,6 @@ def cached_generated_set(
 ) -> list[Episode] | list[TaskItem]:
     """The items of a generated task set, made on first use and read from the cache after
     (keyed by the generator and its version, the city's size, seed, size and options)."""
-    from flaneur.paths import cache_dir
 
     cls = GENERATORS.get(name)
     params = json.dumps([seed, size, options or {}], sort_keys=True, default=str)

@@ -36,8 +36,13 @@ from flaneur.tasks.cities import (
     load_city_spec,
     load_task_city,
 )
-from flaneur.tasks.loaders import check_episodes
+from flaneur.tasks.episode import iter_json_lines
+from flaneur.tasks.formats import load_task_file
+from flaneur.tasks.generators import cached_generated_set
+from flaneur.tasks.loaders import check_episodes, iter_json_array
+from flaneur.tasks.resolve import resolve_task
 from flaneur.tasks.spec import TaskBuilder, TaskSpec
+from flaneur.tasks.user_registry import discover_task_sets
 from flaneur.world.city import City
 from flaneur.world.sources.cityseeker import cityseeker_questions_path
 
@@ -45,7 +50,6 @@ from flaneur.world.sources.cityseeker import cityseeker_questions_path
 def list_tasks() -> list[TaskSpec]:
     """All registered task sets, sorted by id (discovering ``$FLANEUR_TASKS`` and entry
     points on first use)."""
-    from flaneur.tasks.user_registry import discover_task_sets
 
     discover_task_sets()
     return [TASKS.get(key) for key in sorted(TASKS.names())]
@@ -53,7 +57,6 @@ def list_tasks() -> list[TaskSpec]:
 
 def get_task(task_id: str) -> TaskSpec:
     """The task set ``task_id``; :class:`FlaneurError` naming the known ids otherwise."""
-    from flaneur.tasks.user_registry import discover_task_sets
 
     discover_task_sets()
     spec = TASKS.get(task_id, None)
@@ -120,7 +123,6 @@ def spec_city(spec: TaskSpec, data_dir: Path | None, *, rebuild: bool = False) -
 
 def load_episodes(spec: TaskSpec, data_dir: Path | None, city: City) -> TaskItems:
     """Read the episodes (or items) of a file-based task set into ``city`` (no node check)."""
-    from flaneur.tasks.formats import load_task_file
 
     episodes: list = []
     for rel in spec.files:
@@ -140,8 +142,6 @@ def load_spec(
     """
     build = spec.builder()
     if spec.generator:
-        from flaneur.tasks.generators import cached_generated_set
-
         city = load_city_spec(spec.city, rebuild=rebuild_city)
         episodes = cached_generated_set(
             spec.generator,
@@ -201,7 +201,6 @@ def load_task(
     DataError
         Malformed task files (naming file and line) or node ids missing from the city.
     """
-    from flaneur.tasks.resolve import resolve_task
 
     spec = task if isinstance(task, TaskSpec) else resolve_task(task, fmt=fmt, city=city)
     return load_spec(spec, data_dir, rebuild_city=rebuild_city)
@@ -213,8 +212,6 @@ def count_episodes(spec: TaskSpec, data_dir: Path | None) -> int | None:
         return None
     if missing_files(spec, data_dir if spec.needs_data_dir else None):
         return None
-    from flaneur.tasks.episode import iter_json_lines
-    from flaneur.tasks.loaders import iter_json_array
 
     total = 0
     for rel in spec.files:

@@ -17,7 +17,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from flaneur.errors import DataError, FlaneurError
+from flaneur.tasks.catalogue import TASKS
+from flaneur.tasks.cities import absolute_city_spec, infer_city
+from flaneur.tasks.episode import read_episodes
+from flaneur.tasks.formats import FORMATS, check_format, detect_format, episode_facts
+from flaneur.tasks.items import read_item_header
 from flaneur.tasks.spec import TaskSpec
+from flaneur.tasks.user_registry import discover_task_sets, register_registry_file
 
 
 def file_spec(
@@ -46,8 +52,6 @@ def file_spec(
     DataError
         A missing file, an undetectable or unknown format, or no city (naming the file).
     """
-    from flaneur.tasks.cities import absolute_city_spec, infer_city
-    from flaneur.tasks.formats import FORMATS, check_format, detect_format, episode_facts
 
     shown = Path(path)
     path = shown.expanduser().resolve()
@@ -60,8 +64,6 @@ def file_spec(
     if fmt == "items":
         kind, success, episodes_city = _item_facts(path)
     elif scheme is None or success is None:
-        from flaneur.tasks.episode import read_episodes
-
         episodes = read_episodes(path)
         scheme, success = episode_facts(episodes)
         cities = {e.city for e in episodes}
@@ -89,7 +91,6 @@ def file_spec(
 
 def _item_facts(path: Path) -> tuple[str, str, str | None]:
     """``(kind, success metric, city)`` that an item file's header declares."""
-    from flaneur.tasks.items import read_item_header
 
     header = read_item_header(path)
     success = header.get("success_metric")
@@ -115,8 +116,6 @@ def resolve_task(ref: str, *, fmt: str | None = None, city: str | None = None) -
     DataError
         A task file whose format or city cannot be told (see :func:`file_spec`).
     """
-    from flaneur.tasks.catalogue import TASKS
-    from flaneur.tasks.user_registry import discover_task_sets
 
     ref = ref.strip()
     discover_task_sets()  # registry files and entry points
@@ -146,7 +145,6 @@ def resolve_tasks(
 
 def register_registries(paths: Sequence[str | Path] | None) -> None:
     """Register the task sets of ``--registry`` files (none: nothing to do)."""
-    from flaneur.tasks.user_registry import register_registry_file
 
     for path in paths or ():
         register_registry_file(path, origin=str(Path(path).expanduser().resolve()))
@@ -156,8 +154,6 @@ def spec_of_run(task: str, summary: dict) -> TaskSpec:
     """The task set a run's rows name, for reports: a registered id, else the facts the run
     recorded (``summary["task_sets"]``: files and city by absolute path), else the run's
     ``--format`` / ``--city`` applied to ``task`` as a file."""
-    from flaneur.tasks.catalogue import TASKS
-    from flaneur.tasks.user_registry import discover_task_sets
 
     discover_task_sets()
     if task in TASKS.names():

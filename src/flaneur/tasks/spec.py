@@ -16,6 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from flaneur.registry import import_object
+from flaneur.tasks.cities import CITY_SOURCES
+
 if TYPE_CHECKING:
     from flaneur.tasks.episode import Episode
     from flaneur.tasks.items import TaskItem
@@ -118,7 +121,6 @@ class TaskSpec:
         Generated sets and sets whose files and city are given by absolute path or city spec
         do not.
         """
-        from flaneur.tasks.cities import CITY_SOURCES
 
         if self.build is not None or self.generator:
             return False
@@ -143,7 +145,5 @@ class TaskSpec:
     def builder(self) -> TaskBuilder | None:
         """The ``build`` hook, imported when given by name."""
         if isinstance(self.build, str):
-            from flaneur.registry import import_object
-
             return import_object(self.build, what=f"task {self.id!r} builder")
         return self.build

@@ -25,11 +25,15 @@ from __future__ import annotations
 import os
 import tomllib
 from collections.abc import Iterable
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
 from flaneur.errors import DataError, FlaneurError
-from flaneur.tasks.cities import absolute_city_spec
+from flaneur.tasks.catalogue import TASKS, register_task
+from flaneur.tasks.cities import absolute_city_spec, infer_city
+from flaneur.tasks.episode import read_episodes
+from flaneur.tasks.formats import FORMATS, detect_format, episode_facts
 from flaneur.tasks.spec import ID_PATTERN, SCHEME_NAMES, SUCCESS_METRICS, TaskSpec
 
 REGISTRY_ENV = "FLANEUR_TASKS"
@@ -90,7 +94,6 @@ def spec_from_table(table: Any, path: Path, where: str = "", origin: str = "") -
     DataError
         Naming the file and the field (``task[1].scheme: 'walk' is not one of ...``).
     """
-    from flaneur.tasks.formats import FORMATS
 
     if not isinstance(table, dict):
         raise DataError(f"{where.rstrip('.') or 'task'}: expected a table", path=path)
@@ -132,8 +135,6 @@ def _file_facts(first: Path, fmt: str, city: str, where: str, path: Path) -> dic
     The file is read only for what the table does not give, so that a set whose format and
     city are declared registers before its files exist.
     """
-    from flaneur.tasks.cities import infer_city
-    from flaneur.tasks.formats import FORMATS, detect_format, episode_facts
 
     exists = first.is_file()
     if not fmt:
@@ -154,7 +155,6 @@ def _file_facts(first: Path, fmt: str, city: str, where: str, path: Path) -> dic
                 f"{where}scheme: not given, and files[0] ({first}) does not exist to tell it",
                 path=path,
             )
-        from flaneur.tasks.episode import read_episodes
 
         episodes = read_episodes(first)
         scheme, success = episode_facts(episodes)
@@ -208,7 +208,6 @@ def register_registry_file(path: str | Path, *, origin: str = "") -> list[TaskSp
     DataError
         Invalid file, or an id already registered from elsewhere (naming both origins).
     """
-    from flaneur.tasks.catalogue import TASKS, register_task
 
     specs = read_registry_file(path, origin=origin)
     for spec in specs:
@@ -238,7 +237,6 @@ def _env_files(value: str) -> list[Path]:
 
 
 def _register_entry_point_value(value: Any, origin: str) -> None:
-    from flaneur.tasks.catalogue import register_task
 
     if callable(value) and not isinstance(value, TaskSpec):
         value = value()
@@ -277,7 +275,6 @@ def discover_task_sets(*, force: bool = False) -> None:
 
 
 def _discover() -> None:
-    from importlib.metadata import entry_points
 
     for path in _env_files(os.environ.get(REGISTRY_ENV, "")):
         register_registry_file(path, origin=f"${REGISTRY_ENV}: {path}")

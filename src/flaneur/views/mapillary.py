@@ -10,6 +10,7 @@ token comes from ``MAPILLARY_ACCESS_TOKEN`` and is sent in the ``Authorization``
 from __future__ import annotations
 
 import math
+from datetime import UTC, datetime
 from typing import Any, ClassVar
 
 import httpx
@@ -217,8 +218,6 @@ class Mapillary(CachedViewProvider):
         captured = img.get("captured_at")
         date = None
         if isinstance(captured, int | float):
-            from datetime import UTC, datetime
-
             date = datetime.fromtimestamp(captured / 1000.0, tz=UTC).strftime("%Y-%m-%d")
         key = {"provider": self.name, "image": meta["image_id"], "field": self.image_field}
         return Plan(key, meta, date, extra={"url": str(url), "compass": compass})

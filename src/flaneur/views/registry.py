@@ -13,13 +13,16 @@ from typing import TYPE_CHECKING, Any
 
 from flaneur.errors import FlaneurError
 from flaneur.registry import Registry
+from flaneur.views.google import GoogleStreetView
+from flaneur.views.mapillary import Mapillary
+from flaneur.views.panorama import PanoramaFolder
+from flaneur.views.synthetic import SyntheticViews
 
 if TYPE_CHECKING:
     from flaneur.world.city import City
 
 
 def _synthetic(city: City, arg: str) -> Any:
-    from flaneur.views.synthetic import SyntheticViews
 
     return SyntheticViews(city, scene_cache=True)
 
@@ -27,19 +30,16 @@ def _synthetic(city: City, arg: str) -> Any:
 def _panorama(city: City, arg: str) -> Any:
     if not arg:
         raise FlaneurError("--views panorama needs a folder: panorama:DIR")
-    from flaneur.views.panorama import PanoramaFolder
 
     return PanoramaFolder(Path(arg), city.graph)
 
 
 def _google(city: City, arg: str) -> Any:
-    from flaneur.views.google import GoogleStreetView
 
     return GoogleStreetView(city.graph)
 
 
 def _mapillary(city: City, arg: str) -> Any:
-    from flaneur.views.mapillary import Mapillary
 
     return Mapillary(city.graph)
 

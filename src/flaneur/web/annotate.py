@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from flaneur.errors import FlaneurError
+from flaneur.services.directions import directions
 from flaneur.tasks.episode import Episode, read_episodes, write_episodes
 from flaneur.web.world import street_map
 from flaneur.world.city import City
@@ -67,7 +68,6 @@ def drawn_episode(city: City, start: str, end: str) -> tuple[Episode, list[str]]
     FlaneurError
         Unknown or equal viewpoints, or an end that cannot be reached from the start.
     """
-    from flaneur.services.directions import directions
 
     graph = city.graph
     for node in (start, end):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -50,7 +51,6 @@ def tile_origin(template: str) -> str:
     FlaneurError
         Unless the template is an http(s) URL holding ``{z}``, ``{x}`` and ``{y}``.
     """
-    from urllib.parse import urlsplit
 
     parts = urlsplit(template)
     missing = [k for k in ("{z}", "{x}", "{y}") if k not in template]

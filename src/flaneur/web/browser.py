@@ -11,6 +11,8 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from flaneur.env.schemes.turns import TURN_ACTIONS
+
 if TYPE_CHECKING:  # playwright comes with the test extra
     from playwright.sync_api import Browser, Page, Playwright
 
@@ -66,8 +68,6 @@ def key_for(slot: int, scheme: str) -> str:
     if slot == 0:
         return "Enter"
     if scheme == "turns":
-        from flaneur.env.schemes.turns import TURN_ACTIONS
-
         return TURN_KEYS[TURN_ACTIONS[slot]]
     if not 0 < slot < 10:
         raise ValueError(f"slot {slot} has no key (the play page takes 1-9)")

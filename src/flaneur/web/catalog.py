@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from flaneur.errors import DataError, FlaneurError
+from flaneur.evaluate.runlog import row_success
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -93,7 +94,6 @@ def running_metrics(rows: list[dict[str, Any]]) -> dict[str, Any]:
     Success is :func:`flaneur.evaluate.runlog.row_success`; means are over the rows that
     have the metric.
     """
-    from flaneur.evaluate.runlog import row_success
 
     sums: dict[str, float] = {}
     counts: dict[str, int] = {}

@@ -23,7 +23,12 @@ from typing import Any
 
 from flaneur.agents.base import Action, Agent, step_record
 from flaneur.errors import FlaneurError
+from flaneur.evaluate.kinds.navigation import navigation_context
+from flaneur.evaluate.resources import RunResources
 from flaneur.evaluate.runlog import FINISHED, read_rows, row_key
+from flaneur.evaluate.runner import Job, RunConfig, SolverFactories, run_job, score_jobs
+from flaneur.evaluate.summary import outside_entries, summarize_run
+from flaneur.evaluate.summary import write_summary as write_whole
 from flaneur.tasks.episode import Episode
 from flaneur.tasks.spec import TaskSpec
 from flaneur.web.catalog import safe_name
@@ -90,9 +95,6 @@ class PlaySession:
         player: str,
         into: Path | None = None,
     ) -> None:
-        from flaneur.evaluate.kinds.navigation import navigation_context
-        from flaneur.evaluate.resources import RunResources
-        from flaneur.evaluate.runner import Job, RunConfig, SolverFactories, run_job
 
         self.id = secrets.token_urlsafe(12)
         self.task, self.city, self.episode, self.player = task, city, episode, player
@@ -120,7 +122,6 @@ class PlaySession:
         return self.agent.env_info.env
 
     def _resume(self, value: int | None) -> None:
-        from flaneur.evaluate.runner import score_jobs
 
         try:
             self._episode.send(value)
@@ -258,9 +259,6 @@ def write_summary(
     when the run is resumed (:func:`flaneur.evaluate.summary.outside_entries`), so a later
     ``flaneur run --resume`` of that folder keeps them as they are.
     """
-    from flaneur.evaluate.runner import RunConfig
-    from flaneur.evaluate.summary import outside_entries, summarize_run
-    from flaneur.evaluate.summary import write_summary as write_whole
 
     path = folder / "summary.json"
     old: dict[str, Any] = {}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from flaneur.env.navigation_env import NavigationEnv
 from flaneur.errors import FlaneurError
 from flaneur.tasks.episode import Episode
 from flaneur.web.world import street_map, view_directions
@@ -46,7 +47,6 @@ def _slot_of(name: str, env: Any) -> Any:
 
 def observation_texts(row: dict[str, Any], city: City, episode: Episode) -> list[str | None]:
     """The ``text`` observation before each action (None where the replay cannot follow)."""
-    from flaneur.env.navigation_env import NavigationEnv
 
     actions = row.get("actions") or []
     try:

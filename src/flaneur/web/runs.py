@@ -8,11 +8,14 @@ comparisons are those of ``flaneur report`` (:func:`flaneur.report.run_report.pa
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from flaneur.errors import FlaneurError
-from flaneur.evaluate.runlog import read_rows, row_success
+from flaneur.evaluate.runlog import OUTSIDE_AGENTS, read_rows, row_key, row_success
+from flaneur.evaluate.summary import MANIFEST
+from flaneur.metrics import summarize
 from flaneur.report.run_report import RunData, load_run, paired_comparisons
 from flaneur.report.tables import (
     METRIC_LABELS,
@@ -35,7 +38,6 @@ def read_summary(folder: Path) -> dict[str, Any] | None:
 def run_config(folder: Path, summary: dict[str, Any] | None = None) -> dict[str, Any]:
     """The run's configuration: from its ``summary.json`` (``summary`` when already read),
     else ``run.json`` (a run in progress), else ``{}``."""
-    from flaneur.evaluate.summary import MANIFEST
 
     config = (summary if summary is not None else read_summary(folder) or {}).get("config")
     if not isinstance(config, dict):
@@ -54,8 +56,6 @@ def run_progress(folder: Path, rows: list[dict[str, Any]]) -> dict[str, Any]:
     None. ``done`` counts the distinct episodes of those agents and task sets the log holds
     (human rows saved beside the agents are not part of the run's plan).
     """
-    from flaneur.evaluate.runlog import OUTSIDE_AGENTS, row_key
-    from flaneur.evaluate.summary import MANIFEST
 
     pairs: set[tuple[str, str]] | None = None
     total: int | None = None
@@ -92,9 +92,6 @@ def is_live(folder: Path) -> bool:
 
 
 def _entries_from_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    from collections import Counter
-
-    from flaneur.metrics import summarize
 
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for row in rows:

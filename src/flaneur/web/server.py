@@ -20,6 +20,7 @@ def free_port() -> int:
 @contextlib.contextmanager
 def serve_in_thread(app: Any, *, timeout_s: float = 20.0) -> Iterator[str]:
     """Run ``app`` with uvicorn on 127.0.0.1 in a thread; yields its base URL, then stops it."""
+    # lazy: only the web server needs uvicorn
     import uvicorn
 
     port = free_port()

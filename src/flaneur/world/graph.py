@@ -18,6 +18,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 import numpy as np
+import shapely
 from numpy.typing import ArrayLike, NDArray
 from scipy import sparse
 from scipy.sparse import csgraph
@@ -501,7 +502,6 @@ class StreetGraph:
     # ------------------------------------------------------------------ subgraphs and export
     def within_polygon(self, polygon: shapely.Geometry) -> NDArray[np.bool_]:
         """Boolean mask of nodes inside ``polygon`` (shapely geometry in lng/lat)."""
-        import shapely
 
         return shapely.contains_xy(polygon, self.lng, self.lat)
 
@@ -552,6 +552,7 @@ class StreetGraph:
         Nodes carry ``x`` (lng), ``y`` (lat) and ``pano_yaw`` when known; edges carry
         ``length`` (m) and ``bearing`` (degrees); the graph carries ``crs = "epsg:4326"``.
         """
+        # lazy: networkx takes 0.2 s to import
         import networkx as nx
 
         graph: nx.MultiDiGraph[str] = nx.MultiDiGraph(crs="epsg:4326")

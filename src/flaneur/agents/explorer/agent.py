@@ -48,6 +48,7 @@ from flaneur.env.schemes.base import STOP
 from flaneur.env.state import angular_distance, direction_label, relative_angle
 from flaneur.errors import FlaneurError
 from flaneur.tasks.episode import Episode
+from flaneur.text import shared_embedder
 
 
 @dataclass(frozen=True)
@@ -209,8 +210,6 @@ class ExplorerAgent(Agent):
         if env_info.city is None:
             raise FlaneurError("the explorer needs the city map: env_info.city is missing")
         if self._embedder is None:
-            from flaneur.text import shared_embedder
-
             self._embedder = shared_embedder()
         self.city = env_info.city
         self.graph = self.city.graph

@@ -29,9 +29,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from flaneur.paths import cache_dir
 from flaneur.perception.landmarks.ocr import text_candidates
 from flaneur.perception.ocr import OCR
 from flaneur.views.base import DEFAULT_SIZE, focal_length_px
+from flaneur.views.cache import ViewCache, request_key
 from flaneur.world.city import City
 
 TEXT_HEIGHT_M = 1.03
@@ -180,9 +182,6 @@ class OCRPerception:
         self.focal_px = focal_length_px(size[0], fov)
         self._disk: Any = None
         if disk_cache:
-            from flaneur.paths import cache_dir
-            from flaneur.views.cache import ViewCache
-
             self._disk = ViewCache(cache_dir("explorer-ocr"), memory_items=0)
 
     def _request(self, node: int, heading: float) -> dict[str, Any]:
@@ -207,7 +206,6 @@ class OCRPerception:
         }
 
     def _key(self, node: int, heading: float) -> str:
-        from flaneur.views.cache import request_key
 
         return request_key(self._request(node, heading))
 

@@ -41,15 +41,22 @@ import numpy as np
 
 from flaneur.agents.base import Action, Agent, EnvInfo, StepRecord, step_record
 from flaneur.agents.baselines import episode_seed
+from flaneur.agents.explorer.glossary import gloss
 from flaneur.agents.explorer.routes import first_step_to_unvisited, shortest_path
 from flaneur.agents.explorer.scoring import SubNeed, split_need
 from flaneur.agents.hiro import rules
 from flaneur.agents.hiro.perception import HiroEyes
 from flaneur.agents.hiro.thinking import HiroThinker, ordinal
+from flaneur.agents.virl.aria import rate_offline
+from flaneur.agents.virl.rating import type_similarities
 from flaneur.env.schemes.base import STOP
 from flaneur.env.state import direction_label, relative_angle
 from flaneur.errors import FlaneurError
+from flaneur.perception.matching import fuzzy_ratio
+from flaneur.services.nearby import NearbyResult, prominence
+from flaneur.services.overview import place_overview
 from flaneur.tasks.episode import Episode
+from flaneur.world.taxonomy import CATEGORIES, category_label
 
 
 @dataclass(frozen=True)
@@ -210,8 +217,6 @@ class HiroAgent(Agent):
             if ex.parsed is not None:
                 self.types, self.types_by = {ex.parsed: 1.0}, "llm"
                 return
-        from flaneur.agents.explorer.glossary import gloss
-        from flaneur.agents.virl.rating import type_similarities
 
         query = (gloss(need.core) or need.text) if need.is_name else need.text
         sims = type_similarities(query)
@@ -253,11 +258,6 @@ class HiroAgent(Agent):
         return None
 
     async def _judge(self, row: int, node: int, distance_m: float) -> Judged:
-        from flaneur.agents.virl.aria import rate_offline
-        from flaneur.perception.matching import fuzzy_ratio
-        from flaneur.services.nearby import NearbyResult, prominence
-        from flaneur.services.overview import place_overview
-        from flaneur.world.taxonomy import category_label
 
         assert self.types is not None
         need = self.subs[self.sub]
@@ -313,7 +313,6 @@ class HiroAgent(Agent):
     async def _road_by_vlm(self, node: int, options: list[int], heads: list[float]) -> int | None:
         assert self.thinker is not None and self.types is not None
         images = [(await self.eyes.read(node, heads[k]))[0].image for k in options]
-        from flaneur.world.taxonomy import category_label
 
         kind = category_label(next(iter(self.types)))
         ex = await self.thinker.road(self.subs[self.sub].text, kind, images)
@@ -327,7 +326,6 @@ class HiroAgent(Agent):
     async def _road_by_text(
         self, node: int, options: list[int], heads: list[float]
     ) -> tuple[int, str]:
-        from flaneur.world.taxonomy import CATEGORIES
 
         assert self.types is not None
         need = self.subs[self.sub]

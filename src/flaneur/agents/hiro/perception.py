@@ -38,10 +38,12 @@ import numpy as np
 from flaneur.agents.explorer.glossary import gloss
 from flaneur.agents.explorer.perception import _RENDER_LOCK as EXPLORER_RENDER_LOCK
 from flaneur.agents.hiro.rules import HEADING_MARGIN_DEG, MATCH_RADIUS_M, VIEW_FOV
+from flaneur.paths import cache_dir
 from flaneur.perception.detection import Detection, Detector, StorefrontDetector
 from flaneur.perception.detection.active import MIN_FOV, confirm_candidates
 from flaneur.perception.matching import BoxMatch, match_box
 from flaneur.perception.ocr import OCR
+from flaneur.text import shared_embedder
 from flaneur.views.base import View
 from flaneur.world.city import City
 
@@ -113,8 +115,6 @@ def shared_ocr() -> OCR:
     """One OCR engine for every Hiro of a process, caching its results on disk."""
     with _LOCK:
         if not _ENGINES:
-            from flaneur.paths import cache_dir
-
             _ENGINES.append(OCR(cache_items=20_000, cache_dir=cache_dir("hiro-ocr")))
         return _ENGINES[0]
 
@@ -164,8 +164,6 @@ class HiroEyes:
         check_threshold: float = CHECK_THRESHOLD,
     ) -> None:
         if embedder is None:
-            from flaneur.text import shared_embedder
-
             embedder = shared_embedder()
         self.city = city
         self.views = views

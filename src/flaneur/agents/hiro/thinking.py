@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from flaneur.agents.prompts import load_prompt
-from flaneur.models import extract_json
+from flaneur.models import ModelError, extract_json, image, user
 from flaneur.world.taxonomy import normalize_category
 
 ENTER_WORDS = re.compile(r"enter|\byes\b", re.IGNORECASE)
@@ -121,7 +121,6 @@ class HiroThinker:
     exchanges: list[Exchange] = field(default_factory=list)
 
     async def _ask(self, name: str, images: Sequence[Any] = (), **values: Any) -> Exchange:
-        from flaneur.models import ModelError, user
 
         text, prompt_id = load_prompt("hiro", name).fill(**values)
         self.calls += 1
@@ -154,7 +153,6 @@ class HiroThinker:
 
     async def road(self, intention: str, place_type: str, images: Sequence[Any]) -> Exchange:
         """Show one image per road and ask which to take; ``parsed`` is a 0-based index."""
-        from flaneur.models import image
 
         ex = await self._ask(
             "road",

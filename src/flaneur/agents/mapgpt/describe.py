@@ -23,6 +23,7 @@ from typing import Any
 from flaneur.agents.prompts import load_prompt
 from flaneur.errors import FlaneurError
 from flaneur.models import messages as msg
+from flaneur.perception import OCRLandmarks
 from flaneur.world.city import City
 
 DESCRIPTION_SOURCES = ("map", "ocr", "vlm")
@@ -38,8 +39,6 @@ def shared_ocr() -> Any:
     """One :class:`~flaneur.perception.OCRLandmarks` for every agent of the process (the OCR
     engine loads its models once and serialises its calls)."""
     if "ocr" not in _SHARED:
-        from flaneur.perception import OCRLandmarks
-
         _SHARED["ocr"] = OCRLandmarks()
     return _SHARED["ocr"]
 

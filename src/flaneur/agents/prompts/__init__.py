@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import string
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -94,7 +95,6 @@ class Prompt:
     @property
     def fields(self) -> tuple[str, ...]:
         """Names of the placeholders in the template, in order of first use."""
-        import string
 
         names: list[str] = []
         for _, name, _, _ in string.Formatter().parse(self.text):

@@ -51,6 +51,12 @@ from flaneur.env.state import AgentState
 from flaneur.errors import FlaneurError
 from flaneur.models.messages import system, user
 from flaneur.models.scoring import score_actions
+from flaneur.perception.extraction import (
+    extraction_messages,
+    parse_landmark_list,
+    rule_based_landmarks,
+)
+from flaneur.perception.landmarks.registry import make_landmark_scorer
 from flaneur.tasks.episode import Episode
 
 IMAGE_SCORERS = ("ocr", "clip", "vlm")
@@ -200,8 +206,6 @@ class VelmaAgent(Agent):
         scorer = self.scorer
         if scorer is None:
             if kind != "clip":
-                from flaneur.perception.landmarks.registry import make_landmark_scorer
-
                 scorer = make_landmark_scorer(kind, model=self.model)
             else:
                 raise FlaneurError(
@@ -213,11 +217,6 @@ class VelmaAgent(Agent):
     # ------------------------------------------------------------------ landmarks
     async def _extract(self) -> dict[str, Any]:
         """Landmarks of the instruction (once per episode) and what to record about them."""
-        from flaneur.perception.extraction import (
-            extraction_messages,
-            parse_landmark_list,
-            rule_based_landmarks,
-        )
 
         instruction = self.episode.instruction
         info: dict[str, Any] = {"method": "rules"}

@@ -27,6 +27,7 @@ from flaneur.agents.velma.verbalize import (
 from flaneur.env.schemes.turns import TurnsScheme
 from flaneur.env.teacher import TeacherError, gold_rollout
 from flaneur.errors import FlaneurError
+from flaneur.perception.extraction import rule_based_landmarks
 from flaneur.tasks.episode import Episode
 from flaneur.world.city import City
 
@@ -103,7 +104,6 @@ def example_block(
     if key in _CACHE:
         _CACHE.move_to_end(key)
         return _CACHE[key]
-    from flaneur.perception.extraction import rule_based_landmarks
 
     landmarks = rule_based_landmarks(example.instruction)
     try:

@@ -41,6 +41,7 @@ from flaneur.agents.velma.verbalize import (
 from flaneur.env.schemes.turns import TurnsScheme
 from flaneur.env.teacher import TeacherError, gold_rollout
 from flaneur.errors import FlaneurError
+from flaneur.perception.extraction import rule_based_landmarks
 from flaneur.tasks.episode import Episode
 from flaneur.world.city import City
 
@@ -90,7 +91,6 @@ def gold_prompts(
     observer = observer or MapLandmarkObserver(city)
     prompt = load_prompt("velma", "navigate")
     examples, _ = examples_text(scheme, city, pool, episode, k_shot, seed=seed, observer=observer)
-    from flaneur.perception.extraction import rule_based_landmarks
 
     landmarks = rule_based_landmarks(episode.instruction)
     actions, states = gold_rollout(scheme, city.graph, episode)

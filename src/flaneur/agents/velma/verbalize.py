@@ -36,6 +36,9 @@ from flaneur.env.state import relative_angle
 from flaneur.env.verbalizer import verbalize_intersection
 from flaneur.errors import FlaneurError
 from flaneur.models.scoring import NAV_ACTIONS
+from flaneur.perception.landmarks.base import unique_landmarks
+from flaneur.perception.matching import fuzzy_ratio, normalize_name
+from flaneur.views import ImageSensor
 from flaneur.world.city import City
 
 if TYPE_CHECKING:
@@ -229,8 +232,6 @@ class MapLandmarkObserver:
         key = (row, landmark)
         hit = self._matches.get(key)
         if hit is None:
-            from flaneur.perception.matching import fuzzy_ratio, normalize_name
-
             places = self.city.places
             name = str(places.names[row])
             target = normalize_name(landmark)
@@ -290,7 +291,6 @@ class ViewLandmarkObserver:
     """
 
     def __init__(self, provider: Any, city: City, scorer: Any, *, fov: float = 60.0) -> None:
-        from flaneur.views import ImageSensor
 
         self.sensor = ImageSensor(provider, city.graph, layout="velma", fov=fov)
         self.scorer = scorer
@@ -303,7 +303,6 @@ class ViewLandmarkObserver:
         question = getattr(self.scorer, "question", None)
         if question is None or not self.last_views or not landmarks:
             return []
-        from flaneur.perception.landmarks.base import unique_landmarks
 
         view = next(iter(self.last_views.values()))
         names = unique_landmarks(landmarks)

@@ -24,6 +24,7 @@ from flaneur.agents.base import SolveInfo
 from flaneur.agents.virl.rx399 import RobotAgent, RobotOptions, scenario_nodes
 from flaneur.errors import DataError
 from flaneur.options import Range, option
+from flaneur.services.region import polygon_from_latlng
 from flaneur.tasks.items import TaskItem
 
 
@@ -38,7 +39,6 @@ class ImaniOptions(RobotOptions):
 
 def scenario_polygon(item: TaskItem) -> shapely.Polygon:
     """The scenario's region (``polygon``: a list of ``[lat, lng]``), checked."""
-    from flaneur.services.region import polygon_from_latlng
 
     ring = item.get("polygon")
     if not isinstance(ring, list) or not ring:

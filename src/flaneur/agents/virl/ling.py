@@ -40,6 +40,7 @@ from typing import Annotated, Any, ClassVar
 import numpy as np
 
 from flaneur.agents.base import Action, Agent, EnvInfo, StepRecord, step_record
+from flaneur.agents.envinfo import env_info_for
 from flaneur.agents.virl.common import walking_env
 from flaneur.agents.virl.instructions import COMPASS_DEG, parse_instruction
 from flaneur.agents.virl.ling_rule import LegRule
@@ -48,6 +49,7 @@ from flaneur.agents.virl.sight import Sight, check_landmarks, landmark_scorer, l
 from flaneur.agents.virl.thinking import Thinker
 from flaneur.errors import FlaneurError
 from flaneur.geo import angular_distance
+from flaneur.models.sync import run_sync
 from flaneur.options import Range, option
 from flaneur.services.directions import compass
 from flaneur.services.errors import UnreachableError
@@ -366,7 +368,6 @@ class LingAgent(Agent):
 
 
 async def _walk(env: Any, agent: LingAgent) -> int:
-    from flaneur.agents.envinfo import env_info_for
 
     obs, info = env.reset()
     agent.reset(env.episode, env_info_for(env))
@@ -383,7 +384,6 @@ def follow_offline(
 ) -> int:
     """Where Ling's offline rule (map landmarks, no model) ends walking ``instruction`` from
     viewpoint ``start`` facing ``heading``: the final viewpoint."""
-    from flaneur.models.sync import run_sync
 
     env = walking_env(city, "follow", instruction, start, start, steps=step_limit, heading=heading)
     return run_sync(_walk(env, LingAgent(step_limit=step_limit)))

@@ -19,6 +19,7 @@ from typing import Any
 
 from flaneur.agents.virl.thinking import Thinker
 from flaneur.models import extract_json
+from flaneur.text.embedder import shared_embedder
 from flaneur.world.taxonomy import CATEGORIES, normalize_category
 
 
@@ -34,7 +35,6 @@ def _type_texts() -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 def embedder():
     """The shared sentence embedder."""
-    from flaneur.text.embedder import shared_embedder
 
     return shared_embedder()
 

@@ -46,6 +46,7 @@ from flaneur.perception.survey import (
     survey_route,
 )
 from flaneur.tasks.items import TaskItem
+from flaneur.views.synthetic import SyntheticViews
 from flaneur.world.city import City
 
 PROPOSAL_THRESHOLD = 0.45
@@ -172,8 +173,6 @@ class RobotAgent(Planner):
             return info.views
         key = id(info.city)
         if key not in self._views:
-            from flaneur.views.synthetic import SyntheticViews
-
             self._views[key] = SyntheticViews(info.city, scene_cache=True)
         return self._views[key]
 

@@ -18,6 +18,9 @@ from PIL import Image
 from flaneur.agents.virl.instructions import RELATIVE_DEG, relative8
 from flaneur.errors import FlaneurError
 from flaneur.geo import angle_diff
+from flaneur.perception.landmarks.clip import CLIPLandmarks, OpenCLIPBackend
+from flaneur.perception.landmarks.map import MapLandmarks
+from flaneur.perception.landmarks.registry import make_landmark_scorer
 from flaneur.services.geocode import gazetteer, normalize
 from flaneur.views.base import View
 from flaneur.world.city import City
@@ -43,8 +46,6 @@ def clip_scorer(city: City, views: Any, model: str, weights: str, reference: int
     weights in a process."""
     key = (city.name, model, weights)
     if key not in _CLIP:
-        from flaneur.perception.landmarks.clip import CLIPLandmarks, OpenCLIPBackend
-
         located = np.flatnonzero(city.graph.located)
         if len(located) == 0:
             raise FlaneurError(f"city {city.name!r} has no located viewpoint to calibrate CLIP")
@@ -80,7 +81,6 @@ def landmark_scorer(city: City, env_info: Any, options: Any, given: Any = None) 
     check_landmarks(kind, env_info.views, env_info.llm, options.clip_weights)
     if kind == "clip":
         return clip_scorer(city, env_info.views, options.clip_model, options.clip_weights)
-    from flaneur.perception.landmarks.registry import make_landmark_scorer
 
     return make_landmark_scorer(str(kind), model=env_info.model)
 
@@ -93,7 +93,6 @@ class Sight:
     def __init__(
         self, city: City, scorer: Any = None, views: Any = None, *, radius_m: float, fov: float
     ) -> None:
-        from flaneur.perception.landmarks.map import MapLandmarks
 
         self.city, self.scorer, self.views, self.fov = city, scorer, views, fov
         self.map = MapLandmarks(city, radius_m=radius_m, match=1.0, categories=False)

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from flaneur.agents.prompts import load_prompt
+from flaneur.models import ModelError, system, user
 
 MAX_TOKENS = 256
 """Reply length of every call (short answers: a choice, a name, a sentence or two)."""
@@ -56,7 +57,6 @@ class Thinker:
         """
         if self.model is None:
             return None
-        from flaneur.models import ModelError, system, user
 
         text, prompt_id = load_prompt(self.agent, prompt).fill(**values)
         messages = ([system(system_text)] if system_text else []) + [user(text)]

@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from flaneur.agents.options import check_requirements
 from flaneur.errors import FlaneurError
 from flaneur.options import check_options, options_schema
 
@@ -147,7 +148,6 @@ class TaskKind(abc.ABC):
         self, name: str, cls: Any, *, options: dict[str, Any], config: Any, scheme: str
     ) -> None:
         """Raise one line when the run lacks what the solver declares it needs."""
-        from flaneur.agents.options import check_requirements
 
         check_requirements(
             name,

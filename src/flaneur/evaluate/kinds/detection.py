@@ -37,6 +37,7 @@ from flaneur.perception.detection import DETECTORS, Detector, SceneDetector
 from flaneur.registry import Registry
 from flaneur.tasks.items import TaskItem
 from flaneur.tasks.spec import TaskSpec
+from flaneur.views.synthetic import SyntheticViews
 from flaneur.world.city import City
 
 
@@ -127,7 +128,6 @@ class DetectionKind(ItemKind):
 
     def prepare(self, spec: TaskSpec, city: City, items: list[Any], config: Any) -> Any:
         """The city's offline renderer (unless the run has ``--views``) and its places."""
-        from flaneur.views.synthetic import SyntheticViews
 
         synthetic = None if getattr(config, "views", None) else SyntheticViews(city)
         return DetectionState(city, synthetic)

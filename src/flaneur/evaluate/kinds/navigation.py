@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from flaneur.agents import AGENTS, Agent
+from flaneur.bench.vln_metrics import has_vln_metadata, row_outcome, vln_figures
 from flaneur.errors import FlaneurError
 from flaneur.evaluate.envpool import EnvPool, env_pool
 from flaneur.evaluate.episode import average_reference_length, run_episode, score_rows
@@ -125,7 +126,6 @@ class NavigationKind(TaskKind):
         reaction, intersection arrival and reaction, stop arrival and reaction, each with a
         Wilson interval over its denominator) for task sets whose episodes carry VLN
         metadata (key positions, destination, milestones); ``None`` for other sets."""
-        from flaneur.bench.vln_metrics import has_vln_metadata, row_outcome, vln_figures
 
         episodes = {e.id: e for e in context.items if has_vln_metadata(e)}
         if not episodes:

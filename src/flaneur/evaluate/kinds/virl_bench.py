@@ -45,6 +45,7 @@ from flaneur.evaluate.kinds.items import ItemError, ItemKind, viewing
 from flaneur.registry import Registry
 from flaneur.tasks.items import TaskItem
 from flaneur.tasks.spec import TaskSpec
+from flaneur.views.synthetic import SyntheticViews
 from flaneur.world.city import City
 
 
@@ -70,7 +71,6 @@ class _ViewKind(ItemKind):
         """The city's offline renderer, unless the run has ``--views``."""
         if getattr(config, "views", None):
             return None
-        from flaneur.views.synthetic import SyntheticViews
 
         return SyntheticViews(city)
 

@@ -83,6 +83,7 @@ class YOLOWorldDetector(Detector):
     def _load(self) -> Any:
         if self._model is None:
             try:
+                # optional: installed by the user
                 import ultralytics
             except ImportError:
                 raise DetectionError(
@@ -163,6 +164,7 @@ class OwlViTDetector(Detector):
     def _load(self) -> tuple[Any, Any, Any]:
         if self._parts is None:
             try:
+                # optional extra flaneur[clip]
                 import torch
                 import transformers
             except ImportError:

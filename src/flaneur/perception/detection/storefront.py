@@ -19,6 +19,7 @@ from flaneur.options import Range, option
 from flaneur.paths import cache_dir
 from flaneur.perception.detection.base import Detection, Detector, pixel_box
 from flaneur.perception.ocr import OCR
+from flaneur.text import shared_embedder
 from flaneur.views.base import View
 from flaneur.world.taxonomy import CATEGORIES, normalize_category
 
@@ -69,8 +70,6 @@ class StorefrontDetector(Detector):
     def embedder(self) -> Any:
         """The sentence embedder (loaded on first use)."""
         if self._embedder is None:
-            from flaneur.text import shared_embedder
-
             self._embedder = shared_embedder()
         return self._embedder
 

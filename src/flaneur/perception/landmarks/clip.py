@@ -109,6 +109,7 @@ class OpenCLIPBackend:
         self, model: str = "ViT-B-32", pretrained: str | Path | None = None, device: str = "cpu"
     ) -> None:
         try:
+            # optional extra flaneur[clip]
             import open_clip
             import torch
         except ImportError as err:

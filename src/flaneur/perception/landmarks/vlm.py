@@ -15,6 +15,7 @@ import re
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from flaneur.models.sync import run_sync
 from flaneur.perception.landmarks.base import LandmarkObservation, LandmarkScorer, unique_landmarks
 from flaneur.views.base import View
 
@@ -149,8 +150,4 @@ class VLMLandmarks(LandmarkScorer):
 
     def score(self, view: View, landmarks: Sequence[str]) -> list[LandmarkObservation]:
         """Synchronous :meth:`ascore` (runs on the model layer's background loop)."""
-        try:
-            from flaneur.models.sync import run_sync
-        except ImportError:  # pragma: no cover - the model layer ships with flaneur
-            return asyncio.run(self.ascore(view, landmarks))
         return run_sync(self.ascore(view, landmarks))

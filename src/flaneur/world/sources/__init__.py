@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 
 def _touchdown(arg: str) -> City:
+    # a source's readers load only when that source is read
     from flaneur.world.sources.touchdown import city_from_touchdown, find_touchdown_graph
 
     folder = find_touchdown_graph(arg)
@@ -34,12 +35,14 @@ def _touchdown(arg: str) -> City:
 
 
 def _cityseeker(arg: str) -> City:
+    # a source's readers load only when that source is read
     from flaneur.world.sources.cityseeker import city_from_cityseeker
 
     return city_from_cityseeker(arg)
 
 
 def _osm(arg: str) -> City:
+    # a source's readers load only when that source is read
     from flaneur.world.sources.osm import city_from_osm
 
     return city_from_osm(Path(arg))

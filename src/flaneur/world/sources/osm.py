@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyrosm
 import shapely
 
 from flaneur.errors import DataError
@@ -62,7 +63,6 @@ _NOT_TAGS = {
 
 
 def _open(pbf: str | Path, bbox: tuple[float, float, float, float] | None):
-    import pyrosm
 
     path = Path(pbf)
     if not path.is_file():
@@ -75,6 +75,7 @@ def _open(pbf: str | Path, bbox: tuple[float, float, float, float] | None):
 
 def _simplified_streets(osm: Any, source: Path) -> Any:
     """Undirected simplified walking network (networkx) of the largest connected part."""
+    # lazy: networkx takes 0.2 s to import
     import networkx as nx
     import osmnx as ox
 

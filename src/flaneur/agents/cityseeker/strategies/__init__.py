@@ -110,6 +110,7 @@ def make_strategies(codes: Sequence[str], **params: Any) -> list[Strategy]:
         ``k``, ``theta``, ``b2_k``, ``hops``, ``radius_m``, ``recent``, ``b3_oracle``,
         ``cognition_model``.
     """
+    # the strategies import this package's base classes
     from flaneur.agents.cityseeker.strategies.backtrack import (
         ConfidenceBacktrack,
         HintedBacktrack,
