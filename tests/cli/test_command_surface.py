@@ -5,14 +5,19 @@
 from __future__ import annotations
 
 import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 import typer.main
 from typer.testing import CliRunner
 
-from flaneur.cli import app
+from flaneur.cli import app, main
+from flaneur.cli.repeats import check_repeated_out
+
+FLANEUR = str(Path(sys.executable).with_name("flaneur"))
 
 # Commands that report nothing to a script: `serve` runs a web server until stopped.
 NO_JSON = {"serve": "runs a web server until stopped; it reports nothing"}
@@ -78,11 +83,11 @@ def test_help_prints_and_names_json(name: str):
 
 def test_the_console_script_shows_o_as_out_and_refuses_an_option_given_to_it(tmp_path):
     shown = subprocess.run(
-        ["flaneur", "run", "--help"], capture_output=True, text=True, check=True, cwd=tmp_path
+        [FLANEUR, "run", "--help"], capture_output=True, text=True, check=True, cwd=tmp_path
     )
     assert "-o, --out" in shown.stdout
     given = subprocess.run(
-        ["flaneur", "run", "--agent", "random", "--tasks", "helsinki-needs-v1", "-o", "x.k=3"],
+        [FLANEUR, "run", "--agent", "random", "--tasks", "helsinki-needs-v1", "-o", "x.k=3"],
         capture_output=True,
         text=True,
         cwd=tmp_path,
@@ -91,3 +96,31 @@ def test_the_console_script_shows_o_as_out_and_refuses_an_option_given_to_it(tmp
     assert "looks like an option KEY=VALUE" in given.stderr
     assert "--option" in given.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "argv, named",
+    [
+        (["run", "--agent", "random", "--tasks", "t", "--out", "a", "-o", "b"], "(a, b)"),
+        (["virl", "aria", "p.yaml", "--out=a", "--out=b"], "(a, b)"),
+        (["bench", "vqa", "-o", "a", "--option", "k=1", "-o", "b"], "(a, b)"),
+    ],
+)
+def test_out_given_twice_is_refused_before_anything_runs(
+    argv, named, tmp_path, monkeypatch, capsys
+):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as ended:
+        main(argv)
+    assert ended.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "given 2 times" in err and named in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_other_options_may_repeat_the_last_value_wins():
+    root = typer.main.get_command(app)
+    check_repeated_out(root, ["run", "--option", "a=1", "--option", "b=2", "--json", "--json"])
+    check_repeated_out(root, ["run", "--concurrency", "1", "--concurrency", "3", "-o", "r"])
+    check_repeated_out(root, ["tasks", "generate", "x", "-T", "a=1", "-T", "b=2"])
+    check_repeated_out(root, ["bench", "vln", "-r", "oracle", "-r", "ocr"])

@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 
 import typer
+import typer.main
 
 from flaneur import __version__
 from flaneur.cli.agents import agents_command
@@ -20,6 +21,7 @@ from flaneur.cli.demo import demo_command
 from flaneur.cli.export import export_app
 from flaneur.cli.models import cache_app, fake_llm_command
 from flaneur.cli.render import render_command
+from flaneur.cli.repeats import check_repeated_out
 from flaneur.cli.report import report_command
 from flaneur.cli.run import run_command, validate_app
 from flaneur.cli.serve import serve_command
@@ -75,8 +77,11 @@ def main(argv: list[str] | None = None) -> None:
     with code 2; Ctrl-C exits 130; no failure prints a traceback (unless ``FLANEUR_DEBUG=1``).
     """
     try:
-        code = app(args=argv, prog_name="flaneur", standalone_mode=False)
+        command = typer.main.get_command(app)
+        check_repeated_out(command, sys.argv[1:] if argv is None else argv)
+        code = command(args=argv, prog_name="flaneur", standalone_mode=False)
     except BaseException as err:
+        # lazy: CLI start-up (docs/DESIGN.md, Imports)
         from flaneur.cli.failures import report_failure
 
         sys.exit(report_failure(err))
