@@ -5,8 +5,10 @@ the command line starts without the heavy modules those lazy imports keep out.""
 from __future__ import annotations
 
 import ast
+import shutil
 import subprocess
 import sys
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -95,3 +97,33 @@ def test_the_command_line_starts_without_the_modules_its_commands_load_lazily():
         [sys.executable, "-c", code, *heavy], capture_output=True, text=True, check=True
     )
     assert done.stdout.strip() == ""
+
+
+def test_the_wheel_holds_the_package_and_no_test_code(tmp_path):
+    source = tmp_path / "source"  # a copy: setuptools writes build/ into the tree it builds
+    skip = shutil.ignore_patterns("__pycache__", "*.egg-info")
+    shutil.copytree(SRC.parent, source / "src", ignore=skip)
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(SRC.parents[1] / name, source / name)
+    pip = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation"]
+    subprocess.run(
+        [*pip, str(source), "-w", str(tmp_path)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    (wheel,) = tmp_path.glob("flaneur-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "flaneur/__init__.py" in names and "flaneur/cli/__init__.py" in names
+    assert not [n for n in names if n.startswith(("tests/", "harness/", "benchmarks/"))]
+    test_code = ("hostile", "oracle_polic", "cityseeker_polic", "vqa_polic", "html_check")
+    assert not [n for n in names if any(part in n for part in test_code)]
+    testing = {Path(n).name for n in names if n.startswith("flaneur/testing/")}
+    assert testing == {
+        "__init__.py",
+        "fake_faults.py",
+        "fake_openai.py",
+        "fake_policies.py",
+        "goal_blind.py",
+        "street_scene.py",
+    }
