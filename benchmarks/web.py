@@ -49,6 +49,7 @@ from flaneur.report.run_report import load_run, paired_comparisons
 from flaneur.tasks.registry import load_task, register_task
 from flaneur.tasks.spec import TaskSpec
 from flaneur.web.browser import launch, missing_browser, play_with_keyboard
+from flaneur.web.guard import TOKEN_HEADER
 
 TASK = "helsinki-needs-v1"
 LONG_TASK = "helsinki-needs-long-v1"
@@ -122,6 +123,8 @@ def walk_40_steps(url: str, slots: list[int]) -> str:
     import httpx
 
     with httpx.Client(base_url=url, timeout=60) as client:
+        token = client.get("/api/settings").json()["token"]  # as the app's pages do
+        client.headers[TOKEN_HEADER] = token
         state = client.post("/api/play", json={"task": LONG_TASK, "player": "walker"}).json()
         for slot in slots:
             state = client.post(f"/api/play/{state['session']}", json={"slot": slot}).json()

@@ -10,6 +10,7 @@ from flaneur.env.toy import toy_city, toy_episodes
 from flaneur.evaluate.runner import RunConfig, run_benchmark
 from flaneur.tasks.registry import register_task
 from flaneur.tasks.spec import TaskSpec
+from harness.web_client import local_client
 
 TASK = "web-toy-v1"
 
@@ -53,10 +54,8 @@ def served(tmp_path_factory, toy_task):
 @pytest.fixture()
 def client(served, tmp_path):
     """A TestClient of the app serving ``served``; play and annotations go to ``tmp_path``."""
-    from starlette.testclient import TestClient
-
     from flaneur.web import create_app
 
     app = create_app([served], play_dir=tmp_path / "play", cache_dir=tmp_path / "views")
-    with TestClient(app) as test_client:
+    with local_client(app) as test_client:
         yield test_client

@@ -8,21 +8,20 @@ from flaneur.errors import FlaneurError
 from flaneur.evaluate.runlog import read_rows
 from flaneur.tasks.episode import read_episodes
 from flaneur.web.annotate import drawn_episode, snap
+from harness.web_client import local_client
 
 TASK = "helsinki-needs-v1"
 CONTEXT = "helsinki-needs-v1-0003"
 
 
 def test_a_drawn_helsinki_route_is_a_task_file_flaneur_run_takes(tmp_path, capsys):
-    from starlette.testclient import TestClient
-
     from flaneur.cli import main
     from flaneur.tasks.registry import load_task
     from flaneur.web import create_app
 
     city, _ = load_task(TASK)
     graph = city.graph
-    with TestClient(create_app([tmp_path])) as client:
+    with local_client(create_app([tmp_path])) as client:
         area = client.get("/api/draw", params={"task": TASK, "id": CONTEXT}).json()
         assert area["steps"] == [] and area["map"]["segments"]
         ids = list(area["map"]["nodes"])
@@ -54,7 +53,7 @@ def test_a_drawn_helsinki_route_is_a_task_file_flaneur_run_takes(tmp_path, capsy
         [
             "run",
             "--tasks",
-            saved["path"],
+            str(tmp_path / saved["path"]),
             "--agent",
             "oracle",
             "--out",

@@ -9,6 +9,7 @@ import pytest
 from flaneur.evaluate.runlog import read_rows
 from flaneur.report.run_report import load_run, paired_comparisons
 from flaneur.report.tables import paired_cells
+from harness.web_client import local_client
 
 TASK = "web-toy-v1"
 
@@ -69,8 +70,6 @@ def test_run_warnings_are_those_of_the_report(served, tmp_path):
     import os
     import shutil
 
-    from starlette.testclient import TestClient
-
     from flaneur.web import create_app
 
     shutil.copytree(served / "agents", tmp_path / "runs" / "agents")
@@ -78,7 +77,7 @@ def test_run_warnings_are_those_of_the_report(served, tmp_path):
     rows = log.read_text().splitlines(keepends=True)
     log.write_text("".join(rows[:-1]))  # one row fewer than the summary counts
     os.utime(tmp_path / "runs" / "agents" / "summary.json")  # not a live run
-    with TestClient(create_app([tmp_path / "runs"], play_dir=tmp_path)) as client:
+    with local_client(create_app([tmp_path / "runs"], play_dir=tmp_path)) as client:
         data = client.get("/api/runs/agents").json()
     assert data["warnings"] == load_run(tmp_path / "runs" / "agents").warnings != []
 

@@ -13,6 +13,7 @@ from PIL import Image
 from flaneur.evaluate.runner import RunConfig, run_benchmark
 from flaneur.views import GoogleStreetView, PanoramaFolder, ViewCache
 from flaneur.web.world import VIEW_SIZE
+from harness.web_client import local_client
 
 TASK = "web-toy-v1"
 
@@ -34,8 +35,6 @@ def _image(response) -> np.ndarray:
 
 
 def test_replay_shows_the_panoramas_of_a_panorama_run(toy_task, tmp_path):
-    from starlette.testclient import TestClient
-
     from flaneur.web import create_app
 
     city, _ = toy_task
@@ -52,7 +51,7 @@ def test_replay_shows_the_panoramas_of_a_panorama_run(toy_task, tmp_path):
         RunConfig(agents=("oracle",), tasks=(TASK,), limit=1), runs / "synth", progress="none"
     )
     expected = PanoramaFolder(panos, city.graph).view(ids[2], 123.45, fov=60, size=VIEW_SIZE)
-    with TestClient(create_app([runs], cache_dir=tmp_path / "views")) as client:
+    with local_client(create_app([runs], cache_dir=tmp_path / "views")) as client:
         params = {"task": TASK, "node": ids[2], "heading": "123.45", "fov": "60"}
         got = client.get("/api/view", params={**params, "run": "pano"})
         assert got.headers["x-flaneur-view"] == "panorama"
@@ -74,8 +73,6 @@ def test_replay_shows_the_panoramas_of_a_panorama_run(toy_task, tmp_path):
 
 def test_replay_shows_cached_google_views_without_fetching(toy_task, tmp_path, monkeypatch):
     """A google run's views come from the view cache only: no request, no key read."""
-    from starlette.testclient import TestClient
-
     from flaneur.web import create_app
 
     city, _ = toy_task
@@ -121,7 +118,7 @@ def test_replay_shows_cached_google_views_without_fetching(toy_task, tmp_path, m
         return original(request)
 
     monkeypatch.setattr(world, "_refuse", refuse)
-    with TestClient(create_app([runs], cache_dir=tmp_path / "views")) as client:
+    with local_client(create_app([runs], cache_dir=tmp_path / "views")) as client:
         base = {"run": "google", "task": TASK, "node": node, "fov": "60"}
         hit = client.get("/api/view", params={**base, "heading": "45"})
         assert hit.headers["x-flaneur-view"] == "google"

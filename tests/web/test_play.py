@@ -16,6 +16,7 @@ from flaneur.evaluate.runlog import read_rows
 from flaneur.report.run_report import load_run, paired_comparisons
 from flaneur.tasks.episode import read_episodes
 from flaneur.web.catalog import safe_name
+from harness.web_client import local_client
 
 TASK = "web-toy-v1"
 
@@ -86,8 +87,6 @@ def test_playing_beside_the_agents_of_a_run_gives_paired_tests(served, toy_task,
     """Human rows appended into an agents' run: `flaneur report RUN` pairs them with agents."""
     import shutil
 
-    from starlette.testclient import TestClient
-
     from flaneur.cli import main
     from flaneur.web import create_app
 
@@ -95,7 +94,7 @@ def test_playing_beside_the_agents_of_a_run_gives_paired_tests(served, toy_task,
     runs = tmp_path / "runs"
     shutil.copytree(served, runs)
     before = json.loads((runs / "agents" / "summary.json").read_text())
-    with TestClient(create_app([runs], play_dir=tmp_path / "play")) as client:
+    with local_client(create_app([runs], play_dir=tmp_path / "play")) as client:
         for episode in episodes:
             actions, _ = gold_rollout(TurnsScheme(city.graph), city.graph, episode)
             state = client.post(
@@ -193,12 +192,10 @@ def test_installed_script_gives_one_line_errors(tmp_path):
 
 def test_an_annotated_helsinki_route_runs_with_flaneur_run(tmp_path, capsys):
     """The annotation file of a registered Helsinki route is a task set `flaneur run` takes."""
-    from starlette.testclient import TestClient
-
     from flaneur.cli import main
     from flaneur.web import create_app
 
-    with TestClient(create_app([tmp_path])) as client:
+    with local_client(create_app([tmp_path])) as client:
         body = {
             "task": "helsinki-needs-v1",
             "episode_id": "helsinki-needs-v1-0003",
@@ -210,7 +207,7 @@ def test_an_annotated_helsinki_route_runs_with_flaneur_run(tmp_path, capsys):
         [
             "run",
             "--tasks",
-            saved["path"],
+            str(tmp_path / saved["path"]),
             "--agent",
             "oracle",
             "--out",
@@ -226,8 +223,6 @@ def test_an_annotated_helsinki_route_runs_with_flaneur_run(tmp_path, capsys):
 
 def test_headings_and_nodes_schemes_offer_their_choices(toy_task, tmp_path):
     """Play sessions in the other schemes: one choice per street / candidate node."""
-    from starlette.testclient import TestClient
-
     from flaneur.tasks.registry import register_task
     from flaneur.tasks.spec import TaskSpec
     from flaneur.web import create_app
@@ -245,7 +240,7 @@ def test_headings_and_nodes_schemes_offer_their_choices(toy_task, tmp_path):
             ),
             replace=True,
         )
-    with TestClient(create_app([tmp_path], play_dir=tmp_path)) as client:
+    with local_client(create_app([tmp_path], play_dir=tmp_path)) as client:
         state = client.post(
             "/api/play", json={"task": "web-toy-headings-v1", "episode_id": "toy-five-0"}
         ).json()

@@ -9,6 +9,7 @@ import pytest
 from flaneur.errors import FlaneurError
 from flaneur.evaluate.runlog import RunLog, read_rows
 from flaneur.report.run_report import load_run, paired_comparisons
+from harness.web_client import local_client
 
 TASK = "helsinki-needs-v1"
 
@@ -36,15 +37,13 @@ def _run(main, out, limit, *extra):
 def test_a_run_with_human_rows_resumes_and_reports_them(tmp_path, capsys):
     """Serve an agents' run, play two human episodes into it, resume it with more episodes:
     the human rows stay, the summary lists them, `flaneur report` pairs them with agents."""
-    from starlette.testclient import TestClient
-
     from flaneur.cli import main
     from flaneur.web import create_app
 
     runs = tmp_path / "runs"
     _run(main, runs / "agents", 2)
     capsys.readouterr()
-    with TestClient(create_app([runs], play_dir=tmp_path / "play")) as client:
+    with local_client(create_app([runs], play_dir=tmp_path / "play")) as client:
         for _ in range(2):
             state = client.post(
                 "/api/play", json={"task": TASK, "player": "eve", "into": "agents"}
@@ -76,7 +75,7 @@ def test_a_run_with_human_rows_resumes_and_reports_them(tmp_path, capsys):
     assert pair["paired"] == 2 and pair["a_success"] == 1.0 and pair["b_success"] == 0.0
 
     # the same folder takes more human play after the resume, and resumes again
-    with TestClient(create_app([runs], play_dir=tmp_path / "play")) as client:
+    with local_client(create_app([runs], play_dir=tmp_path / "play")) as client:
         state = client.post(
             "/api/play", json={"task": TASK, "player": "eve", "into": "agents"}
         ).json()

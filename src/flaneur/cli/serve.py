@@ -9,6 +9,7 @@ import typer
 from flaneur.cli.output import err_console
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+WILDCARD_HOSTS = ("0.0.0.0", "::", "")
 
 
 def serve_command(
@@ -56,6 +57,7 @@ def serve_command(
 
     from flaneur.web import create_app
 
+    everywhere = host in WILDCARD_HOSTS
     app = create_app(
         runs or [Path.cwd()],
         play_dir=play_dir,
@@ -63,12 +65,16 @@ def serve_command(
         data_dir=data_dir,
         task_files=tasks,
         tiles=tiles,
+        hosts=("*",) if everywhere else (*LOCAL_HOSTS, host),
     )
     if host not in LOCAL_HOSTS:
         err_console.print(
-            f"[yellow]warning: serving on {host}: anyone who can reach this "
-            "address can read the runs and write play rows[/]"
+            f"[yellow]warning: serving on {host}: anyone who can reach this address can read "
+            "the runs and open the pages"
+            + (" (and the Host check is off: any name is accepted)" if everywhere else "")
+            + "[/]"
         )
     shown = f"[{host}]" if ":" in host else host
     err_console.print(f"flaneur web app on http://{shown}:{port}/  (Ctrl-C stops it)")
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    # open event streams and requests get 2 s to finish after SIGTERM or Ctrl-C
+    uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=2)

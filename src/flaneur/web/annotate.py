@@ -147,7 +147,9 @@ class AnnotationStore:
         return out
 
     def save(self, episode: Episode, instruction: str, file: str, annotator: str) -> dict:
-        """Append the annotated episode to ``<file>.jsonl``; its id is ``<episode id>-<n>``."""
+        """Append the annotated episode to ``<file>.jsonl``; its id is ``<episode id>-<n>``.
+        The answer names the file relative to the play folder (the server's own paths are
+        never sent)."""
         text = " ".join(instruction.split())
         if not text:
             raise FlaneurError("the instruction is empty")
@@ -171,7 +173,7 @@ class AnnotationStore:
             write_episodes([*existing, new], path)
         return {
             "file": path.name,
-            "path": str(path),
+            "path": f"{self.folder.name}/{path.name}",  # in the play folder; never absolute
             "episode_id": new.id,
             "episodes": len(existing) + 1,
         }

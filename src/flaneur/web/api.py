@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -157,6 +158,8 @@ def view_routes(state: AppState) -> list[Route]:
             heading, fov = float(q.get("heading", "0")), float(q.get("fov", "60"))
         except ValueError:
             return error_response("heading and fov must be numbers", 400)
+        if not math.isfinite(heading):
+            return error_response("heading must be a finite number of degrees", 400)
         if not 10.0 <= fov <= 120.0:
             return error_response("fov must lie between 10 and 120 degrees", 400)
         summary, spec = None, ""
@@ -220,15 +223,16 @@ def play_routes(state: AppState) -> list[Route]:
         if request.method == "GET":
             return JSONResponse(_play_view(session))
         body = await _read_json(request)
-        with session.lock:
-            if body.get("stop"):
+        stop, given = body.get("stop"), body.get("slot")
+        if not isinstance(stop, bool | None):
+            return error_response("stop must be true or false", 400)
+        slot = given if isinstance(given, int) and not isinstance(given, bool) else None
+        if not stop and slot is None:
+            return error_response("slot must be an integer (an action's index)", 400)
+        async with session.lock:  # an asyncio lock: other requests go on while one waits
+            if stop or slot is None:
                 session.stop_early()
             else:
-                given: Any = body.get("slot")  # JSON: None when missing
-                try:
-                    slot = int(given)
-                except (TypeError, ValueError):
-                    return error_response("slot must be an integer", 400)
                 session.act(slot)
             out = _play_view(session)
             if session.row is not None and session.saved is None:
@@ -295,6 +299,10 @@ def annotate_routes(state: AppState) -> list[Route]:
 
     async def api_annotate(request: Request) -> Response:
         body = await _read_json(request)
+        texts = ("task", "instruction", "file", "annotator", "from", "to", "episode_id")
+        wrong = [k for k in texts if not isinstance(body.get(k, ""), str)]
+        if wrong:
+            return error_response(f"{wrong[0]} must be a string", 400)
         task = str(body.get("task", ""))
         if body.get("from") or body.get("to"):  # a drawn route: recomputed from its ends
             _, city, _ = await asyncio.to_thread(tasks.load, task)

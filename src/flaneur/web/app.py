@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -24,6 +25,7 @@ from flaneur.web.api import (
     view_routes,
 )
 from flaneur.web.catalog import RunCatalog
+from flaneur.web.guard import LOOPBACK_HOSTS, BodyTooLarge, RequestGuard, new_token
 from flaneur.web.play import PlayFolders
 from flaneur.web.world import TaskStore, ViewService
 
@@ -82,6 +84,7 @@ def create_app(
     task_files: list[Path] | None = None,
     poll_s: float = 0.5,
     tiles: str | None = None,
+    hosts: Iterable[str] = LOOPBACK_HOSTS,
 ) -> Starlette:
     """The web app.
 
@@ -103,8 +106,13 @@ def create_app(
     tiles
         URL template of a raster tile layer drawn under the street maps (``{z}/{x}/{y}``;
         default none: the app is offline and references no web address).
+    hosts
+        Host names the ``Host`` header may name (:class:`~flaneur.web.guard.RequestGuard`;
+        default the loopback names; ``("*",)`` accepts any, for a server bound to every
+        interface).
     """
     headers = security_headers(tiles)
+    token = new_token()
     catalog = RunCatalog([Path(p) for p in runs_dirs])
     root = Path(play_dir) if play_dir is not None else catalog.roots[0]
     root.mkdir(parents=True, exist_ok=True)
@@ -118,7 +126,7 @@ def create_app(
         poll_s=poll_s,
     )
     routes = [
-        *page_routes(headers, tiles),
+        *page_routes(headers, tiles, token),
         *runs_routes(state),
         *view_routes(state),
         *play_routes(state),
@@ -127,16 +135,21 @@ def create_app(
     ]
     app = Starlette(
         routes=routes,
-        exception_handlers={FlaneurError: _on_error},
-        middleware=[Middleware(SecurityHeaders, headers=headers)],
+        exception_handlers={FlaneurError: _on_error, BodyTooLarge: _on_too_large},
+        middleware=[
+            Middleware(RequestGuard, token=token, hosts=hosts),
+            Middleware(SecurityHeaders, headers=headers),
+        ],
     )
+    app.state.token = token
 
     app.state.catalog, app.state.sessions, app.state.play_root = catalog, state.sessions, root
     return app
 
 
-def page_routes(headers: dict[str, str], tiles: str | None) -> list[Route]:
-    """The HTML pages (:data:`PAGES`), the empty favicon and ``/api/settings``."""
+def page_routes(headers: dict[str, str], tiles: str | None, token: str) -> list[Route]:
+    """The HTML pages (:data:`PAGES`), the empty favicon and ``/api/settings`` (the tile
+    layer and the server's token, which the pages send on state-changing requests)."""
 
     def page(name: str):
         async def handler(request: Request) -> Response:
@@ -148,7 +161,7 @@ def page_routes(headers: dict[str, str], tiles: str | None) -> list[Route]:
         return Response(status_code=204)
 
     async def api_settings(request: Request) -> Response:
-        return JSONResponse({"tiles": tiles or None})
+        return JSONResponse({"tiles": tiles or None, "token": token})
 
     routes = [Route(path, page(name)) for path, name in PAGES.items()]
     routes.append(Route("/favicon.ico", favicon))
@@ -161,6 +174,10 @@ async def _on_error(request: Request, exc: Exception) -> Response:
     message = str(exc).splitlines()[0][:300]
     missing = message.startswith(("no ", "unknown ")) or " has no " in message
     return error_response(message, 404 if missing else 400)
+
+
+async def _on_too_large(request: Request, exc: Exception) -> Response:
+    return error_response(str(exc), 413)
 
 
 class SecurityHeaders:

@@ -11,6 +11,7 @@ compares the player with agents.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import os
@@ -112,7 +113,7 @@ class PlaySession:
         self.row: dict[str, Any] | None = None
         self.into = into
         self.saved: str | None = None
-        self.lock = threading.Lock()
+        self.lock = asyncio.Lock()  # per session; never held by a thread across an await
         self._resume(None)
 
     @property

@@ -24,8 +24,12 @@ async function getJSON(url, options) {
   return body;
 }
 
-function postJSON(url, body) {
-  return getJSON(url, {method: "POST", headers: {"Content-Type": "application/json"},
+// State-changing requests carry the server's token (from /api/settings, which only pages of
+// this server can read); the server refuses them without it.
+async function postJSON(url, body) {
+  const settings = await SETTINGS;
+  return getJSON(url, {method: "POST",
+                       headers: {"Content-Type": "application/json", "X-Flaneur-Token": settings.token || ""},
                        body: JSON.stringify(body)});
 }
 
