@@ -21,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).parent))  # helper modules beside the test
 from grid_data import write_grid_data
 
 from flaneur.evaluate.runlog import read_rows
+from flaneur.web.runs import run_status
 
 FLANEUR = Path(sys.executable).parent / "flaneur"
 ROUTES = 600
@@ -132,6 +133,9 @@ def test_sigkill_keeps_finished_rows_and_resume_gives_identical_rows(grid):
     kept = row_contents(out)
     assert len(kept) >= 0.4 * EPISODES
     assert set(kept) <= set(grid["full"])
+    status = run_status(out)  # what the web app shows: not "running", and how to go on
+    assert status["status"] == "interrupted"
+    assert status["resume"].startswith("flaneur run ") and status["resume"].endswith(" --resume")
     done = flaneur_run(grid, out, "--progress", "none", "--resume")
     assert done.returncode == 0, done.stderr
     assert row_contents(out) == grid["full"]

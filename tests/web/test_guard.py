@@ -209,3 +209,22 @@ def test_sigterm_stops_the_server_with_an_event_stream_open(served, tmp_path):
 def test_settings_hold_nothing_but_the_tiles_and_the_token(app):
     with local_client(app) as client:
         assert set(json.loads(client.get("/api/settings").text)) == {"tiles", "token"}
+
+
+@pytest.mark.parametrize("content, says", [(None, "not found"), (b"\x00\x01bin", "task format")])
+def test_serve_refuses_a_missing_or_binary_task_file_before_it_starts(tmp_path, content, says):
+    task_file = tmp_path / "tasks.jsonl"
+    if content is not None:
+        task_file.write_bytes(content)
+    flaneur = Path(sys.executable).with_name("flaneur")
+    args = [str(flaneur), "serve", str(tmp_path), "--tasks", str(task_file), "--port", "9"]
+    done = subprocess.run(args, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert str(task_file) in line and says in line
+
+
+def test_every_page_declares_a_viewport_for_phones(app):
+    with local_client(app) as client:
+        for page in ("/", "/replay", "/live", "/play", "/annotate"):
+            assert 'name="viewport"' in client.get(page).text

@@ -27,7 +27,7 @@ from flaneur.cli.task_options import (
     resolve_cli_tasks,
 )
 from flaneur.errors import FlaneurError
-from flaneur.evaluate.runlog import FINISHED
+from flaneur.evaluate.summary import failed_run_reason, finished_rows
 
 if TYPE_CHECKING:
     from flaneur.evaluate.runner import RunConfig, RunInterrupted
@@ -176,7 +176,7 @@ def _run_config(flags: ro.RunFlags) -> tuple[RunConfig, list[str]]:
 
 def _print_run_results(summary: dict[str, Any], out: Path, json_out: bool) -> None:
     """Print a finished run's summary (JSON, or tables and where the files are); exit 1 when
-    the run failed (:func:`failed_run_reason`)."""
+    the run failed (:func:`~flaneur.evaluate.summary.failed_run_reason`)."""
     if json_out:
         print_json(summary)
         exit_on_failed_run(summary)
@@ -184,30 +184,13 @@ def _print_run_results(summary: dict[str, Any], out: Path, json_out: bool) -> No
     # lazy: CLI start-up (docs/DESIGN.md, Imports)
     from flaneur.report.tables import results_tables
 
-    if summary.get("server_down") and not _finished_rows(summary):
+    if summary.get("server_down") and not finished_rows(summary):
         exit_on_failed_run(summary)  # nothing ran to the end: the reason alone, no table
     print_tables(results_tables(summary))
     console.print(f"rows: {out / 'episodes.jsonl'}, summary: {out / 'summary.json'}")
     if not summary["reportable"]:
         console.print("[yellow]--limit/--ids run: not reportable[/]")
     exit_on_failed_run(summary)
-
-
-def failed_run_reason(summary: dict[str, Any]) -> str | None:
-    """Why a finished run counts as failed: a dead model server, or every row errored."""
-    if summary.get("server_down"):
-        return str(summary["server_down"])
-    counts = summary.get("by_termination") or {}
-    if sum(counts.values()) and not _finished_rows(summary):
-        kinds = ", ".join(f"{n} {kind}" for kind, n in counts.items())
-        return f"every row of the run errored ({kinds}); see 'error' in episodes.jsonl"
-    return None
-
-
-def _finished_rows(summary: dict[str, Any]) -> int:
-
-    counts = summary.get("by_termination") or {}
-    return sum(n for kind, n in counts.items() if kind in FINISHED)
 
 
 def exit_on_failed_run(summary: dict[str, Any]) -> None:
@@ -452,7 +435,6 @@ def validate_gold(
 
 __all__ = [
     "exit_on_failed_run",
-    "failed_run_reason",
     "parse_agent_options",
     "report_interrupted",
     "run_command",

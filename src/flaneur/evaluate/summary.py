@@ -12,6 +12,10 @@ while some scheduled episode has no row (a run stopped by Ctrl-C, a kill or a to
 from __future__ import annotations
 
 import json
+import os
+import shlex
+import socket
+import sys
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -20,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from flaneur.evaluate.provenance import git_commit, package_versions
-from flaneur.evaluate.runlog import OUTSIDE_AGENTS
+from flaneur.evaluate.runlog import FINISHED, OUTSIDE_AGENTS
 from flaneur.metrics import summarize
 from flaneur.world.city import City
 
@@ -158,6 +162,23 @@ def outside_entries(
     return out
 
 
+def finished_rows(summary: dict[str, Any]) -> int:
+    """How many rows of a summary's run ended without an error (stopped or out of steps)."""
+    counts = summary.get("by_termination") or {}
+    return sum(n for kind, n in counts.items() if kind in FINISHED)
+
+
+def failed_run_reason(summary: dict[str, Any]) -> str | None:
+    """Why a finished run counts as failed: a dead model server, or every row errored."""
+    if summary.get("server_down"):
+        return str(summary["server_down"])
+    counts = summary.get("by_termination") or {}
+    if sum(counts.values()) and not finished_rows(summary):
+        kinds = ", ".join(f"{n} {kind}" for kind, n in counts.items())
+        return f"every row of the run errored ({kinds}); see 'error' in episodes.jsonl"
+    return None
+
+
 MANIFEST = "run.json"
 """File a run writes into its folder when it starts: what it plans (read by the live page)."""
 
@@ -173,10 +194,21 @@ def write_manifest(folder: Path, config: Any, plans: Sequence[Plan], to_run: int
         "total": sum(n for agents in planned.values() for n in agents.values()),
         "to_run": to_run,
         "started": time.time(),
+        # who runs it: a page tells a running run from one that died without a summary
+        "pid": os.getpid(),
+        "host": socket.gethostname(),
+        "command": console_command(),
     }
     tmp = folder / f"{MANIFEST}.tmp"
     tmp.write_text(json.dumps(manifest, indent=2, default=str), encoding="utf-8")
     tmp.replace(folder / MANIFEST)
+
+
+def console_command() -> str | None:
+    """The ``flaneur ...`` command line of this process, when it is the console script."""
+    if Path(sys.argv[0]).name != "flaneur":
+        return None
+    return shlex.join(["flaneur", *sys.argv[1:]])
 
 
 def write_summary(folder: Path, summary: dict[str, Any]) -> None:
@@ -190,6 +222,9 @@ def write_summary(folder: Path, summary: dict[str, Any]) -> None:
 __all__ = [
     "MANIFEST",
     "SUMMARY_VERSION",
+    "console_command",
+    "failed_run_reason",
+    "finished_rows",
     "outside_entries",
     "run_entry",
     "summarize_run",

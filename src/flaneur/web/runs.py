@@ -8,13 +8,16 @@ comparisons are those of ``flaneur report`` (:func:`flaneur.report.run_report.pa
 from __future__ import annotations
 
 import json
+import os
+import shlex
+import socket
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from flaneur.errors import FlaneurError
 from flaneur.evaluate.runlog import OUTSIDE_AGENTS, read_rows, row_key, row_success
-from flaneur.evaluate.summary import MANIFEST
+from flaneur.evaluate.summary import MANIFEST, failed_run_reason
 from flaneur.metrics import summarize
 from flaneur.report.run_report import RunData, load_run, paired_comparisons
 from flaneur.report.tables import (
@@ -91,6 +94,54 @@ def is_live(folder: Path) -> bool:
     return log.is_file() and log.stat().st_mtime > summary.stat().st_mtime + 1.0
 
 
+def process_alive(manifest: dict[str, Any]) -> bool:
+    """Whether the process a run's manifest names still runs (on this machine; a run started
+    on another host counts as alive, as nothing here can tell)."""
+    pid, host = manifest.get("pid"), manifest.get("host")
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    if host and host != socket.gethostname():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+def run_status(folder: Path) -> dict[str, Any]:
+    """What a run folder is now: ``status`` (``running``, ``finished``, ``interrupted`` or
+    ``failed``), with ``reason`` for a failed run and ``resume`` (the command to continue,
+    when the run was started from the console script) for an interrupted one.
+
+    A run is running while the process its manifest names is alive and the log is newer than
+    any summary; a run whose process is gone without a final summary, or whose summary says
+    it stopped part-way (Ctrl-C), is interrupted; a finished summary with a dead model server
+    or only errored rows is failed.
+    """
+    summary = read_summary(folder)
+    manifest = _manifest(folder)
+    if is_live(folder) and process_alive(manifest):
+        return {"status": "running"}
+    if summary is not None and not summary.get("partial") and not is_live(folder):
+        reason = failed_run_reason(summary)
+        return {"status": "failed", "reason": reason} if reason else {"status": "finished"}
+    command = manifest.get("command")
+    if isinstance(command, str) and "--resume" not in shlex.split(command):
+        command = f"{command} --resume"
+    return {"status": "interrupted", "resume": command if isinstance(command, str) else None}
+
+
+def _manifest(folder: Path) -> dict[str, Any]:
+    try:
+        loaded = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return loaded if isinstance(loaded, dict) else {}
+
+
 def _entries_from_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
@@ -129,6 +180,7 @@ def run_overview(entry: RunEntry) -> dict[str, Any]:
     agents = sorted({str(r.get("agent")) for r in rows})
     tasks = sorted({str(r.get("task")) for r in rows})
     progress = running_metrics(rows)
+    status = run_status(entry.folder)
     return {
         "key": entry.key,
         "name": entry.folder.name,
@@ -136,7 +188,8 @@ def run_overview(entry: RunEntry) -> dict[str, Any]:
         "tasks": tasks,
         "rows": len(rows),
         "success_rate": progress["success_rate"],
-        "live": is_live(entry.folder),
+        "live": status["status"] == "running",
+        **status,
         "model": summary.get("model"),
         "reportable": summary.get("reportable"),
         "modified": (entry.folder / "episodes.jsonl").stat().st_mtime
@@ -149,7 +202,8 @@ def run_tables(entry: RunEntry) -> dict[str, Any]:
     """Metric tables per task, per-category tables, paired comparisons and the episodes."""
     summary = read_summary(entry.folder) or {}
     rows, _ = read_rows(entry.folder / "episodes.jsonl")
-    live = is_live(entry.folder)
+    live = is_live(entry.folder)  # rows newer than the summary: tables from the rows
+    status = run_status(entry.folder)
     entries = _entries_from_rows(rows) if live or not summary.get("runs") else summary["runs"]
     tables = []
     labels = dict(METRIC_LABELS)
@@ -201,7 +255,8 @@ def run_tables(entry: RunEntry) -> dict[str, Any]:
     return {
         "key": entry.key,
         "name": entry.folder.name,
-        "live": live,
+        **status,
+        "live": status["status"] == "running",
         "labels": labels,
         "tables": tables,
         "paired_columns": list(PAIRED_COLUMNS),

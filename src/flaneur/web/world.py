@@ -61,12 +61,16 @@ class TaskStore:
     data_dir
         Datasets folder for sets that read one (default ``$FLANEUR_DATA``).
     task_files
-        Task files the app may load besides the registered ids (``flaneur serve --tasks``).
+        Task files the app may load besides the registered ids (``flaneur serve --tasks``);
+        each is checked here (exists, a known format), so a bad one stops the server before
+        it starts, naming the file.
     """
 
     def __init__(self, data_dir: Path | None = None, task_files: list[Path] | None = None):
         self.data_dir = data_dir
         self.task_files = {str(p): Path(p).expanduser().resolve() for p in task_files or ()}
+        for key, path in self.task_files.items():  # a missing or unreadable file fails now
+            file_spec(path, task_id=key)
         self._loaded: dict[str, tuple[TaskSpec, City, list[Episode]]] = {}
         self._lock = threading.Lock()
 

@@ -2,6 +2,13 @@
 nav("/");
 const main = document.getElementById("main");
 
+// A run's state as a short text: running, finished, failed (why), interrupted (resumable).
+function stateText(r) {
+  if (r.status === "failed") return `failed: ${r.reason}`;
+  if (r.status === "interrupted") return "interrupted (resumable)";
+  return r.status || (r.live ? "running" : "finished");
+}
+
 function replayLink(run, e) {
   return "/replay?" + new URLSearchParams({run, task: e.task, agent: e.agent, id: e.episode_id});
 }
@@ -11,8 +18,11 @@ async function showRun(key) {
   try {
     const run = await getJSON(`/api/runs/${encodeURIComponent(key)}`);
     box.replaceChildren(el("h2", {text: `run ${run.name}`}),
-      el("p", {class: "muted", text: `${run.progress.rows} rows · seed ${fmt(run.seed)} · model ${fmt(run.model)}` +
-        (run.live ? " · in progress" : "")}));
+      el("p", {class: "muted", text: `${run.progress.rows} rows · seed ${fmt(run.seed)} · model ${fmt(run.model)} · ${stateText(run)}`}));
+    if (run.status === "interrupted") {
+      box.append(el("p", {}, run.resume ? "to finish it: " : "to finish it, rerun its command with --resume",
+        run.resume ? el("code", {text: run.resume}) : null));
+    }
     for (const w of run.warnings || []) box.append(el("p", {class: "bad", text: `warning: ${w}`}));
     if (run.live) box.append(el("p", {}, el("a", {href: "/live?run=" + encodeURIComponent(key), text: "watch live"})));
     const keys = Object.keys(run.labels).filter((k) => run.tables.some((t) => t.means[k] !== undefined && t.means[k] !== null));
@@ -53,7 +63,7 @@ async function start() {
     if (!runs.length) main.append(el("p", {text: "No run folders here yet: run `flaneur run ... --out DIR` in a served folder."}));
     main.append(sortableTable(["run", "agents", "tasks", "rows", "success", "state"],
       runs.map((r) => ({r, cells: [r.name, r.agents.join(", "), r.tasks.join(", "), r.rows,
-        r.success_rate, r.live ? "in progress" : "finished"]})),
+        r.success_rate, stateText(r)]})),
       (row) => { history.replaceState(null, "", "/?run=" + encodeURIComponent(row.r.key)); showRun(row.r.key); }));
     main.append(el("div", {id: "run"}));
     const wanted = new URLSearchParams(location.search).get("run") || (runs[0] && runs[0].key);
