@@ -27,7 +27,7 @@ from flaneur.cli.task_options import (
     resolve_cli_tasks,
 )
 from flaneur.errors import FlaneurError
-from flaneur.evaluate.summary import failed_run_reason, finished_rows
+from flaneur.evaluate.runlog import failed_run_reason, finished_rows
 
 if TYPE_CHECKING:
     from flaneur.evaluate.runner import RunConfig, RunInterrupted
@@ -176,7 +176,7 @@ def _run_config(flags: ro.RunFlags) -> tuple[RunConfig, list[str]]:
 
 def _print_run_results(summary: dict[str, Any], out: Path, json_out: bool) -> None:
     """Print a finished run's summary (JSON, or tables and where the files are); exit 1 when
-    the run failed (:func:`~flaneur.evaluate.summary.failed_run_reason`)."""
+    the run failed (:func:`~flaneur.evaluate.runlog.failed_run_reason`)."""
     if json_out:
         print_json(summary)
         exit_on_failed_run(summary)

@@ -176,3 +176,20 @@ class RunLog:
         self.sync()
         with self._lock:
             self._handle.close()
+
+
+def finished_rows(summary: dict[str, Any]) -> int:
+    """How many rows of a summary's run ended without an error (stopped or out of steps)."""
+    counts = summary.get("by_termination") or {}
+    return sum(n for kind, n in counts.items() if kind in FINISHED)
+
+
+def failed_run_reason(summary: dict[str, Any]) -> str | None:
+    """Why a finished run counts as failed: a dead model server, or every row errored."""
+    if summary.get("server_down"):
+        return str(summary["server_down"])
+    counts = summary.get("by_termination") or {}
+    if sum(counts.values()) and not finished_rows(summary):
+        kinds = ", ".join(f"{n} {kind}" for kind, n in counts.items())
+        return f"every row of the run errored ({kinds}); see 'error' in episodes.jsonl"
+    return None

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from flaneur.evaluate.provenance import git_commit, package_versions
-from flaneur.evaluate.runlog import FINISHED, OUTSIDE_AGENTS
+from flaneur.evaluate.runlog import OUTSIDE_AGENTS
 from flaneur.metrics import summarize
 from flaneur.world.city import City
 
@@ -162,23 +162,6 @@ def outside_entries(
     return out
 
 
-def finished_rows(summary: dict[str, Any]) -> int:
-    """How many rows of a summary's run ended without an error (stopped or out of steps)."""
-    counts = summary.get("by_termination") or {}
-    return sum(n for kind, n in counts.items() if kind in FINISHED)
-
-
-def failed_run_reason(summary: dict[str, Any]) -> str | None:
-    """Why a finished run counts as failed: a dead model server, or every row errored."""
-    if summary.get("server_down"):
-        return str(summary["server_down"])
-    counts = summary.get("by_termination") or {}
-    if sum(counts.values()) and not finished_rows(summary):
-        kinds = ", ".join(f"{n} {kind}" for kind, n in counts.items())
-        return f"every row of the run errored ({kinds}); see 'error' in episodes.jsonl"
-    return None
-
-
 MANIFEST = "run.json"
 """File a run writes into its folder when it starts: what it plans (read by the live page)."""
 
@@ -223,8 +206,6 @@ __all__ = [
     "MANIFEST",
     "SUMMARY_VERSION",
     "console_command",
-    "failed_run_reason",
-    "finished_rows",
     "outside_entries",
     "run_entry",
     "summarize_run",

@@ -10,7 +10,7 @@ import asyncio
 import json
 import math
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ from flaneur.errors import FlaneurError
 from flaneur.evaluate.runlog import read_rows, row_success
 from flaneur.web.annotate import AnnotationStore, drawn_episode
 from flaneur.web.catalog import RunCatalog, safe_name
+from flaneur.web.folder_cache import FolderCache
 from flaneur.web.play import PlayFolders, PlaySession
 from flaneur.web.replay import replay_data
 from flaneur.web.runs import (
@@ -60,6 +61,9 @@ class AppState:
         Open play sessions by id.
     poll_s
         How often the live stream looks for new rows, in seconds.
+    cache
+        Runs lists and tables computed from run folders, kept while their files are
+        unchanged.
     """
 
     catalog: RunCatalog
@@ -69,6 +73,7 @@ class AppState:
     notes: AnnotationStore
     sessions: dict[str, PlaySession]
     poll_s: float
+    cache: FolderCache = field(default_factory=FolderCache)
 
 
 def error_response(message: str, status: int = 404) -> JSONResponse:
@@ -80,12 +85,15 @@ def runs_routes(state: AppState) -> list[Route]:
     """``/api/runs``: the served runs, one run's tables, one episode's replay, the live stream."""
     catalog, tasks = state.catalog, state.tasks
 
+    def overviews() -> list[dict[str, Any]]:
+        return [run_overview(e, state.cache) for e in catalog.runs().values()]
+
     async def api_runs(request: Request) -> Response:
-        return JSONResponse([run_overview(e) for e in catalog.runs().values()])
+        return JSONResponse(await asyncio.to_thread(overviews))  # off the event loop
 
     async def api_run(request: Request) -> Response:
         entry = catalog.get(request.path_params["key"])
-        return JSONResponse(await asyncio.to_thread(run_tables, entry))
+        return JSONResponse(await asyncio.to_thread(run_tables, entry, state.cache))
 
     def _row(request: Request) -> tuple[dict[str, Any], dict[str, Any]]:
         entry = catalog.get(request.path_params["key"])

@@ -16,8 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from flaneur.errors import FlaneurError
-from flaneur.evaluate.runlog import OUTSIDE_AGENTS, read_rows, row_key, row_success
-from flaneur.evaluate.summary import MANIFEST, failed_run_reason
+from flaneur.evaluate.runlog import (
+    OUTSIDE_AGENTS,
+    failed_run_reason,
+    read_rows,
+    row_key,
+    row_success,
+)
+from flaneur.evaluate.summary import MANIFEST
 from flaneur.metrics import summarize
 from flaneur.report.run_report import RunData, load_run, paired_comparisons
 from flaneur.report.tables import (
@@ -28,6 +34,7 @@ from flaneur.report.tables import (
     run_figures,
 )
 from flaneur.web.catalog import RunEntry, running_metrics
+from flaneur.web.folder_cache import FolderCache
 
 
 def read_summary(folder: Path) -> dict[str, Any] | None:
@@ -173,23 +180,27 @@ def _all_means(group: dict[str, Any]) -> dict[str, float | None]:
     return {k: (v or {}).get("mean") for k, v in (group.get("metrics") or {}).items()}
 
 
-def run_overview(entry: RunEntry) -> dict[str, Any]:
-    """One line of the runs list."""
+def run_overview(entry: RunEntry, cache: FolderCache | None = None) -> dict[str, Any]:
+    """One line of the runs list (read from the files through ``cache`` when given; the
+    state is always looked at afresh)."""
+    cache = cache or FolderCache(0)
+    status = run_status(entry.folder)
+    kept = cache.get("overview", entry.folder, lambda: _overview(entry))
+    return {**kept, "key": entry.key, **status, "live": status["status"] == "running"}
+
+
+def _overview(entry: RunEntry) -> dict[str, Any]:
     summary = read_summary(entry.folder) or {}
     rows, _ = read_rows(entry.folder / "episodes.jsonl")
     agents = sorted({str(r.get("agent")) for r in rows})
     tasks = sorted({str(r.get("task")) for r in rows})
     progress = running_metrics(rows)
-    status = run_status(entry.folder)
     return {
-        "key": entry.key,
         "name": entry.folder.name,
         "agents": agents,
         "tasks": tasks,
         "rows": len(rows),
         "success_rate": progress["success_rate"],
-        "live": status["status"] == "running",
-        **status,
         "model": summary.get("model"),
         "reportable": summary.get("reportable"),
         "modified": (entry.folder / "episodes.jsonl").stat().st_mtime
@@ -198,12 +209,19 @@ def run_overview(entry: RunEntry) -> dict[str, Any]:
     }
 
 
-def run_tables(entry: RunEntry) -> dict[str, Any]:
-    """Metric tables per task, per-category tables, paired comparisons and the episodes."""
+def run_tables(entry: RunEntry, cache: FolderCache | None = None) -> dict[str, Any]:
+    """Metric tables per task, per-category tables, paired comparisons and the episodes
+    (read from the files through ``cache`` when given; the state is looked at afresh)."""
+    cache = cache or FolderCache(0)
+    status = run_status(entry.folder)
+    kept = cache.get("tables", entry.folder, lambda: _tables(entry))
+    return {**kept, "key": entry.key, **status, "live": status["status"] == "running"}
+
+
+def _tables(entry: RunEntry) -> dict[str, Any]:
     summary = read_summary(entry.folder) or {}
     rows, _ = read_rows(entry.folder / "episodes.jsonl")
     live = is_live(entry.folder)  # rows newer than the summary: tables from the rows
-    status = run_status(entry.folder)
     entries = _entries_from_rows(rows) if live or not summary.get("runs") else summary["runs"]
     tables = []
     labels = dict(METRIC_LABELS)
@@ -253,10 +271,7 @@ def run_tables(entry: RunEntry) -> dict[str, Any]:
         for r in rows
     ]
     return {
-        "key": entry.key,
         "name": entry.folder.name,
-        **status,
-        "live": status["status"] == "running",
         "labels": labels,
         "tables": tables,
         "paired_columns": list(PAIRED_COLUMNS),
