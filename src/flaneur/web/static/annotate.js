@@ -5,12 +5,12 @@ const main = document.getElementById("main");
 // The route viewer: map, step slider, the view along the route, the instruction box, save.
 function showSteps(box, route, task, extra, note) {
   const map = streetMap(route.map, [{nodes: route.steps.map((s) => s.node), colour: "#2b6cb0", width: 5, dots: route.goals}]);
-  const slider = el("input", {type: "range", min: 0, max: route.steps.length - 1, value: 0, id: "step"});
+  const slider = el("input", {type: "range", min: 0, max: route.steps.length - 1, value: 0, id: "step", "aria-label": "step along the route"});
   const views = el("div", {class: "views", id: "views"});
   const label = el("span", {id: "step-label"});
-  const text = el("textarea", {id: "instruction", placeholder: "Write the directions a person needs to walk this route…"});
-  const name = el("input", {id: "file", value: "annotations"});
-  const who = el("input", {id: "annotator", placeholder: "your name", value: localStorage.getItem("flaneur-player") || ""});
+  const text = el("textarea", {id: "instruction", "aria-label": "your instruction", placeholder: "Write the directions a person needs to walk this route…"});
+  const name = el("input", {id: "file", value: "annotations", "aria-label": "file name"});
+  const who = el("input", {id: "annotator", "aria-label": "your name", placeholder: "your name", value: localStorage.getItem("flaneur-player") || ""});
   const saved = el("p", {id: "saved", class: "muted"});
   const save = el("button", {id: "save", text: "save", on: {click: async () => {
     try {
@@ -75,10 +75,10 @@ async function showDraw(task, id) {
 
 async function start() {
   const tasks = await getJSON("/api/tasks");
-  const task = el("select", {id: "task"});
+  const task = el("select", {id: "task", "aria-label": "task set"});
   for (const t of tasks) task.append(el("option", {value: t.id, text: t.id}));
-  const episode = el("select", {id: "episode"});
-  const mode = el("select", {id: "mode"}, el("option", {value: "route", text: "its route"}),
+  const episode = el("select", {id: "episode", "aria-label": "episode"});
+  const mode = el("select", {id: "mode", "aria-label": "route to annotate"}, el("option", {value: "route", text: "its route"}),
     el("option", {value: "draw", text: "a route I draw on the map around it"}));
   const wanted = new URLSearchParams(location.search);
   if (wanted.get("task")) task.value = wanted.get("task");

@@ -30,7 +30,7 @@ async function watch(key) {
 
 async function start() {
   const runs = await getJSON("/api/runs");
-  const pick = el("select", {id: "run"});
+  const pick = el("select", {id: "run", "aria-label": "run"});
   for (const r of runs) pick.append(el("option", {value: r.key, text: `${r.name}${r.live ? " (in progress)" : ""}`}));
   const wanted = new URLSearchParams(location.search).get("run") || (runs.find((r) => r.live) || runs[0] || {}).key;
   if (wanted) pick.value = wanted;

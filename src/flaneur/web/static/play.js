@@ -7,11 +7,11 @@ let state = null;
 let busy = false;
 
 function setup([tasks, runs]) {
-  const player = el("input", {id: "player", placeholder: "your name", value: localStorage.getItem("flaneur-player") || ""});
-  const task = el("select", {id: "task"});
+  const player = el("input", {id: "player", "aria-label": "your name", placeholder: "your name", value: localStorage.getItem("flaneur-player") || ""});
+  const task = el("select", {id: "task", "aria-label": "task set"});
   for (const t of tasks) task.append(el("option", {value: t.id, text: `${t.id} (${t.scheme || "file"})`}));
-  const episode = el("select", {id: "episode"});
-  const into = el("select", {id: "into", title: "where your finished episodes are saved"},
+  const episode = el("select", {id: "episode", "aria-label": "episode"});
+  const into = el("select", {id: "into", "aria-label": "where to save", title: "where your finished episodes are saved"},
     el("option", {value: "", text: "my own run folder (human-<name>)"}));
   for (const r of runs) if (!r.live) into.append(el("option", {value: r.key, text: `beside the agents of run ${r.name}`}));
   const fill = async () => {
