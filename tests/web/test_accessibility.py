@@ -85,3 +85,25 @@ def test_the_checker_finds_a_violation_when_there_is_one(site):
     found = serious_violations(page)
     assert any(v.startswith("label") for v in found)
     assert any(v.startswith("color-contrast") for v in found)
+
+
+def test_the_runs_page_works_from_the_keyboard_and_announces_its_sort(site):
+    page = site["page"]
+    page.goto(site["url"] + "/?run=agents")
+    page.wait_for_selector("#run h3")
+    table = page.locator("#run table").first
+    header = table.get_by_role("columnheader", name="TC", exact=True)
+    assert header.get_attribute("aria-sort") == "none"
+    header.get_by_role("button").focus()
+    page.keyboard.press("Enter")
+    assert header.get_attribute("aria-sort") == "ascending"
+    page.keyboard.press("Space")
+    assert header.get_attribute("aria-sort") == "descending"
+    assert table.locator("tbody tr").first.locator("td").first.text_content() == "oracle"
+    others = table.locator("th[aria-sort='none']")
+    assert others.count() == table.locator("th").count() - 1
+    episodes = page.locator("#run table").last
+    episodes.locator("tbody tr").first.focus()
+    page.keyboard.press("Enter")
+    page.wait_for_selector("body[data-ready]")
+    assert "/replay?" in page.url

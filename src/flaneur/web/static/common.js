@@ -53,6 +53,9 @@ function showError(where, err) {
 }
 
 // A table whose columns sort on click (numbers numerically, "-" last).
+// A table sorted by clicking (or pressing Enter or Space on) a column's header button; the
+// sorted column carries aria-sort and an arrow. Rows with `onRow` open with a click or with
+// Enter when focused (Tab reaches them).
 function sortableTable(heads, rows, onRow) {
   const table = el("table");
   const headRow = el("tr");
@@ -63,11 +66,17 @@ function sortableTable(heads, rows, onRow) {
     for (const row of rows) {
       const tr = el("tr");
       row.cells.forEach((cell) => tr.append(el("td", {text: fmt(cell), class: row.cls || ""})));
-      if (onRow) { tr.style.cursor = "pointer"; tr.addEventListener("click", () => onRow(row)); }
+      if (onRow) {
+        tr.style.cursor = "pointer";
+        tr.tabIndex = 0;
+        tr.addEventListener("click", () => onRow(row));
+        tr.addEventListener("keydown", (ev) => { if (ev.key === "Enter") onRow(row); });
+      }
       body.append(tr);
     }
   };
-  heads.forEach((head, i) => headRow.append(el("th", {text: head, title: "sort", on: {click: () => {
+  const cells = heads.map((head) => el("th", {"aria-sort": "none"}));
+  const sortBy = (i) => {
     order = {col: i, dir: order.col === i ? -order.dir : 1};
     rows.sort((a, b) => {
       const x = a.cells[i], y = b.cells[i];
@@ -76,8 +85,19 @@ function sortableTable(heads, rows, onRow) {
       if (y === null || y === undefined || y === "-") return -1;
       return (typeof x === "number" && typeof y === "number" ? x - y : String(x).localeCompare(String(y))) * order.dir;
     });
+    cells.forEach((th, k) => {
+      const sorted = k === order.col ? (order.dir > 0 ? "ascending" : "descending") : "none";
+      th.setAttribute("aria-sort", sorted);
+      th.querySelector(".arrow").textContent = sorted === "none" ? "" : (sorted === "ascending" ? " ▲" : " ▼");
+    });
     draw();
-  }}})));
+  };
+  heads.forEach((head, i) => {  // the button's click (a key press too) reaches the header
+    cells[i].append(el("button", {type: "button", class: "sort", title: `sort by ${head}`},
+      head, el("span", {class: "arrow", "aria-hidden": "true"})));
+    cells[i].addEventListener("click", () => sortBy(i));
+    headRow.append(cells[i]);
+  });
   table.append(el("thead", {}, headRow), body);
   draw();
   return table;
