@@ -18,7 +18,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -211,22 +211,27 @@ def _element_tags(row: Mapping[str, Any]) -> dict[str, str]:
     return tags
 
 
+def _located(frame: Any) -> Iterator[tuple[str, dict[str, str], Any]]:
+    """``(id, tags, point)`` of each element of a pyrosm frame that has a geometry: nodes
+    as they are, ways and relations at a point inside them."""
+    for row in frame.to_dict("records"):
+        geom = row.get("geometry")
+        if geom is None or geom.is_empty:
+            continue
+        point = geom if geom.geom_type == "Point" else geom.representative_point()
+        yield f"{row.get('osm_type', 'node')}/{row['id']}", _element_tags(row), point
+
+
 def furniture_from_osm(osm: Any) -> Furniture:
     """Street furniture of an opened pyrosm extract (nodes, and ways at a point inside)."""
     frame = osm.get_pois(custom_filter=OSM_FURNITURE_FILTER)
     if frame is None or len(frame) == 0:
         return Furniture.empty()
     records = []
-    for row in frame.to_dict("records"):
-        geom = row.get("geometry")
-        if geom is None or geom.is_empty:
-            continue
-        kind = furniture_kind(_element_tags(row))
-        if kind is None:
-            continue
-        point = geom if geom.geom_type == "Point" else geom.representative_point()
-        ident = f"{row.get('osm_type', 'node')}/{row['id']}"
-        records.append({"id": ident, "kind": kind, "lat": point.y, "lng": point.x})
+    for ident, tags, point in _located(frame):
+        kind = furniture_kind(tags)
+        if kind is not None:
+            records.append({"id": ident, "kind": kind, "lat": point.y, "lng": point.x})
     records.sort(key=lambda r: r["id"])
     return Furniture.from_records(records)
 
@@ -237,15 +242,10 @@ def places_from_osm(osm: Any) -> Places:
     if pois is None or len(pois) == 0:
         return Places.empty()
     records = []
-    for row in pois.to_dict("records"):
-        geom = row.get("geometry")
-        if geom is None or geom.is_empty:
-            continue
-        point = geom if geom.geom_type == "Point" else geom.representative_point()
-        tags = _element_tags(row)
+    for ident, tags, point in _located(pois):
         records.append(
             {
-                "id": f"{row.get('osm_type', 'node')}/{row['id']}",
+                "id": ident,
                 "name": tags.get("name", ""),
                 "lat": point.y,
                 "lng": point.x,
