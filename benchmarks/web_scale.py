@@ -9,8 +9,9 @@ Usage::
    under new ids) into one run folder of 1,600 rows, and copies it to ``--runs`` folders.
 2. Starts ``flaneur serve`` on them (the console script, its own process) and times,
    medians of ``--repeats``: ``GET /api/runs`` (the runs list), ``GET /api/runs/<key>`` (one
-   run's tables and episodes; the first answer of each, which reads the logs, apart as
-   ``*_cold_ms``), and in Chromium (Playwright, Debian's ``/usr/bin/chromium``)
+   run's tables; the first answer of each, which reads the logs, apart as ``*_cold_ms``),
+   ``GET /api/runs/<key>/episodes`` with two filters, the CSV export of the whole run, and
+   in Chromium (Playwright, Debian's ``/usr/bin/chromium``)
    the runs page opened on that run until its 1,600-row episode table is drawn
    (``performance.now()`` after navigation).
 3. Loads the built-in Helsinki city through a street view request and reads the server's
@@ -75,7 +76,7 @@ def page_ms(base: str, key: str, repeats: int) -> list[float]:
 
     chromium = os.environ.get("FLANEUR_CHROMIUM", "/usr/bin/chromium")
     rows = 2 * ROWS_PER_AGENT
-    count = "document.querySelectorAll('#run table:last-of-type tbody tr').length"
+    count = "document.querySelectorAll('#episodes tbody tr').length"
     out = []
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium)
@@ -125,6 +126,15 @@ def measure(root: Path, repeats: int) -> dict:
             "api_runs_ms": _median_ms(lambda: client.get("/api/runs").raise_for_status(), repeats),
             "api_run_ms": _median_ms(
                 lambda: client.get(f"/api/runs/{key}").raise_for_status(), repeats
+            ),
+            "api_episodes_filtered_ms": _median_ms(
+                lambda: client.get(
+                    f"/api/runs/{key}/episodes", params={"agent": "forward", "success": "no"}
+                ).raise_for_status(),
+                repeats,
+            ),
+            "api_export_csv_ms": _median_ms(
+                lambda: client.get(f"/api/runs/{key}/export").raise_for_status(), repeats
             ),
             "runs_page_drawn_ms": page_ms(base, key, repeats),
         }

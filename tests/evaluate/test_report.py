@@ -38,6 +38,10 @@ def test_compare_runs_counts_wins_and_losses_by_hand():
     assert c["paired"] == 4  # e5 and e6 are not in both
     assert (c["wins"], c["losses"], c["both_succeed"], c["both_fail"]) == (1, 1, 1, 1)
     assert c["win_ids"] == ["e2"] and c["loss_ids"] == ["e3"]
+    # the paired test: 2 of 4 succeed in each run, one win, one loss: no difference
+    assert c["task"] == "t" and (c["a"], c["b"]) == ("a:a", "b:a")
+    assert (c["a_success"], c["b_success"], c["diff"], c["p_value"]) == (0.5, 0.5, 0.0, 1.0)
+    assert c["diff_low"] < 0 < c["diff_high"]
 
 
 def test_report_has_tables_chart_maps_and_logs(tmp_path):

@@ -27,3 +27,12 @@ def test_fields_and_labels_come_from_the_table():
 def test_the_docs_define_every_field():
     documented = set(re.findall(r"^\| `(\w+)` \|", DOCS.read_text(encoding="utf-8"), re.M))
     assert set(METRIC_FIELDS) <= documented, sorted(set(METRIC_FIELDS) - documented)
+
+
+def test_the_docs_table_says_what_the_glossary_says():
+    """docs/metrics.md's definition and source columns are the Metric's (the web app's
+    glossary shows the Metric's)."""
+    rows = re.findall(r"^\| `(\w+)` \| [^|]* \| (.*) \| ([^|]*) \|$", DOCS.read_text("utf-8"), re.M)
+    documented = {key: (definition, source) for key, definition, source in rows}
+    for metric in METRICS:
+        assert documented[metric.key] == (metric.definition, metric.source), metric.key

@@ -54,6 +54,8 @@ PAGES = {
     "live": ("/live?run=agents", "#progress, main"),
     "play": ("/play", "main"),
     "annotate": ("/annotate", "main"),
+    "glossary": ("/glossary", "body[data-ready]"),
+    "compare": ("/compare?run=agents&run=second", "body[data-ready]"),
 }
 
 

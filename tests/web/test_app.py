@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from pytest import approx
 
 from flaneur.evaluate.runlog import read_rows
 from flaneur.report.run_report import load_run, paired_comparisons
@@ -57,12 +58,14 @@ def test_runs_list_and_tables(client, served):
     assert runs["agents"]["live"] is False
     data = client.get("/api/runs/agents").json()
     oracle = next(t for t in data["tables"] if t["agent"] == "oracle")
-    assert oracle["rows"] == 10 and oracle["means"]["tc"] == 1.0
+    assert oracle["rows"] == 10 and oracle["figures"]["tc"]["mean"] == 1.0
+    assert oracle["figures"]["tc"]["n"] == 10 and oracle["figures"]["tc"]["ci95"][1] == approx(1.0)
     assert set(oracle["categories"]) == {"route", "revisit", "goal"}
     assert oracle["categories"]["route"]["episodes"] == 6
     expected = [paired_cells(c) for c in paired_comparisons(load_run(served / "agents"))]
     assert [p["cells"] for p in data["paired"]] == expected  # the report's comparison
-    assert len(data["episodes"]) == 20 and data["progress"]["rows"] == 20
+    assert data["totals"]["rows"] == 20 and data["progress"]["rows"] == 20
+    assert data["facets"]["agent"] == ["forward", "oracle"]
     assert data["warnings"] == []
 
 

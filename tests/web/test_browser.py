@@ -63,6 +63,39 @@ def test_runs_page_tables_sort_and_link(site):
     assert "replay" in page.url and site["errors"] == []
 
 
+def test_runs_page_filters_exports_charts_and_compares(site):
+    page = site["page"]
+    page.goto(site["url"] + "/?run=agents")
+    page.wait_for_selector("body[data-ready]")
+    lines = page.locator("main > div.scroll table tbody tr")
+    assert lines.count() == 3  # agents: forward and oracle; second: oracle
+    assert page.locator("main > div.scroll table", has_text="[").count() == 1  # intervals
+    assert page.locator("#episode-count").text_content().startswith("20 episodes shown")
+    page.select_option("select[name=agent]", "oracle")
+    page.wait_for_function("document.querySelector('#episode-count').textContent.startsWith('10 ')")
+    href = page.locator("#exports a", has_text="CSV").get_attribute("href")
+    assert "agent=oracle" in href and "format=csv" in href
+    page.fill("input[name=q]", "fork-0")
+    page.wait_for_function("!document.querySelector('#episode-count').textContent.startsWith('10 ')")
+    shown = page.locator("#episodes tbody tr")
+    assert shown.count() >= 1 and all("fork-0" in t for t in shown.all_text_contents())
+    chart = page.locator("img.chart").first
+    chart.wait_for()
+    page.wait_for_function("document.querySelector('img.chart').naturalWidth > 0")
+    assert "TC by category" in chart.get_attribute("alt")
+    head = page.locator("#run table").first.get_by_role("button", name="TC", exact=True)
+    assert "goal" in head.get_attribute("title")  # the glossary's definition
+    page.screenshot(path=site["root"] / "runs-filtered.png", full_page=True)
+    page.check("#cmp-agents")
+    page.check("#cmp-second")
+    page.click("#compare-link")
+    page.wait_for_selector("body[data-ready]")
+    assert page.locator("h3", has_text="paired comparison of the runs").count() == 1
+    assert page.locator("table tbody tr", has_text="second:oracle").count() == 1
+    page.screenshot(path=site["root"] / "compare.png", full_page=True)
+    assert site["errors"] == []
+
+
 def test_replay_steps_with_keyboard_and_shows_views(site):
     page = site["page"]
     page.goto(site["url"] + f"/replay?run=agents&task={TASK}&agent=oracle&id=toy-fork-0")
@@ -98,7 +131,9 @@ def test_live_page_shows_rows_as_they_are_appended(site):
     page.wait_for_function("document.getElementById('count').textContent.startsWith('7 of')")
     assert page.text_content("#count") == "7 of 10 episodes"
     assert page.get_attribute("#bar", "value") == "7" and page.get_attribute("#bar", "max") == "10"
-    assert "7 rows · 7 successes (100.0%)" in page.text_content("#progress")
+    assert "7 rows · 7 successes" in page.text_content("#progress")
+    (line,) = page.locator("#per-agent tbody tr").all_text_contents()  # one agent: oracle
+    assert line.startswith(f"{TASK}oracle7") and "1 [" in line  # n 7, success with interval
     page.screenshot(path=site["root"] / "live.png", full_page=True)
     shutil.copy(site["runs"] / "second" / "summary.json", folder / "summary.json")
     page.wait_for_selector("#finished")
@@ -144,7 +179,10 @@ def test_data_is_never_run_as_markup(site):
     page.goto(site["url"] + "/?run=hostile")
     page.wait_for_selector("#run table")
     assert page.locator("#run td", has_text="<script>alert(2)</script>").count() >= 1
-    assert page.locator("#run img").count() == 0 and page.locator("#run script").count() == 0
+    assert page.locator("#run img:not(.chart)").count() == 0
+    assert page.locator("#run script").count() == 0
+    for chart in page.locator("#run img.chart").all():  # an image: its text is never markup
+        assert chart.get_attribute("src").startswith("/api/runs/hostile/chart.svg?")
     assert site["errors"] == []
 
 

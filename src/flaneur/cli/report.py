@@ -126,8 +126,6 @@ def _print_report(
         for table in results_tables(run.summary) + paired_tables(pairs):
             table.title = f"{run.name}: {table.title}"
             print_tables([table])
-    for c in comparisons:
-        console.print(
-            f"{c['a']} vs {c['b']}: {c['wins']} wins, {c['losses']} losses "
-            f"({c['paired']} paired episodes)"
-        )
+    for table in paired_tables(comparisons):
+        table.title = f"runs compared: {table.title}"
+        print_tables([table])

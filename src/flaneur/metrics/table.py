@@ -39,6 +39,11 @@ class Metric:
         (``path`` = node indices, start first) returning the value (``None`` where it does
         not apply). The built-in metrics are computed together by
         :func:`~flaneur.metrics.batch_metrics` and leave it ``None``.
+    definition
+        What the value is, in one line (the definition column of ``docs/metrics.md`` and the
+        web app's glossary).
+    source
+        The paper (or code) that defines it.
     """
 
     key: str
@@ -47,32 +52,195 @@ class Metric:
     higher_is_better: bool | None = True
     column: int | None = None
     compute: Callable[[Any, Any, Any], Any] | None = None
+    definition: str = ""
+    source: str = ""
 
 
 ROW_FIELDS = ("episode_id", "city", "category", "stop_node")
 """Identifying fields of a result row (not metrics)."""
 
 METRICS: tuple[Metric, ...] = (
-    Metric("steps", "steps", "CitySeeker (AS)", None),
-    Metric("path_length_m", "length m", "-", None),
-    Metric("tc", "TC", "VELMA / Touchdown", column=1),
-    Metric("spd_hops", "SPD", "VELMA", False, column=2),
-    Metric("kpa", "KPA", "VELMA", column=3),
-    Metric("kpa_prefix", "KPA prefix", "flaneur (stricter KPA, not published)"),
-    Metric("ne_m", "NE m", "R2R / MapGPT", False),
-    Metric("sr", "SR", "R2R / MapGPT", column=7),
-    Metric("osr", "OSR", "R2R / MapGPT"),
-    Metric("spl", "SPL", "R2R / MapGPT, CitySeeker", column=8),
-    Metric("dtw_m", "DTW m", "CitySeeker (raw nDTW)", False),
-    Metric("ndtw", "nDTW", "R2R / CitySeeker", column=9),
-    Metric("sdtw", "SDTW", "R2R"),
-    Metric("tce", "TCE", "CitySeeker", column=5),
-    Metric("tcp", "TCP", "CitySeeker", column=4),
-    Metric("tcc", "TCC", "CitySeeker", column=6),
-    Metric("spd_m", "SPD m", "CitySeeker", False),
-    Metric("virl_success", "V-IRL success", "V-IRL"),
-    Metric("arrival_ratio", "arrival", "V-IRL"),
-    Metric("reaction_accuracy", "reaction acc.", "V-IRL"),
+    Metric(
+        "steps",
+        "steps",
+        "CitySeeker (AS)",
+        None,
+        definition="number of moves, `len(path) - 1`; AS is its mean",
+        source="CitySeeker",
+    ),
+    Metric(
+        "path_length_m",
+        "length m",
+        "-",
+        None,
+        definition="metres walked (edge lengths along the path)",
+        source="flaneur",
+    ),
+    Metric(
+        "tc",
+        "TC",
+        "VELMA / Touchdown",
+        column=1,
+        definition=(
+            "stop ∈ {goal} ∪ N(goal), N = neighbours of the goal panorama in either direction "
+            "(VELMA's `get_target_neighbors`, `networkx.all_neighbors`)"
+        ),
+        source="Chen et al. 2019 (Touchdown); Schumann et al. 2024 (VELMA)",
+    ),
+    Metric(
+        "spd_hops",
+        "SPD",
+        "VELMA",
+        False,
+        column=2,
+        definition="shortest-path hops from the stop to the goal",
+        source="Schumann et al. 2024 (VELMA)",
+    ),
+    Metric(
+        "kpa",
+        "KPA",
+        "VELMA",
+        column=3,
+        definition="key-point accuracy exactly as VELMA's released `vln/evaluate.py`",
+        source="Schumann et al. 2024 (VELMA)",
+    ),
+    Metric(
+        "kpa_prefix",
+        "KPA prefix",
+        "flaneur (stricter KPA, not published)",
+        definition=(
+            "flaneur's stricter key-point accuracy on action sequences; not a published number"
+        ),
+        source="flaneur",
+    ),
+    Metric(
+        "ne_m",
+        "NE m",
+        "R2R / MapGPT",
+        False,
+        definition="shortest-path metres from the stop to the goal",
+        source="Anderson et al. 2018 (R2R)",
+    ),
+    Metric(
+        "sr",
+        "SR",
+        "R2R / MapGPT",
+        column=7,
+        definition="`ne_m <= success_radius_m`",
+        source="Anderson et al. 2018 (R2R)",
+    ),
+    Metric(
+        "osr",
+        "OSR",
+        "R2R / MapGPT",
+        definition="some node of the path within `success_radius_m` (graph metres) of the goal",
+        source="Anderson et al. 2018 (R2R)",
+    ),
+    Metric(
+        "spl",
+        "SPL",
+        "R2R / MapGPT, CitySeeker",
+        column=8,
+        definition=(
+            "`sr · l / max(p, l)`; `l` shortest-path metres start → goal, `p = path_length_m`"
+        ),
+        source='Anderson et al. 2018, "On Evaluation of Embodied Navigation Agents"',
+    ),
+    Metric(
+        "dtw_m",
+        "DTW m",
+        "CitySeeker (raw nDTW)",
+        False,
+        definition="DTW cost in metres between reference path and agent path",
+        source="Ilharco et al. 2019",
+    ),
+    Metric(
+        "ndtw",
+        "nDTW",
+        "R2R / CitySeeker",
+        column=9,
+        definition=(
+            "exp(−DTW / (n_R · d_th)), n_R = number of reference nodes, `d_th = success_radius_m`"
+        ),
+        source="Ilharco et al. 2019",
+    ),
+    Metric(
+        "sdtw",
+        "SDTW",
+        "R2R",
+        definition="`sr · ndtw`",
+        source="Ilharco et al. 2019",
+    ),
+    Metric(
+        "tce",
+        "TCE",
+        "CitySeeker",
+        column=5,
+        definition="stop on the goal node exactly",
+        source="CitySeeker",
+    ),
+    Metric(
+        "tcp",
+        "TCP",
+        "CitySeeker",
+        column=4,
+        definition="stop within 50 m (straight line) of the goal node",
+        source="CitySeeker",
+    ),
+    Metric(
+        "tcp40",
+        "TCP-40",
+        "CitySeeker",
+        definition="stop within 40 m (straight line) of the goal node (TCP-40)",
+        source="CitySeeker",
+    ),
+    Metric(
+        "tcp60",
+        "TCP-60",
+        "CitySeeker",
+        definition="stop within 60 m (straight line) of the goal node (TCP-60)",
+        source="CitySeeker",
+    ),
+    Metric(
+        "tcc",
+        "TCC",
+        "CitySeeker",
+        column=6,
+        definition=(
+            "stop at a node linked to a place of the goal category (places link to nodes within "
+            "50 m)"
+        ),
+        source="CitySeeker",
+    ),
+    Metric(
+        "spd_m",
+        "SPD m",
+        "CitySeeker",
+        False,
+        definition="shortest-path metres from the stop to the goal (equals `ne_m`)",
+        source="CitySeeker",
+    ),
+    Metric(
+        "virl_success",
+        "V-IRL success",
+        "V-IRL",
+        definition="stop within 25 m (straight line) of the destination",
+        source="Yang et al. 2024 (V-IRL)",
+    ),
+    Metric(
+        "arrival_ratio",
+        "arrival",
+        "V-IRL",
+        definition="share of key positions the path visits",
+        source="Yang et al. 2024 (V-IRL)",
+    ),
+    Metric(
+        "reaction_accuracy",
+        "reaction acc.",
+        "V-IRL",
+        definition="share of key positions where the agent's first action equals the gold action",
+        source="Yang et al. 2024 (V-IRL)",
+    ),
 )
 """Every metric field, in row order."""
 

@@ -19,6 +19,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from flaneur.evaluate.protocol import check_same_protocol
 from flaneur.evaluate.runlog import row_success
 from flaneur.metrics.paired import compare_agents
 from flaneur.report.episode_folium import save_episode_map
@@ -48,50 +49,74 @@ summary{cursor:pointer}.ok{color:#2f855a}.bad{color:#c53030}.muted{color:#718096
 .ep{display:flex;gap:16px;align-items:flex-start;flex-wrap:wrap}.log td{font-size:12px}"""
 
 
-def compare_runs(a: RunData, b: RunData, *, listed: int = 50) -> list[dict[str, Any]]:
-    """Per-episode wins and losses of run ``a`` against run ``b``.
-
-    Rows are paired by task and episode id, for the same agent name, or for the only agent of
-    each run when both ran one agent.
-    """
-    agents_a = sorted({str(r["agent"]) for r in a.rows})
-    agents_b = sorted({str(r["agent"]) for r in b.rows})
+def _agent_pairs(a: RunData, b: RunData) -> list[tuple[str, str]]:
+    """Agents of ``a`` and ``b`` to pair: those of the same name, else the only agent of each."""
+    agents_a = list(dict.fromkeys(str(r["agent"]) for r in a.rows))
+    agents_b = list(dict.fromkeys(str(r["agent"]) for r in b.rows))
     pairs = [(x, x) for x in agents_a if x in agents_b]
     if not pairs and len(agents_a) == 1 and len(agents_b) == 1:
         pairs = [(agents_a[0], agents_b[0])]
+    return pairs
+
+
+def compare_runs(a: RunData, b: RunData, *, listed: int = 50) -> list[dict[str, Any]]:
+    """Paired comparison of run ``a`` with run ``b``, per task and agent, on the episodes
+    both ran.
+
+    Agents are paired by name, or the only agent of each run when both ran one. Each entry
+    has the fields of :func:`flaneur.metrics.compare_agents` (``a`` and ``b`` as
+    ``run:agent``; difference of success rates with Newcombe's interval, exact McNemar p),
+    plus ``both_succeed``, ``both_fail`` and the ids of the first ``listed`` wins and losses.
+    Only scored rows count (as in the metric tables); success is
+    :func:`~flaneur.evaluate.runlog.row_success`.
+
+    Raises
+    ------
+    FlaneurError
+        When the runs were made under different protocols (one line).
+    """
+    check_same_protocol([(a.name, a.rows), (b.name, b.rows)])
     out = []
-    for agent_a, agent_b in pairs:
-        left = {
-            (str(r["task"]), str(r["episode_id"])): r for r in a.rows if str(r["agent"]) == agent_a
-        }
-        right = {
-            (str(r["task"]), str(r["episode_id"])): r for r in b.rows if str(r["agent"]) == agent_b
-        }
-        wins, losses, both, neither = [], [], 0, 0
-        for key in sorted(left.keys() & right.keys()):
-            sa, sb = row_success(left[key]), row_success(right[key])
-            if sa and not sb:
-                wins.append(key[1])
-            elif sb and not sa:
-                losses.append(key[1])
-            elif sa:
-                both += 1
-            else:
-                neither += 1
-        out.append(
-            {
-                "a": f"{a.name}:{agent_a}",
-                "b": f"{b.name}:{agent_b}",
-                "paired": len(left.keys() & right.keys()),
-                "wins": len(wins),
-                "losses": len(losses),
-                "both_succeed": both,
-                "both_fail": neither,
-                "win_ids": wins[:listed],
-                "loss_ids": losses[:listed],
-            }
-        )
+    for agent_a, agent_b in _agent_pairs(a, b):
+        label_a, label_b = f"{a.name}:{agent_a}", f"{b.name}:{agent_b}"
+        if label_a == label_b:  # two folders of the same name
+            label_b = f"{b.name} (2):{agent_b}"
+        rows = [
+            {**r, "agent": label_a}
+            for r in a.rows
+            if str(r["agent"]) == agent_a and r.get("metrics")
+        ] + [
+            {**r, "agent": label_b}
+            for r in b.rows
+            if str(r["agent"]) == agent_b and r.get("metrics")
+        ]
+        for comparison in compare_agents(rows, row_success):
+            if {comparison["a"], comparison["b"]} != {label_a, label_b}:
+                continue
+            out.append({**comparison, **_outcome_ids(rows, comparison, listed)})
     return out
+
+
+def _outcome_ids(
+    rows: list[dict[str, Any]], comparison: dict[str, Any], listed: int
+) -> dict[str, Any]:
+    """Counts of episodes both agents of ``comparison`` won or lost, and the ids of the first
+    ``listed`` episodes only ``a`` (only ``b``) won."""
+    task = comparison["task"]
+    mine = {
+        (str(r["agent"]), str(r["episode_id"])): row_success(r)
+        for r in rows
+        if str(r["task"]) == task
+    }
+    ids_a = [e for (agent, e) in mine if agent == comparison["a"]]
+    shared = [e for e in ids_a if (comparison["b"], e) in mine]
+    pairs = [(e, mine[(comparison["a"], e)], mine[(comparison["b"], e)]) for e in sorted(shared)]
+    return {
+        "both_succeed": sum(1 for _, x, y in pairs if x and y),
+        "both_fail": sum(1 for _, x, y in pairs if not x and not y),
+        "win_ids": [e for e, x, y in pairs if x and not y][:listed],
+        "loss_ids": [e for e, x, y in pairs if y and not x][:listed],
+    }
 
 
 def paired_comparisons(run: RunData) -> list[dict[str, Any]]:
@@ -106,6 +131,7 @@ def paired_comparisons(run: RunData) -> list[dict[str, Any]]:
     list of dict
         :func:`flaneur.metrics.compare_agents` entries, each with the run name under ``run``.
     """
+    check_same_protocol([(run.name, run.rows)])  # a run resumed under another protocol
     tasks: dict[str, int] = {}
     agents: dict[str, int] = {}
     for entry in run.summary.get("runs") or []:
@@ -335,18 +361,22 @@ def _run_section(run: RunData) -> str:
 
 def _comparison_section(runs: list[RunData]) -> str:
     """The table comparing each run with the next (see :func:`compare_runs`)."""
-    parts = [
-        "<h2>comparison</h2><table><tr><th>A</th><th>B</th><th>paired</th><th>A wins</th>"
-        "<th>B wins</th><th>both succeed</th><th>both fail</th></tr>"
-    ]
-    for a, b in itertools.pairwise(runs):
-        for c in compare_runs(a, b):
-            parts.append(
-                f"<tr><td>{escape(c['a'])}</td><td>{escape(c['b'])}</td><td>{escape(c['paired'])}</td>"
-                f"<td title='{escape(' '.join(map(str, c['win_ids'])))}'>{c['wins']}</td>"
-                f"<td title='{escape(' '.join(map(str, c['loss_ids'])))}'>{c['losses']}</td>"
-                f"<td>{c['both_succeed']}</td><td>{c['both_fail']}</td></tr>"
+    comparisons = [c for a, b in itertools.pairwise(runs) for c in compare_runs(a, b)]
+    head = "".join(f"<th>{escape(col)}</th>" for col in ("task", *PAIRED_COLUMNS))
+    parts = [f"<h2>comparison</h2><p class=muted>{escape(PAIRED_NOTE)}</p><table><tr>{head}</tr>"]
+    for c in comparisons:
+        cells = paired_cells(c)
+        titles = {5: " ".join(map(str, c["win_ids"])), 6: " ".join(map(str, c["loss_ids"]))}
+        parts.append(
+            f"<tr><td>{escape(c['task'])}</td>"
+            + "".join(
+                f"<td title='{escape(titles[i])}'>{escape(cell)}</td>"
+                if i in titles
+                else f"<td>{escape(cell)}</td>"
+                for i, cell in enumerate(cells)
             )
+            + "</tr>"
+        )
     parts.append("</table>")
     return "".join(parts)
 

@@ -6,6 +6,7 @@ the start, the goals, the target places and the named places near where the agen
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -187,16 +188,28 @@ def bar_chart_svg(
     title: str,
     width: int = 720,
     bar_h: int = 9,
+    intervals: Mapping[str, Sequence[Sequence[float] | None]] | None = None,
 ) -> str:
-    """Horizontal grouped bar chart (values in [0, 1]) as SVG: one group per category."""
+    """Horizontal grouped bar chart as SVG: one group per category, one bar per series.
+
+    Bars run from 0 to the largest value or interval end (at least 1, so rates in [0, 1]
+    keep one scale); ``intervals[name][g]`` (``(low, high)``), where given, is drawn as a
+    whisker over bar ``g`` of series ``name``. The chart is an image with ``title`` as its
+    accessible name.
+    """
     palette = ["#2b6cb0", "#dd6b20", "#2f855a", "#c53030", "#6b46c1", "#b7791f", "#319795"]
     names = list(series)
+    whiskers = intervals or {}
+    ends = [float(v) for name in names for v in series[name] if v is not None]
+    ends += [float(i[1]) for name in names for i in whiskers.get(name, ()) if i]
+    top_value = max([1.0, *(e for e in ends if math.isfinite(e))])
     label_w, top = 190, 28
     group_h = bar_h * len(names) + 8
     height = top + group_h * len(groups) + 20 + 14 * len(names)
-    scale = width - label_w - 60
+    scale = (width - label_w - 60) / top_value
     parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}">',
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'role="img" aria-label="{escape(title)}"><title>{escape(title)}</title>',
         f'<text x="4" y="16" font-size="13" font-weight="bold">{escape(title)}</text>',
     ]
     for g, group in enumerate(groups):
@@ -207,13 +220,26 @@ def bar_chart_svg(
         for s, name in enumerate(names):
             value = series[name][g]
             y = y0 + s * bar_h
-            if value is None:
+            if value is None or not math.isfinite(float(value)):
                 continue
-            w = max(0.0, min(1.0, float(value))) * scale
+            w = max(0.0, float(value)) * scale
             parts.append(
                 f'<rect x="{label_w}" y="{y}" width="{w:.1f}" height="{bar_h - 1}" '
                 f'fill="{palette[s % len(palette)]}"/>'
-                f'<text x="{label_w + w + 3:.1f}" y="{y + bar_h - 1}" font-size="8">{value:.2f}</text>'
+            )
+            band = list(whiskers.get(name, ()))
+            ci = band[g] if g < len(band) else None
+            text_x = label_w + w + 3
+            if ci and all(math.isfinite(float(v)) for v in ci):
+                lo, hi = (label_w + max(0.0, float(v)) * scale for v in ci)
+                mid = y + (bar_h - 1) / 2
+                parts.append(
+                    f'<path d="M{lo:.1f} {mid:.1f}H{hi:.1f}M{lo:.1f} {y}V{y + bar_h - 1}'
+                    f'M{hi:.1f} {y}V{y + bar_h - 1}" stroke="#1a202c" stroke-width="1"/>'
+                )
+                text_x = max(text_x, hi + 3)
+            parts.append(
+                f'<text x="{text_x:.1f}" y="{y + bar_h - 1}" font-size="8">{value:.2f}</text>'
             )
     y = top + group_h * len(groups) + 10
     for s, name in enumerate(names):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.table import Table
 
 from flaneur.metrics.table import METRIC_LABELS
@@ -86,17 +88,46 @@ def metrics_of(run: dict) -> dict:
     return (run.get("summary") or {}).get("overall", {}).get("metrics", {})
 
 
-def run_figures(run: dict) -> dict[str, float | None]:
-    """The figures of one (task, agent) entry a table shows, by column label: for navigation
-    the table metrics (:data:`~flaneur.metrics.table.METRIC_LABELS`), for other kinds every
-    row metric's mean, then the task-set figures (``task_metrics``, e.g. mAcc)."""
-    metrics = metrics_of(run)
-    if run.get("kind", "navigation") == "navigation":
-        return {label: (metrics.get(k) or {}).get("mean") for k, label in METRIC_LABELS.items()}
-    figures = {key: (value or {}).get("mean") for key, value in metrics.items()}
-    for key, value in (run.get("task_metrics") or {}).items():
-        figures[key] = value.get("value") if isinstance(value, dict) else value
+def _figure(value: object) -> dict[str, Any]:
+    """``{"mean", "ci95", "n"}`` of a metric summary (``{"mean", "n", "ci95", ...}``) or of a
+    task-set figure (``{"value", "n", "ci95"}``, or a bare number)."""
+    if not isinstance(value, dict):
+        return {"mean": value, "ci95": None, "n": None}
+    mean = value.get("mean", value.get("value"))
+    return {"mean": mean, "ci95": value.get("ci95"), "n": value.get("n")}
+
+
+def metric_figures(
+    metrics: dict, *, navigation: bool = True, task_metrics: dict | None = None
+) -> dict[str, dict[str, Any]]:
+    """Each figure a table shows of one group of rows, by metric key, as ``{"mean", "ci95",
+    "n"}``: for navigation the table metrics (:data:`~flaneur.metrics.table.METRIC_LABELS`),
+    for other kinds every row metric, then the task-set figures (``task_metrics``, e.g. mAcc).
+
+    Parameters
+    ----------
+    metrics
+        The ``metrics`` of a summary group (``summary.overall`` or one category).
+    navigation
+        Whether the rows are of the navigation kind.
+    task_metrics
+        Figures of a whole task set that are not means of rows.
+    """
+    if navigation:
+        return {key: _figure(metrics.get(key) or {}) for key in METRIC_LABELS}
+    figures = {key: _figure(value or {}) for key, value in metrics.items()}
+    figures.update({key: _figure(value) for key, value in (task_metrics or {}).items()})
     return figures
+
+
+def run_figures(run: dict) -> dict[str, float | None]:
+    """The means of :func:`metric_figures` of one (task, agent) entry of a run summary, by
+    column label."""
+    navigation = run.get("kind", "navigation") == "navigation"
+    figures = metric_figures(
+        metrics_of(run), navigation=navigation, task_metrics=run.get("task_metrics")
+    )
+    return {METRIC_LABELS.get(key, key): cell["mean"] for key, cell in figures.items()}
 
 
 def results_tables(summary: dict) -> list[Table]:

@@ -22,18 +22,29 @@ from flaneur.errors import FlaneurError
 from flaneur.evaluate.runlog import read_rows, row_success
 from flaneur.web.annotate import AnnotationStore, drawn_episode
 from flaneur.web.catalog import RunCatalog, safe_name
+from flaneur.web.compare import compare_view
+from flaneur.web.episode_rows import (
+    EpisodeFilter,
+    episode_entry,
+    rows_csv,
+    rows_jsonl,
+    usage_totals,
+)
 from flaneur.web.folder_cache import FolderCache
+from flaneur.web.glossary import kind_glossary_apart, metric_glossary
 from flaneur.web.play import PlayFolders, PlaySession
 from flaneur.web.replay import replay_data
 from flaneur.web.runs import (
+    category_chart,
     is_live,
     read_summary,
     run_config,
     run_overview,
     run_progress,
+    run_rows,
     run_tables,
 )
-from flaneur.web.world import TaskStore, ViewService, street_map, view_directions
+from flaneur.web.world import TaskStore, ViewService, street_map, view_directions, view_size
 
 BRIEF_FIELDS = ("task", "agent", "episode_id", "category", "termination", "steps", "player")
 """Row fields the live stream sends (never the whole row: it may hold long prompts)."""
@@ -64,6 +75,10 @@ class AppState:
     cache
         Runs lists and tables computed from run folders, kept while their files are
         unchanged.
+    kind_glossary
+        The task kinds' descriptions, once asked for (:func:`kind_glossary_apart`).
+    kinds_lock
+        Held while they are read, so that they are read once.
     """
 
     catalog: RunCatalog
@@ -74,6 +89,8 @@ class AppState:
     sessions: dict[str, PlaySession]
     poll_s: float
     cache: FolderCache = field(default_factory=FolderCache)
+    kind_glossary: list[dict[str, str]] | None = None
+    kinds_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
 def error_response(message: str, status: int = 404) -> JSONResponse:
@@ -131,6 +148,71 @@ def runs_routes(state: AppState) -> list[Route]:
         Route("/api/runs/{key}", api_run),
         Route("/api/runs/{key}/episode", api_episode),
         Route("/api/runs/{key}/events", api_events),
+        *research_routes(state),
+    ]
+
+
+def research_routes(state: AppState) -> list[Route]:
+    """The run view's research tools: filtered episodes with totals, CSV and JSONL export of
+    the same selection, charts by category, the glossary and the comparison of runs."""
+    catalog = state.catalog
+
+    async def api_episodes(request: Request) -> Response:
+        entry = catalog.get(request.path_params["key"])
+        wanted = EpisodeFilter.from_query(request.query_params)
+
+        def build() -> dict[str, Any]:
+            chosen = wanted.select(run_rows(entry, state.cache))
+            return {"episodes": [episode_entry(r) for r in chosen], "totals": usage_totals(chosen)}
+
+        return JSONResponse(await asyncio.to_thread(build))
+
+    async def api_export(request: Request) -> Response:
+        entry = catalog.get(request.path_params["key"])
+        wanted = EpisodeFilter.from_query(request.query_params)
+        form = request.query_params.get("format", "csv")
+        if form not in ("csv", "jsonl"):
+            raise FlaneurError(f"query parameter 'format' must be csv or jsonl, not {form[:20]!r}")
+
+        def build() -> str:
+            chosen = wanted.select(read_rows(entry.folder / "episodes.jsonl")[0])
+            return rows_csv(chosen) if form == "csv" else rows_jsonl(chosen)
+
+        media = "text/csv" if form == "csv" else "application/x-ndjson"
+        name = f"{safe_name(entry.folder.name)}-episodes.{form}"
+        return Response(
+            await asyncio.to_thread(build),
+            media_type=f"{media}; charset=utf-8",
+            headers={"Content-Disposition": f'attachment; filename="{name}"'},
+        )
+
+    async def api_chart(request: Request) -> Response:
+        entry = catalog.get(request.path_params["key"])
+        q = request.query_params
+        svg = await asyncio.to_thread(
+            category_chart, entry, q.get("task", ""), q.get("metric", ""), state.cache
+        )
+        return Response(svg, media_type="image/svg+xml")
+
+    async def api_glossary(request: Request) -> Response:
+        """The metrics' glossary; with ``?kinds=yes`` the task kinds' too (read once)."""
+        if request.query_params.get("kinds") != "yes":
+            return JSONResponse(metric_glossary())
+        async with state.kinds_lock:
+            if state.kind_glossary is None:
+                state.kind_glossary = await asyncio.to_thread(kind_glossary_apart)
+        return JSONResponse({**metric_glossary(), "kinds": state.kind_glossary})
+
+    async def api_compare(request: Request) -> Response:
+        entries = [catalog.get(key) for key in request.query_params.getlist("run")]
+        return JSONResponse(await asyncio.to_thread(compare_view, entries, state.cache))
+
+    return [
+        Route("/api/runs/{key}/episodes", api_episodes),
+        Route("/api/runs/{key}/export", api_export),
+        Route("/api/runs/{key}/chart.svg", api_chart),
+        Route("/api/glossary", api_glossary),
+        Route("/api/compare", api_compare),
     ]
 
 
@@ -170,6 +252,7 @@ def view_routes(state: AppState) -> list[Route]:
             return error_response("heading must be a finite number of degrees", 400)
         if not 10.0 <= fov <= 120.0:
             return error_response("fov must lie between 10 and 120 degrees", 400)
+        size = view_size(q.get("width"))  # a FlaneurError (400) unless a bounded integer
         summary, spec = None, ""
         if q.get("run"):
             folder = state.catalog.get(q["run"]).folder
@@ -179,10 +262,12 @@ def view_routes(state: AppState) -> list[Route]:
         node = q.get("node", "")
         data, source = None, "synthetic"
         if spec:
-            data = await asyncio.to_thread(state.views.real_png, spec, city, node, heading, fov)
+            data = await asyncio.to_thread(
+                state.views.real_png, spec, city, node, heading, fov, size
+            )
             source = spec.partition(":")[0] if data is not None else "synthetic"
         if data is None:
-            data = await asyncio.to_thread(state.views.png, city, node, heading, fov)
+            data = await asyncio.to_thread(state.views.png, city, node, heading, fov, size)
         headers = {"Cache-Control": "max-age=3600", "X-Flaneur-View": source}
         return Response(data, media_type="image/png", headers=headers)
 

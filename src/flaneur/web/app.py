@@ -36,6 +36,8 @@ PAGES = {
     "/live": "live.html",
     "/play": "play.html",
     "/annotate": "annotate.html",
+    "/glossary": "glossary.html",
+    "/compare": "compare.html",
 }
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; style-src 'self'; "

@@ -71,7 +71,13 @@ def _mark_chosen(step: dict[str, Any], action: str, scheme: str) -> None:
 
 
 def replay_data(row: dict[str, Any], city: City, episode: Episode | None) -> dict[str, Any]:
-    """The JSON of the replay page for one row."""
+    """The JSON of the replay page for one row.
+
+    Besides the row's fields: ``steps`` (per step the node, heading, views, action, record
+    and observation text), ``reference`` (the reference path), ``path`` (the agent's),
+    ``start`` (the episode's start node), ``goals`` (its target nodes) and ``map``
+    (:func:`~flaneur.web.world.street_map` around them: streets, street names, scale).
+    """
     states = _states(row, city)
     actions = row.get("actions") or []
     records = row.get("records") or []
@@ -97,7 +103,8 @@ def replay_data(row: dict[str, Any], city: City, episode: Episode | None) -> dic
     reference = list(episode.reference_path) if episode else []
     path = [str(n) for n in row.get("path") or []]
     goals = list(episode.goal_nodes) if episode else []
-    shown = reference + path + goals
+    start = episode.start_node if episode else (states[0][0] if states else None)
+    shown = ([start] if start else []) + reference + path + goals
     return {
         "task": row.get("task"),
         "agent": row.get("agent"),
@@ -113,6 +120,7 @@ def replay_data(row: dict[str, Any], city: City, episode: Episode | None) -> dic
         "player": row.get("player"),
         "reference": reference,
         "path": path,
+        "start": start,
         "goals": goals,
         "map": street_map(city, shown),
         "steps": steps,

@@ -11,7 +11,6 @@ import json
 import os
 import shlex
 import socket
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -23,17 +22,19 @@ from flaneur.evaluate.runlog import (
     row_key,
     row_success,
 )
-from flaneur.evaluate.summary import MANIFEST
-from flaneur.metrics import summarize
+from flaneur.evaluate.summary import MANIFEST, run_entry
+from flaneur.metrics.summary import wilson_interval
 from flaneur.report.run_report import RunData, load_run, paired_comparisons
+from flaneur.report.svg_map import bar_chart_svg
 from flaneur.report.tables import (
     METRIC_LABELS,
     PAIRED_COLUMNS,
     PAIRED_NOTE,
+    metric_figures,
     paired_cells,
-    run_figures,
 )
 from flaneur.web.catalog import RunEntry, running_metrics
+from flaneur.web.episode_rows import brief_row, facets, usage_totals
 from flaneur.web.folder_cache import FolderCache
 
 
@@ -59,7 +60,8 @@ def run_config(folder: Path, summary: dict[str, Any] | None = None) -> dict[str,
 
 
 def run_progress(folder: Path, rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """:func:`~flaneur.web.catalog.running_metrics` of the rows, with ``done`` of ``total``.
+    """:func:`~flaneur.web.catalog.running_metrics` of the rows, with ``done`` of ``total``
+    and each agent's success so far (``agents``: :func:`success_entries`).
 
     ``total`` is the number of episodes the run plans over all its agents: from ``run.json``
     (written by ``flaneur run`` before its first episode), else from ``summary.json``, else
@@ -90,7 +92,12 @@ def run_progress(folder: Path, rows: list[dict[str, Any]]) -> dict[str, Any]:
         and (pairs is None or (str(r.get("task")), str(r.get("agent"))) in pairs)
     }
     done = min(len(keys), total) if total is not None else len(keys)
-    return {**running_metrics(rows), "done": done, "total": total}
+    return {
+        **running_metrics(rows),
+        "done": done,
+        "total": total,
+        "agents": success_entries(rows),
+    }
 
 
 def is_live(folder: Path) -> bool:
@@ -150,34 +157,45 @@ def _manifest(folder: Path) -> dict[str, Any]:
 
 
 def _entries_from_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-
+    """Summary entries (:func:`~flaneur.evaluate.summary.run_entry`) of a run still being
+    written, one per (task, agent) in log order."""
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for row in rows:
         groups.setdefault((str(row["task"]), str(row["agent"])), []).append(row)
+    return [
+        {
+            **run_entry(task, agent, str(mine[0].get("scheme")), str(mine[0].get("city")), mine, 0),
+            "kind": mine[0].get("kind") or "navigation",
+        }
+        for (task, agent), mine in groups.items()
+    ]
+
+
+def success_entries(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per (task, agent), in log order: ``n`` scored rows, their success rate (``success``,
+    :func:`~flaneur.evaluate.runlog.row_success`) with its Wilson 95% interval, errors and
+    tokens."""
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault((str(row.get("task")), str(row.get("agent"))), []).append(row)
     out = []
     for (task, agent), mine in groups.items():
-        scored = [r["metrics"] for r in mine if r.get("metrics")]
+        scored = [r for r in mine if r.get("metrics")]
+        wins = sum(1 for r in scored if row_success(r))
+        totals = usage_totals(mine)
         out.append(
             {
                 "task": task,
                 "agent": agent,
-                "kind": mine[0].get("kind") or "navigation",
-                "scheme": mine[0].get("scheme"),
-                "rows": len(mine),
-                "by_termination": dict(Counter(r.get("termination") for r in mine)),
-                "summary": summarize(scored) if scored else None,
+                "n": len(scored),
+                "success": wins / len(scored) if scored else None,
+                "ci95": list(wilson_interval(wins, len(scored))) if scored else None,
+                "errors": totals["errors"],
+                "tokens": totals["total_tokens"],
+                "cost_usd": totals["cost_usd"],
             }
         )
     return out
-
-
-def _means(metrics: dict[str, Any]) -> dict[str, float | None]:
-    return {k: (metrics.get(k) or {}).get("mean") for k in METRIC_LABELS if k in metrics}
-
-
-def _all_means(group: dict[str, Any]) -> dict[str, float | None]:
-    """Every metric's mean of one group of a task kind other than navigation."""
-    return {k: (v or {}).get("mean") for k, v in (group.get("metrics") or {}).items()}
 
 
 def run_overview(entry: RunEntry, cache: FolderCache | None = None) -> dict[str, Any]:
@@ -192,15 +210,14 @@ def run_overview(entry: RunEntry, cache: FolderCache | None = None) -> dict[str,
 def _overview(entry: RunEntry) -> dict[str, Any]:
     summary = read_summary(entry.folder) or {}
     rows, _ = read_rows(entry.folder / "episodes.jsonl")
-    agents = sorted({str(r.get("agent")) for r in rows})
-    tasks = sorted({str(r.get("task")) for r in rows})
     progress = running_metrics(rows)
     return {
         "name": entry.folder.name,
-        "agents": agents,
-        "tasks": tasks,
+        "agents": sorted({str(r.get("agent")) for r in rows}),
+        "tasks": sorted({str(r.get("task")) for r in rows}),
         "rows": len(rows),
         "success_rate": progress["success_rate"],
+        "entries": success_entries(rows),
         "model": summary.get("model"),
         "reportable": summary.get("reportable"),
         "modified": (entry.folder / "episodes.jsonl").stat().st_mtime
@@ -218,68 +235,106 @@ def run_tables(entry: RunEntry, cache: FolderCache | None = None) -> dict[str, A
     return {**kept, "key": entry.key, **status, "live": status["status"] == "running"}
 
 
+def _table(item: dict[str, Any]) -> dict[str, Any]:
+    """One (task, agent) entry of a summary as the run view tables it: each figure with its
+    interval and n, overall and per category, and the entry's usage."""
+    result = item.get("summary") or {}
+    overall = (result.get("overall") or {}).get("metrics") or {}
+    groups = (result.get("by") or {}).get("category") or {}
+    navigation = item.get("kind", "navigation") == "navigation"
+    return {
+        "task": item.get("task"),
+        "agent": item.get("agent"),
+        "kind": item.get("kind", "navigation"),
+        "scheme": item.get("scheme"),
+        "rows": item.get("rows"),
+        "by_termination": item.get("by_termination") or {},
+        "usage": item.get("usage") or {},
+        "figures": metric_figures(
+            overall, navigation=navigation, task_metrics=item.get("task_metrics")
+        ),
+        "categories": {
+            cat: {
+                "episodes": g.get("episodes"),
+                "figures": metric_figures(g.get("metrics") or {}, navigation=navigation),
+            }
+            for cat, g in groups.items()
+        },
+    }
+
+
 def _tables(entry: RunEntry) -> dict[str, Any]:
     summary = read_summary(entry.folder) or {}
     rows, _ = read_rows(entry.folder / "episodes.jsonl")
     live = is_live(entry.folder)  # rows newer than the summary: tables from the rows
     entries = _entries_from_rows(rows) if live or not summary.get("runs") else summary["runs"]
-    tables = []
-    labels = dict(METRIC_LABELS)
-    for item in entries:
-        result = item.get("summary") or {}
-        overall = (result.get("overall") or {}).get("metrics") or {}
-        groups = (result.get("by") or {}).get("category") or {}
-        navigation = item.get("kind", "navigation") == "navigation"
-        means = _means(overall) if navigation else run_figures(item)
-        labels.update({key: key for key in means if key not in labels})
-        categories = {
-            cat: {
-                "episodes": g.get("episodes"),
-                "means": _means(g.get("metrics") or {}) if navigation else _all_means(g),
-            }
-            for cat, g in groups.items()
-        }
-        tables.append(
-            {
-                "task": item.get("task"),
-                "agent": item.get("agent"),
-                "scheme": item.get("scheme"),
-                "rows": item.get("rows"),
-                "by_termination": item.get("by_termination") or {},
-                "means": means,
-                "categories": categories,
-            }
-        )
-    paired = paired_comparisons(RunData(entry.folder, summary, rows))
+    tables = [_table(item) for item in entries]
+    keys = dict.fromkeys(key for table in tables for key in table["figures"])
     warnings: list[str] = []
+    try:
+        paired = paired_comparisons(RunData(entry.folder, summary, rows))
+    except FlaneurError as err:  # rows of two protocols: said, not paired
+        paired, warnings = [], [str(err)]
     if summary and not live:  # what `flaneur report` would warn about this folder
         try:
-            warnings = load_run(entry.folder).warnings
+            warnings += load_run(entry.folder).warnings
         except FlaneurError as err:
-            warnings = [str(err)]
-    episodes = [
-        {
-            "task": r.get("task"),
-            "agent": r.get("agent"),
-            "episode_id": r.get("episode_id"),
-            "category": r.get("category"),
-            "termination": r.get("termination"),
-            "steps": r.get("steps"),
-            "success": row_success(r),
-            "player": r.get("player"),
-        }
-        for r in rows
-    ]
+            warnings.append(str(err))
     return {
         "name": entry.folder.name,
-        "labels": labels,
+        "labels": {key: METRIC_LABELS.get(key, key) for key in keys},
         "tables": tables,
         "paired_columns": list(PAIRED_COLUMNS),
         "paired_note": PAIRED_NOTE,
         "paired": [{"task": c["task"], "cells": paired_cells(c)} for c in paired],
-        "episodes": episodes,
+        "facets": facets(rows),
+        "totals": usage_totals(rows),
         "progress": run_progress(entry.folder, rows),
         "seed": summary.get("seed"),
         "model": summary.get("model"),
         "warnings": warnings,
     }
+
+
+def run_rows(entry: RunEntry, cache: FolderCache | None = None) -> list[dict[str, Any]]:
+    """The rows of a run's log without their long fields (:func:`brief_row`; read through
+    ``cache`` when given); callers must not change them."""
+    cache = cache or FolderCache(0)
+    return cache.get(
+        "rows",
+        entry.folder,
+        lambda: [brief_row(r) for r in read_rows(entry.folder / "episodes.jsonl")[0]],
+    )
+
+
+def category_chart(
+    entry: RunEntry, task: str, metric: str, cache: FolderCache | None = None
+) -> str:
+    """SVG chart of one figure of one task set by category: a bar per agent with its 95%
+    interval (from the run's tables).
+
+    Raises
+    ------
+    FlaneurError
+        When the run has no table of ``task`` or no category figure ``metric``.
+    """
+    kept = (cache or FolderCache(0)).get("tables", entry.folder, lambda: _tables(entry))
+    mine = [t for t in kept["tables"] if t["task"] == task]
+    if not mine:
+        raise FlaneurError(f"run {entry.key!r} has no task {task[:80]!r}")
+    categories = list(dict.fromkeys(c for t in mine for c in t["categories"]))
+    cells = {
+        str(t["agent"]): [
+            t["categories"].get(c, {}).get("figures", {}).get(metric) for c in categories
+        ]
+        for t in mine
+    }
+    if not any(cell and cell.get("mean") is not None for row in cells.values() for cell in row):
+        raise FlaneurError(f"run {entry.key!r} has no figure {metric[:80]!r} by category")
+    label = kept["labels"].get(metric, metric)
+    return bar_chart_svg(
+        categories,
+        {agent: [c["mean"] if c else None for c in row] for agent, row in cells.items()},
+        intervals={agent: [c["ci95"] if c else None for c in row] for agent, row in cells.items()},
+        title=f"{task}: {label} by category (bars: mean; whiskers: 95% interval)",
+    )

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from flaneur.errors import FlaneurError
 from flaneur.tasks.episode import Episode
@@ -40,6 +41,12 @@ from flaneur.world.city import City
 
 VIEW_SIZE = (480, 320)
 """Width and height of the views the app shows, in pixels."""
+VIEW_WIDTHS = (64, 1280)
+"""Smallest and largest width of a view the app renders on request (``/api/view?width=``)."""
+SCALE_STEPS_M = tuple(m * 10**k for k in range(5) for m in (1, 2, 5))
+"""Lengths a map's scale bar may show, in metres (1, 2, 5, 10, 20, 50, ... 50,000)."""
+MAX_STREET_LABELS = 40
+"""Street names written on one map at most (the longest stretches first)."""
 REAL_IMAGERY = ("panorama", "google", "mapillary")
 """``--views`` providers whose imagery replay shows (from the cache or local files only)."""
 OFFLINE_KEY = "replay-is-offline"
@@ -120,6 +127,95 @@ class TaskStore:
         raise FlaneurError(f"task set {task!r} has no episode {episode_id!r}")
 
 
+def scale_bar_m(span_m: float, fraction: float = 0.25) -> int:
+    """The length of a map's scale bar: the longest round length (1, 2 or 5 times a power of
+    ten metres) that is at most ``fraction`` of the map's span ``span_m`` (1 m at least)."""
+    fitting = [s for s in SCALE_STEPS_M if s <= span_m * fraction]
+    return fitting[-1] if fitting else SCALE_STEPS_M[0]
+
+
+def _walk(start: int, following: int, adjacent: dict[int, list[int]], seen: set) -> list[int]:
+    """Nodes of one stretch of a street, from ``start`` through ``following`` on until a node
+    where the street ends or forks (an edge already in ``seen`` also stops it)."""
+    chain = [start, following]
+    seen.add((min(start, following), max(start, following)))
+    while len(adjacent[chain[-1]]) == 2:
+        back, here = chain[-2], chain[-1]
+        ahead = adjacent[here][1] if adjacent[here][0] == back else adjacent[here][0]
+        edge = (min(here, ahead), max(here, ahead))
+        if edge in seen:
+            break
+        seen.add(edge)
+        chain.append(ahead)
+    return chain
+
+
+def _longest_stretch(pairs: set[tuple[int, int]], xy: NDArray[np.float64]) -> list[int]:
+    """The longest (in metres) unbranched run of nodes through the street edges ``pairs``."""
+    adjacent: dict[int, list[int]] = {}
+    for a, b in sorted(pairs):
+        adjacent.setdefault(a, []).append(b)
+        adjacent.setdefault(b, []).append(a)
+    ends = sorted(n for n, near in adjacent.items() if len(near) != 2)
+    seen: set[tuple[int, int]] = set()
+    best: list[int] = []
+    best_m = -1.0
+    for start in [*ends, *sorted(adjacent)]:  # from ends and forks first, then loops
+        for following in adjacent[start]:
+            if (min(start, following), max(start, following)) in seen:
+                continue
+            chain = _walk(start, following, adjacent, seen)
+            metres = float(np.hypot(*np.diff(xy[chain], axis=0).T).sum())
+            if metres > best_m:
+                best, best_m = chain, metres
+    return best
+
+
+def street_labels(
+    city: City, on_map: NDArray[np.bool_], limit: int = MAX_STREET_LABELS
+) -> list[dict[str, Any]]:
+    """Where to write street names on a map: per named street with an edge between two nodes
+    of ``on_map``, its longest unbranched stretch there.
+
+    Parameters
+    ----------
+    city
+        The city; its ``edge_streets`` give the names (none: no labels).
+    on_map
+        Mask of the nodes inside the map.
+    limit
+        Labels kept at most, the longest stretches first.
+
+    Returns
+    -------
+    list of dict
+        ``name``, ``length_m`` and ``points`` (``[[x, y], ...]`` in metres, running west to
+        east so that text along them reads from left to right).
+    """
+    names = city.edge_streets
+    if len(names) == 0:
+        return []
+    graph = city.graph
+    src, dst = graph.edge_sources, graph.targets.astype(np.int64)
+    by_name: dict[str, set[tuple[int, int]]] = {}
+    for e in np.flatnonzero(on_map[src] & on_map[dst] & (names != "")).tolist():
+        a, b = int(src[e]), int(dst[e])
+        if a != b:
+            by_name.setdefault(str(names[e]), set()).add((min(a, b), max(a, b)))
+    xy = graph.xy
+    stretches = []
+    for name, pairs in by_name.items():
+        points = xy[_longest_stretch(pairs, xy)]
+        if points[-1, 0] < points[0, 0]:
+            points = points[::-1]
+        stretches.append((float(np.hypot(*np.diff(points, axis=0).T).sum()), name, points))
+    stretches.sort(key=lambda s: (-s[0], s[1]))
+    return [
+        {"name": name, "length_m": round(metres, 1), "points": points.round(1).tolist()}
+        for metres, name, points in stretches[:limit]
+    ]
+
+
 def street_map(city: City, node_ids: list[str], *, margin_m: float = 120.0) -> dict[str, Any]:
     """The streets around ``node_ids`` as line segments in metres (y north), for an SVG map.
 
@@ -127,14 +223,17 @@ def street_map(city: City, node_ids: list[str], *, margin_m: float = 120.0) -> d
     -------
     dict
         ``bounds`` ``[x0, y0, x1, y1]``, ``segments`` ``[[x1, y1, x2, y2], ...]``,
-        ``nodes`` ``{id: [x, y]}`` of the given nodes and ``corners`` (latitude and
-        longitude of the bounds' south-west and north-east corners).
+        ``nodes`` ``{id: [x, y]}`` of the given nodes, ``corners`` (latitude and
+        longitude of the bounds' south-west and north-east corners), ``streets`` (names to
+        write along the streets, :func:`street_labels`) and ``scale_m`` (the length of the
+        scale bar, :func:`scale_bar_m` of the larger side; 0 for an empty map).
     """
     graph = city.graph
     known = [graph.index(n) for n in node_ids if n in graph]
     located = [n for n in known if graph.located[n]]
     if not located:
-        return {"bounds": [0, 0, 1, 1], "segments": [], "nodes": {}}
+        empty = {"bounds": [0, 0, 1, 1], "segments": [], "nodes": {}}
+        return {**empty, "streets": [], "scale_m": 0}
     xy = graph.xy
     pts = xy[np.asarray(located)]
     lo, hi = pts.min(axis=0) - margin_m, pts.max(axis=0) + margin_m
@@ -150,7 +249,27 @@ def street_map(city: City, node_ids: list[str], *, margin_m: float = 120.0) -> d
         "nodes": nodes,
         # lat/lng of the bounds' corners (south-west, north-east), to place map tiles
         "corners": [[float(lat[0]), float(lng[0])], [float(lat[1]), float(lng[1])]],
+        "streets": street_labels(city, inside),
+        "scale_m": scale_bar_m(float(np.max(hi - lo))),
     }
+
+
+def view_size(width: str | None) -> tuple[int, int]:
+    """``(width, height)`` of a view asked for ``width`` pixels wide (height two thirds of
+    it); :data:`VIEW_SIZE` when ``width`` is None or empty.
+
+    Raises
+    ------
+    FlaneurError
+        When ``width`` is not a whole number of pixels within :data:`VIEW_WIDTHS`.
+    """
+    if not width:
+        return VIEW_SIZE
+    lo, hi = VIEW_WIDTHS
+    text = width.strip()
+    if not (text.isascii() and text.isdigit() and len(text) < 6 and lo <= int(text) <= hi):
+        raise FlaneurError(f"width must be a whole number of pixels from {lo} to {hi}")
+    return int(text), int(text) * 2 // 3
 
 
 class ViewService:
@@ -206,46 +325,61 @@ class ViewService:
         return Mapillary(city.graph, token=OFFLINE_KEY, cache=self.cache, client=client)
 
     def real_png(
-        self, spec: str, city: City, node_id: str, heading: float, fov: float
+        self,
+        spec: str,
+        city: City,
+        node_id: str,
+        heading: float,
+        fov: float,
+        size: tuple[int, int] = VIEW_SIZE,
     ) -> bytes | None:
-        """The run's own imagery at ``node_id`` facing ``heading`` as PNG bytes, or None.
+        """The run's own imagery at ``node_id`` facing ``heading`` as PNG bytes of ``size``,
+        or None.
 
         Cached views are looked up as agents' image sensors ask for them (their size, fov 60
         or 45 degrees) and as the app asks (its size); panorama cuts are made at once."""
         provider = self.real(spec, city)
         if provider is None or node_id not in city.graph:
             return None
-        tries = [(fov, VIEW_SIZE)]
+        tries = [(fov, size), (fov, VIEW_SIZE)]
         if spec.partition(":")[0] != "panorama":
             tries = [(fov, DEFAULT_SIZE), (60.0, DEFAULT_SIZE), (45.0, DEFAULT_SIZE), *tries]
-        for f, size in dict.fromkeys(tries):
+        for f, asked in dict.fromkeys(tries):
             try:
-                view = provider.view(node_id, heading, fov=f, size=size)
+                view = provider.view(node_id, heading, fov=f, size=asked)
             except (ViewError, FlaneurError, OSError, ValueError):
                 continue
-            image = view.image if view.image.size == VIEW_SIZE else view.image.resize(VIEW_SIZE)
+            image = view.image if view.image.size == size else view.image.resize(size)
             buffer = io.BytesIO()
             image.save(buffer, format="PNG", compress_level=1)
             return buffer.getvalue()
         return None
 
-    def png(self, city: City, node_id: str, heading: float, fov: float = 60.0) -> bytes:
-        """The synthetic view at ``node_id`` facing ``heading`` as PNG bytes."""
+    def png(
+        self,
+        city: City,
+        node_id: str,
+        heading: float,
+        fov: float = 60.0,
+        size: tuple[int, int] = VIEW_SIZE,
+    ) -> bytes:
+        """The synthetic view at ``node_id`` facing ``heading`` as PNG bytes of ``size``
+        (kept in memory at the app's own size :data:`VIEW_SIZE`; other sizes come from the
+        view cache on disk)."""
         if node_id not in city.graph:
             raise FlaneurError(f"no node {node_id!r} in {city.name}")
         key = (city.name, node_id, round(heading) % 360, round(fov))
-        data = self._png.get(key)
+        data = self._png.get(key) if size == VIEW_SIZE else None
         if data is None:
-            view = self.provider(city).view(
-                node_id, float(key[2]), fov=float(key[3]), size=VIEW_SIZE
-            )
+            view = self.provider(city).view(node_id, float(key[2]), fov=float(key[3]), size=size)
             buffer = io.BytesIO()
             view.image.save(buffer, format="PNG", compress_level=1)
             data = buffer.getvalue()
-            with self._lock:
-                if len(self._png) > 2000:
-                    self._png.clear()
-                self._png[key] = data
+            if size == VIEW_SIZE:
+                with self._lock:
+                    if len(self._png) > 2000:
+                        self._png.clear()
+                    self._png[key] = data
         return data
 
 

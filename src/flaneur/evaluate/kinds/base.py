@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import abc
 import contextlib
+import inspect
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -57,6 +59,8 @@ class TaskContext:
     state
         The kind's own shared state (the navigation kind: an environment pool and the
         average reference length).
+    protocol
+        The run's protocol (:mod:`flaneur.evaluate.protocol`), written into every row.
     """
 
     kind: TaskKind
@@ -64,6 +68,7 @@ class TaskContext:
     city: City
     items: list[Any]
     state: Any = None
+    protocol: str = "flaneur"
 
     @property
     def success_metric(self) -> str:
@@ -102,9 +107,11 @@ def base_row(job: Job) -> dict[str, Any]:
 def finish_row(
     row: dict[str, Any], job: Job, started: float, counters: Any | None
 ) -> dict[str, Any]:
-    """Add the run fields every row ends with (city, success metric, hash, timing, usage)."""
+    """Add the run fields every row ends with (city, success metric, protocol, hash, timing,
+    usage)."""
     row["agent"] = job.agent  # the name the run knows it by (a registry name or module:Class)
     row["city"] = job.context.city.name
+    row["protocol"] = job.context.protocol
     row["success_metric"] = job.context.success_metric
     row["config_hash"] = job.config_hash
     row["started_at"] = round(started, 3)
@@ -130,6 +137,13 @@ class TaskKind(abc.ABC):
     fresh_solver: ClassVar[bool] = True
     """Whether every item gets a new solver instance (navigation agents keep per-episode
     state); otherwise one instance per run and worker answers every item."""
+
+    @classmethod
+    def about(cls) -> str:
+        """What the kind's rows hold and how they are scored (its module's docstring): the
+        web app's glossary shows it."""
+        module = sys.modules.get(cls.__module__)
+        return inspect.cleandoc((module.__doc__ if module else None) or cls.__doc__ or "")
 
     @abc.abstractmethod
     def solvers(self) -> Registry[Any]:

@@ -8,6 +8,7 @@ the planner never scores itself.
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 from flaneur.agents import AGENTS, Planner
@@ -31,6 +32,14 @@ SCORERS = {
 
 class ScenarioKind(ItemKind):
     """Scenarios planned by the planner agents that declare this kind in ``solves``."""
+
+    @classmethod
+    def about(cls) -> str:
+        """The kind's metrics, as its scorer's docstring and that of its module give them."""
+        scorer = import_object(f"flaneur.bench.{SCORERS[cls.name]}", what=f"scorer of {cls.name}")
+        module = inspect.getmodule(scorer)
+        parts = (scorer.__doc__, module.__doc__ if module else None)
+        return "\n\n".join(inspect.cleandoc(part) for part in parts if part)
 
     def solvers(self) -> Registry[Any]:
         return AGENTS

@@ -4,7 +4,11 @@ const main = document.getElementById("main");
 
 // The route viewer: map, step slider, the view along the route, the instruction box, save.
 function showSteps(box, route, task, extra, note) {
-  const map = streetMap(route.map, [{nodes: route.steps.map((s) => s.node), colour: "#2b6cb0", width: 5, dots: route.goals}]);
+  const map = streetMap(route.map, [
+    {nodes: route.steps.map((s) => s.node), colour: "#2b6cb0", width: 5, name: "route"},
+    {nodes: [], colour: "#c53030", marks: route.goals.map((node) => ({node, shape: "diamond", label: "goal"}))},
+    {nodes: [], colour: "#276749", marks: route.steps.length ? [{node: route.steps[0].node, label: "start"}] : []},
+  ]);
   const slider = el("input", {type: "range", min: 0, max: route.steps.length - 1, value: 0, id: "step", "aria-label": "step along the route"});
   const views = el("div", {class: "views", id: "views"});
   const label = el("span", {id: "step-label"});
@@ -42,6 +46,8 @@ async function showRoute(task, id) {
 
 // Drawing: click a start and an end on the streets around the chosen episode; the server
 // snaps both to viewpoints and joins them by the shortest walk (the Directions service).
+// A click is read in the map's metres through the SVG's screen transform (map.metres), so it
+// lands where it was made however CSS scales the map (a phone's narrow screen).
 async function showDraw(task, id) {
   const box = document.getElementById("route");
   let area;
@@ -52,8 +58,14 @@ async function showDraw(task, id) {
   const attach = (map) => {
     map.svg.classList.add("drawable");
     map.svg.addEventListener("click", async (ev) => {
-      const at = map.metres(ev).map((v) => v.toFixed(1)).join(",");
-      if (first === null) { first = at; status.textContent = "now click the end of your route"; return; }
+      const xy = map.metres(ev);
+      const at = xy.map((v) => v.toFixed(1)).join(",");
+      if (first === null) {
+        first = at;
+        map.pin(xy, "#276749", "start");
+        status.textContent = "now click the end of your route";
+        return;
+      }
       const points = {from: first, to: at};
       first = null;
       try {
@@ -64,7 +76,7 @@ async function showDraw(task, id) {
         const next = showSteps(drawing, route, task, {from: route.start, to: route.end}, hint);
         attach(next);
         drawing.dataset.ready = "1";
-      } catch (err) { status.textContent = String(err.message); }
+      } catch (err) { map.pin(null); status.textContent = String(err.message); }
     });
   };
   const map = streetMap(area.map, [{nodes: [], colour: "#2b6cb0"}]);

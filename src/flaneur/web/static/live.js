@@ -18,12 +18,13 @@ async function watch(key) {
   });
   source.addEventListener("progress", (ev) => {
     const p = JSON.parse(ev.data);
-    const means = Object.entries(p.means).filter(([k]) => ["tc", "tcp", "sr", "spl", "ndtw"].includes(k)).map(([k, v]) => `${k} ${v.toFixed(3)}`).join(" · ");
-    const rate = p.success_rate === null ? "-" : (100 * p.success_rate).toFixed(1) + "%";
     const of = p.total === null ? `${p.done} episodes` : `${p.done} of ${p.total} episodes`;
-    const bar = el("progress", {id: "bar", max: p.total || 1, value: p.total ? p.done : 0});
+    const bar = el("progress", {id: "bar", max: p.total || 1, value: p.total ? p.done : 0, "aria-label": "episodes done"});
+    // each agent apart: a mean over several agents would say nothing about any of them
     progress.replaceChildren(el("span", {id: "count", text: of}), " ", bar,
-      el("span", {text: ` · ${p.rows} rows · ${p.successes} successes (${rate}) · ${means}`}));
+      el("span", {text: ` · ${p.rows} rows · ${p.successes} successes`}),
+      el("div", {id: "per-agent"}, sortableTable(["task", "agent", "n", "success [95% interval]", "errors"],
+        p.agents.map((a) => ({cells: [a.task, a.agent, a.n, figureCell({mean: a.success, ci95: a.ci95}), a.errors]})))));
   });
   source.addEventListener("done", () => { progress.append(el("b", {id: "finished", text: " · run finished"})); source.close(); });
 }

@@ -12,6 +12,55 @@ function kv(obj) {
   return table;
 }
 
+const COLOURS = {reference: "#2b6cb0", agent: "#dd6b20", start: "#276749", goal: "#c53030"};
+const FULL_WIDTH = 960;  // pixels across a view opened at full size (the server renders 64 to 1280)
+
+// The map's legend, each entry with a swatch drawn as on the map.
+function legend() {
+  const swatch = (tag, attrs) => {
+    const svg = document.createElementNS(SVGNS, "svg");
+    for (const [k, v] of Object.entries({width: 26, height: 14, viewBox: "0 0 26 14", "aria-hidden": "true"})) svg.setAttribute(k, v);
+    const shape = document.createElementNS(SVGNS, tag);
+    for (const [k, v] of Object.entries(attrs)) shape.setAttribute(k, v);
+    svg.append(shape);
+    return svg;
+  };
+  const line = (colour, width, opacity) => swatch("line", {x1: 2, y1: 7, x2: 24, y2: 7, stroke: colour, "stroke-width": width, "stroke-opacity": opacity, "stroke-linecap": "round"});
+  const entries = [
+    [line(COLOURS.reference, 9, 0.4), "reference path"],
+    [line(COLOURS.agent, 3.5, 1), "agent's path"],
+    [swatch("circle", {cx: 13, cy: 7, r: 6, fill: COLOURS.start}), "start"],
+    [swatch("polygon", {points: "13,0 20,7 13,14 6,7", fill: COLOURS.goal}), "goal"],
+    [swatch("polygon", {points: "13,1 18,13 13,10 8,13", fill: "#1a202c"}), "agent at this step"],
+  ];
+  return el("ul", {class: "legend", id: "legend", "aria-label": "map legend"},
+    ...entries.map(([icon, text]) => el("li", {}, icon, text)));
+}
+
+// One modal dialog for a view at full size: Escape, the close button or a click beside the
+// picture closes it, and focus goes back to the thumbnail that opened it.
+function viewDialog() {
+  const img = el("img", {id: "full-view-img", alt: ""});
+  const title = el("h3", {id: "full-view-title"});
+  const close = el("button", {type: "button", id: "full-view-close", text: "✕ close"});
+  const dialog = el("dialog", {id: "full-view", "aria-labelledby": "full-view-title"},
+    el("div", {class: "full-view-head"}, title, close), img);
+  let opener = null;
+  close.addEventListener("click", () => dialog.close());
+  dialog.addEventListener("click", (ev) => { if (ev.target === dialog) dialog.close(); });
+  dialog.addEventListener("close", () => { if (opener) opener.focus(); });
+  document.body.append(dialog);
+  return {dialog, open(src, caption, from) {
+    opener = from;
+    title.textContent = caption;
+    img.alt = `street view, ${caption}`;
+    img.removeAttribute("src");
+    img.setAttribute("src", src);
+    dialog.showModal();
+    close.focus();
+  }};
+}
+
 async function start() {
   let data;
   try {
@@ -19,11 +68,14 @@ async function start() {
       new URLSearchParams({task: params.get("task") || "", agent: params.get("agent") || "", id: params.get("id") || ""}));
   } catch (err) { showError(main, err); return; }
   const base = {task: data.task, run: params.get("run")};
-  const map = streetMap(data.map, [
-    {nodes: data.reference, colour: "#2b6cb0", width: 6},
-    {nodes: data.path, colour: "#dd6b20", width: 3, dots: [data.path[0]]},
-    {nodes: [], colour: "#c53030", dots: data.goals},
+  const labelGoals = data.goals.length <= 3;  // more goals (any of several places) are marked, not named
+  const map = streetMap(data.map, [  // the agent's path over the reference, the start on top
+    {nodes: data.reference, colour: COLOURS.reference, width: 9, opacity: 0.4, name: "reference"},
+    {nodes: data.path, colour: COLOURS.agent, width: 3.5, opacity: 1, name: "agent"},
+    {nodes: [], colour: COLOURS.goal, marks: data.goals.map((node) => ({node, shape: "diamond", label: labelGoals ? "goal" : ""}))},
+    {nodes: [], colour: COLOURS.start, marks: data.start ? [{node: data.start, label: "start"}] : []},
   ]);
+  const full = viewDialog();
   const slider = el("input", {type: "range", min: 0, max: data.steps.length - 1, value: 0, id: "step", "aria-label": "step"});
   const label = el("span", {id: "step-label"});
   const views = el("div", {class: "views", id: "views"});
@@ -37,11 +89,11 @@ async function start() {
       : "views: synthetic (re-rendered)"}),
     el("div", {class: "instruction", id: "instruction", text: data.instruction}),
     el("div", {class: "cols"},
-      el("div", {}, map.svg, el("p", {class: "muted", text: "blue: reference · orange: agent · red: goals"}),
+      el("div", {}, map.svg, legend(),
         el("details", {}, el("summary", {text: "episode metrics"}), kv(data.metrics))),
       el("div", {}, el("div", {class: "panel"},
-        el("button", {id: "prev", text: "◀", title: "previous step (←)", on: {click: () => go(-1)}}),
-        slider, el("button", {id: "next", text: "▶", title: "next step (→)", on: {click: () => go(1)}}), label),
+        el("button", {id: "prev", text: "◀", title: "previous step (←)", "aria-label": "previous step", on: {click: () => go(-1)}}),
+        slider, el("button", {id: "next", text: "▶", title: "next step (→)", "aria-label": "next step", on: {click: () => go(1)}}), label),
         views, detail)));
   if (data.error) main.append(el("p", {class: "error", text: data.error}));
   function show(i) {
@@ -50,6 +102,7 @@ async function start() {
     label.textContent = ` step ${i} of ${data.steps.length - 1} · at ${step.node} facing ${step.heading.toFixed(0)}°`;
     map.marker(step.node, step.heading);
     viewStrip(views, base, step.node, step.views);
+    openable(views, step, i);
     detail.replaceChildren();
     if (step.action !== undefined) {
       detail.append(el("div", {class: "panel"}, el("b", {text: "action: "}), el("span", {id: "action", text: String(step.action)}),
@@ -64,9 +117,25 @@ async function start() {
       detail.append(el("div", {class: "panel", text: `final position · ${data.termination}`}), kv(data.usage));
     }
   }
+  // each view a button that opens it at full size
+  function openable(box, step, i) {
+    box.querySelectorAll("figure").forEach((figure, k) => {
+      const d = step.views[k], img = figure.querySelector("img");
+      const name = d.label.endsWith("°") ? d.label : `${d.label} · ${d.heading.toFixed(0)}°`;
+      const button = el("button", {type: "button", class: "view-open", title: "open at full size",
+        "aria-label": `open view ${d.label} at full size`});
+      figure.replaceChild(button, img);
+      button.append(img);
+      button.addEventListener("click", () => full.open(
+        viewURL({...base, node: step.node, heading: String(d.heading), width: String(FULL_WIDTH)}),
+        `step ${i} · at ${step.node} · ${name}`, button));
+    });
+  }
   function go(delta) { show(Math.max(0, Math.min(data.steps.length - 1, Number(slider.value) + delta))); }
   slider.addEventListener("input", () => show(Number(slider.value)));
   document.addEventListener("keydown", (ev) => {
+    if (ev.ctrlKey || ev.altKey || ev.metaKey) return;  // browser shortcuts (Alt+← is back)
+    if (full.dialog.open) return;  // a full-size view is open: Escape closes it, nothing steps
     if (ev.key === "ArrowRight" || ev.key === "l") { go(1); ev.preventDefault(); }
     if (ev.key === "ArrowLeft" || ev.key === "h") { go(-1); ev.preventDefault(); }
     if (ev.key === "Home") show(0);
