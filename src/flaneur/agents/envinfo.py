@@ -138,6 +138,9 @@ class EnvInfo:
         The run's view provider for this city (``None`` without ``--views``).
     landmarks, llm
         The ``--landmarks`` and ``--llm`` values.
+    protocol
+        The run's protocol: ``flaneur``, or ``paper`` for the seed paper's own settings
+        (:mod:`flaneur.evaluate.protocol`).
     privileged
         :class:`Privileged` access (environment, oracle distances); uses are recorded.
     """
@@ -157,6 +160,7 @@ class EnvInfo:
     views: Any = None
     landmarks: str | None = None
     llm: str | None = None
+    protocol: str = "flaneur"
     privileged: Privileged | None = field(default=None, compare=False)
 
 

@@ -19,11 +19,13 @@ from typing import Any
 import typer
 from rich.table import Table
 
+from flaneur.cli import run_options as ro
 from flaneur.cli.bench_detection import bench_detection_app
 from flaneur.cli.bench_runs import run_figures, run_short_form, show_run
 from flaneur.cli.bench_vln import bench_vln_app
 from flaneur.cli.output import console, err_console, print_json
 from flaneur.errors import FlaneurError
+from flaneur.evaluate.protocol import check_protocol
 from flaneur.evaluate.runlog import read_rows
 from flaneur.report.run_folder import load_run
 
@@ -99,6 +101,7 @@ def _solver_command(kind: str, flag: str, default: str, solvers: str, metric: st
         ),
         views: str | None = typer.Option(None, "--views", help=VIEWS_HELP),
         seed: int = typer.Option(0, "--seed", min=0, help="Run seed."),
+        protocol: str = ro.PROTOCOL,
         limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N places."),
         concurrency: int = typer.Option(4, "--concurrency", min=1, help="Places in flight."),
         resume: bool = typer.Option(False, "--resume", help="Continue the run in --out."),
@@ -116,6 +119,7 @@ def _solver_command(kind: str, flag: str, default: str, solvers: str, metric: st
             llm_base_url=llm_base_url,
             views=views,
             seed=seed,
+            protocol=check_protocol(protocol),
             limit=limit,
             concurrency=concurrency,
             resume=resume,

@@ -15,7 +15,9 @@ from typing import Any
 import typer
 from rich.table import Table
 
+from flaneur.cli import run_options as ro
 from flaneur.cli.bench_runs import figure_table, run_figures, run_short_form, show_run
+from flaneur.evaluate.protocol import check_protocol
 
 bench_detection_app = typer.Typer(help="V-IRL's place detection benchmark.")
 
@@ -73,6 +75,7 @@ def detection_command(
         "options: flaneur run --option NAME.KEY=VALUE.",
     ),
     seed: int = typer.Option(0, "--seed", min=0, help="Run seed."),
+    protocol: str = ro.PROTOCOL,
     limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N viewpoints."),
     resume: bool = typer.Option(False, "--resume", help="Continue the run in --out."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
@@ -91,6 +94,7 @@ def detection_command(
         resume=resume,
         progress=progress,
         seed=seed,
+        protocol=check_protocol(protocol),
         limit=limit,
         concurrency=2,
     )

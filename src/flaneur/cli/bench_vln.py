@@ -19,9 +19,11 @@ from typing import Any
 import typer
 from rich.table import Table
 
+from flaneur.cli import run_options as ro
 from flaneur.cli.bench_runs import run_short_form
 from flaneur.cli.output import console, print_json
 from flaneur.errors import FlaneurError
+from flaneur.evaluate.protocol import check_protocol
 
 bench_vln_app = typer.Typer(
     rich_markup_mode=None,
@@ -137,6 +139,7 @@ def vln_command(
         None, "-o", "--out", help="Run folder (one sub-folder per recogniser)."
     ),
     resume: bool = typer.Option(False, "--resume", help="Finish the runs in --out."),
+    protocol: str = ro.PROTOCOL,
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """V-IRL's VLN benchmark through the runner, scored with V-IRL's six metrics."""
@@ -155,6 +158,7 @@ def vln_command(
             limit=limit,
             llm=llm,
             llm_base_url=llm_base_url,
+            protocol=check_protocol(protocol),
         )
     if out is None:
         result.pop("runs")

@@ -27,6 +27,7 @@ from flaneur.cli.task_options import (
     resolve_cli_tasks,
 )
 from flaneur.errors import FlaneurError
+from flaneur.evaluate.protocol import check_protocol
 from flaneur.evaluate.runlog import failed_run_reason, finished_rows
 
 if TYPE_CHECKING:
@@ -78,6 +79,7 @@ def run_command(
     token_budget: int | None = ro.TOKEN_BUDGET,
     cache_mode: str = ro.CACHE,
     seed: int = ro.SEED,
+    protocol: str = ro.PROTOCOL,
     resume: bool = ro.RESUME,
     progress: str = ro.PROGRESS,
     json_out: bool = ro.JSON,
@@ -131,6 +133,7 @@ def _run_config(flags: ro.RunFlags) -> tuple[RunConfig, list[str]]:
         "--landmarks", flags.landmarks, "flaneur.perception.landmarks.registry", "LANDMARKS"
     )
     _check_choice("--cache", flags.cache_mode, ("use", "refresh", "off"))
+    check_protocol(flags.protocol)
     check_progress(flags.progress)
     check_ocr_environment()  # a bad FLANEUR_OCR_* fails here, before the run folder exists
     model_options = lo.llm_options(
@@ -169,6 +172,7 @@ def _run_config(flags: ro.RunFlags) -> tuple[RunConfig, list[str]]:
         per_agent_options=per_agent,
         scheme_options={"allow_jumps": True} if flags.allow_jumps else {},
         llm_options=model_options,
+        protocol=flags.protocol,
     )
     _build_agents_once(config, [spec.kind for spec in specs])
     return config, aliases

@@ -104,6 +104,12 @@ TOKEN_BUDGET = typer.Option(
 )
 CACHE = typer.Option("use", "--cache", help="Model response cache: use, refresh or off.")
 SEED = typer.Option(0, "--seed", min=0, help="Run seed.")
+PROTOCOL = typer.Option(
+    "flaneur",
+    "--protocol",
+    help="flaneur (our defaults) or paper (each seed paper's own settings, e.g. VELMA's "
+    "55-step limit; docs/fidelity.md). Recorded in every row and the summary.",
+)
 RESUME = typer.Option(
     False, "--resume", help="Continue the run in --out: skip finished, re-run errored."
 )
@@ -149,6 +155,7 @@ class RunFlags:
     token_budget: int | None
     cache_mode: str
     seed: int
+    protocol: str
     resume: bool
     progress: str
     json_out: bool

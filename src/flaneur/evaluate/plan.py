@@ -10,11 +10,12 @@ finished.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from flaneur.errors import FlaneurError
 from flaneur.evaluate.kinds import Job, TaskContext, kind_named
+from flaneur.evaluate.protocol import protocol_episodes
 from flaneur.evaluate.runlog import RunLog
 from flaneur.evaluate.summary import Plan
 from flaneur.tasks.episode import Episode
@@ -59,12 +60,13 @@ def build_context(
     task: str, config: RunConfig, loaded: dict[str, tuple[City, list[Any]]] | None
 ) -> tuple[TaskContext, str]:
     """The shared context of one ``--tasks`` entry and the scheme its jobs use (the runner
-    and every Ray worker build it the same way)."""
+    and every Ray worker build it the same way), under the run's protocol."""
     spec, city, items = _task_set(task, config, loaded)
     kind = kind_named(spec.kind)
     scheme = (config.scheme or kind.default_scheme(spec)) if kind.default_scheme(spec) else ""
-    context = kind.context(spec, city, list(items), scheme, config)
-    return context, scheme
+    items = protocol_episodes(spec, list(items), config.protocol)
+    context = kind.context(spec, city, items, scheme, config)
+    return replace(context, protocol=config.protocol), scheme
 
 
 @dataclass(frozen=True)

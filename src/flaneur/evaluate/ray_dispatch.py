@@ -151,6 +151,7 @@ def _lost_row(job: Any, attempts: int) -> Row:
         "error": f"its Ray worker died {attempts} times",
         "city": job.context.city.name,
         "success_metric": job.context.success_metric,
+        "protocol": job.context.protocol,
         "config_hash": job.config_hash,
         "started_at": round(time.time(), 3),
         "duration_s": 0.0,

@@ -30,6 +30,7 @@ from flaneur.evaluate.kinds import Job, SolverFactory, TaskContext, TaskKind
 from flaneur.evaluate.kinds.navigation import NavigationKind
 from flaneur.evaluate.plan import RunPlan, build_context, plan_run, select_episodes
 from flaneur.evaluate.progress import RunProgress
+from flaneur.evaluate.protocol import DEFAULT_PROTOCOL
 from flaneur.evaluate.resources import RunResources
 from flaneur.evaluate.runlog import FINISHED, RunLog, row_success
 from flaneur.evaluate.summary import (
@@ -51,7 +52,8 @@ class RunConfig:
     layer's settings (:class:`~flaneur.models.ModelConfig` fields such as ``timeout_s``,
     ``max_retries``, ``max_in_flight``, ``api_key_env``, ``failure_threshold``,
     ``max_tokens``, ``backend_options``); only ``max_tokens`` and ``backend_options`` can
-    change replies, and they enter the hash when set.
+    change replies, and they enter the hash when set. ``protocol`` is ``flaneur`` or
+    ``paper`` (:mod:`flaneur.evaluate.protocol`).
     """
 
     agents: tuple[str, ...]
@@ -75,6 +77,7 @@ class RunConfig:
     per_agent_options: dict[str, dict[str, Any]] = field(default_factory=dict)
     scheme_options: dict[str, Any] = field(default_factory=dict)
     llm_options: dict[str, Any] = field(default_factory=dict)
+    protocol: str = DEFAULT_PROTOCOL
 
     def options_for(self, agent: str) -> dict[str, Any]:
         """Constructor options of one agent: the shared ones, then its own."""
@@ -94,6 +97,8 @@ class RunConfig:
             "agent_options": self.options_for(agent),
             "scheme_options": self.scheme_options,
         }
+        if self.protocol != DEFAULT_PROTOCOL:  # (the default leaves earlier hashes unchanged)
+            shaping["protocol"] = self.protocol
         if self.task_format or self.city:  # how a task file is read (absent: hashes unchanged)
             shaping["task_file"] = {"format": self.task_format, "city": self.city}
         for key in ("max_tokens", "backend_options"):

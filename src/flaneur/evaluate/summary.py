@@ -84,6 +84,7 @@ def summarize_run(
     return {
         "summary_version": SUMMARY_VERSION,
         "config": asdict(config),
+        "protocol": config.protocol,
         "reportable": config.reportable,
         "partial": missing_total > 0,
         "interrupted": interrupted,

@@ -113,8 +113,9 @@ def run_scenario(
     llm: str | None = None,
     llm_base_url: str | None = None,
     views: str | None = None,
+    protocol: str = "flaneur",
 ) -> dict[str, Any]:
-    """Run agent ``name`` on the scenario of ``persona_file``; write the run, ``result.json``
+    """Run agent ``name`` on the scenario of ``persona_file`` (under ``protocol``); write the run, ``result.json``
     and ``map.html`` into ``out``; return the result.
 
     Raises
@@ -151,6 +152,7 @@ def run_scenario(
         views=views,
         concurrency=1,
         per_agent_options={name: options},
+        protocol=protocol,
     )
     summary = run_benchmark(config, folder, progress="none")
     row = _the_row(folder)

@@ -10,7 +10,7 @@ can register and look up sets without importing the registry back.
 from __future__ import annotations
 
 import sys
-from typing import TypedDict, cast
+from typing import NotRequired, TypedDict, cast
 
 from flaneur.errors import FlaneurError
 from flaneur.registry import Registry
@@ -59,10 +59,16 @@ class _Facts(TypedDict):
 
     scheme: str
     success_metric: str
+    paper_max_steps: NotRequired[int | None]
 
 
-VELMA_FACTS: _Facts = {"scheme": "turns", "success_metric": "tc"}
-"""VELMA's route-following sets: the corrected Touchdown turn rules, task completion (TC)."""
+VELMA_FACTS: _Facts = {
+    "scheme": "turns",
+    "success_metric": "tc",
+    "paper_max_steps": FORMATS["map2seq"].paper_max_steps,
+}
+"""VELMA's route-following sets: the corrected Touchdown turn rules, task completion (TC);
+under ``--protocol paper`` VELMA's step limit (``--max_steps 55``) for every episode."""
 NEED_FACTS: _Facts = {"scheme": "headings", "success_metric": "tcp"}
 """CitySeeker-style place-finding sets: walkable headings, stopping within 50 m (TCP)."""
 

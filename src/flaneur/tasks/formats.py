@@ -30,7 +30,7 @@ from flaneur.errors import DataError
 from flaneur.tasks.cityseeker_questions import load_cityseeker_questions
 from flaneur.tasks.episode import read_episodes
 from flaneur.tasks.items import ITEM_HEADER_KEYS, read_items
-from flaneur.tasks.loaders import load_vln_jsonl
+from flaneur.tasks.loaders import VELMA_MAX_STEPS, load_vln_jsonl
 
 if TYPE_CHECKING:
     from flaneur.tasks.episode import Episode
@@ -51,18 +51,22 @@ class TaskFormat:
         Success metric of its task sets (``None``: decided by the episodes).
     description
         One line for error messages and docs.
+    paper_max_steps
+        The step limit of the paper the format comes from, applied to every episode under
+        ``--protocol paper`` (``None``: the episodes' own).
     """
 
     name: str
     scheme: str | None
     success_metric: str | None
     description: str
+    paper_max_steps: int | None = None
 
 
 FORMATS: dict[str, TaskFormat] = {
     "episodes": TaskFormat("episodes", None, None, "flaneur episode JSONL"),
-    "map2seq": TaskFormat("map2seq", "turns", "tc", "map2seq JSON lines"),
-    "touchdown": TaskFormat("touchdown", "turns", "tc", "Touchdown JSON lines"),
+    "map2seq": TaskFormat("map2seq", "turns", "tc", "map2seq JSON lines", VELMA_MAX_STEPS),
+    "touchdown": TaskFormat("touchdown", "turns", "tc", "Touchdown JSON lines", VELMA_MAX_STEPS),
     "cityseeker": TaskFormat("cityseeker", "headings", "tcp", "CitySeeker question(s).json"),
     "items": TaskFormat("items", "", None, "flaneur item JSON lines"),
 }

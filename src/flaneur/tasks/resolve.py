@@ -85,6 +85,7 @@ def file_spec(
         loader=fmt,
         scheme=scheme or "",
         success_metric=success or "",
+        paper_max_steps=declared.paper_max_steps,
         origin="file",
     )
 
@@ -171,6 +172,7 @@ def spec_of_run(task: str, summary: dict) -> TaskSpec:
             kind=str(facts.get("kind") or "navigation"),
             scheme=str(facts.get("scheme") if "scheme" in facts else "turns"),
             success_metric=str(facts.get("success_metric") or "tc"),
+            paper_max_steps=facts.get("paper_max_steps"),
             origin=str(facts.get("origin") or "file"),
         )
     config = summary.get("config") or {}

@@ -87,6 +87,10 @@ class TaskSpec:
         first use (then cached).
     seed, size, options
         The generator's seed, number of items (``None``: its default) and typed options.
+    paper_max_steps
+        The step limit of every episode under ``--protocol paper`` (the seed paper's; e.g.
+        VELMA's 55), or ``None`` where the episodes' own limits are the paper's
+        (:mod:`flaneur.evaluate.protocol`).
     build
         Optional hook for sets made by code of their own:
         ``build(data_dir) -> (city, episodes or items)``, or its ``"package.module:function"``
@@ -111,6 +115,7 @@ class TaskSpec:
     seed: int = 0
     size: int | None = None
     options: tuple[tuple[str, object], ...] = ()
+    paper_max_steps: int | None = None
     build: TaskBuilder | str | None = field(default=None, compare=False)
     origin: str = field(default="python", compare=False)
 
@@ -139,6 +144,7 @@ class TaskSpec:
             "category": self.category,
             "scheme": self.scheme,
             "success_metric": self.success_metric,
+            "paper_max_steps": self.paper_max_steps,
             "origin": self.origin,
         }
 

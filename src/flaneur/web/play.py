@@ -19,12 +19,14 @@ import secrets
 import threading
 import time
 from collections.abc import Coroutine, Generator, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from flaneur.agents.base import Action, Agent, step_record
 from flaneur.errors import FlaneurError
 from flaneur.evaluate.kinds.navigation import navigation_context
+from flaneur.evaluate.protocol import DEFAULT_PROTOCOL, protocol_episodes
 from flaneur.evaluate.resources import RunResources
 from flaneur.evaluate.runlog import FINISHED, read_rows, row_key
 from flaneur.evaluate.runner import Job, RunConfig, SolverFactories, run_job, score_jobs
@@ -33,6 +35,7 @@ from flaneur.evaluate.summary import write_summary as write_whole
 from flaneur.tasks.episode import Episode
 from flaneur.tasks.spec import TaskSpec
 from flaneur.web.catalog import safe_name
+from flaneur.web.runs import run_config
 from flaneur.world.city import City
 
 HUMAN = "human"
@@ -101,8 +104,17 @@ class PlaySession:
         self.task, self.city, self.episode, self.player = task, city, episode, player
         self.scheme = spec.scheme
         self.agent = HumanAgent()
-        config = RunConfig(agents=(HUMAN,), tasks=(task,))
-        context = navigation_context(spec, city, task_episodes, spec.scheme, {})
+        # beside a run's agents, under that run's protocol (its step limits, its rows' field)
+        protocol = DEFAULT_PROTOCOL
+        if into is not None:
+            protocol = str(run_config(into).get("protocol") or DEFAULT_PROTOCOL)
+        config = RunConfig(agents=(HUMAN,), tasks=(task,), protocol=protocol)
+        (episode,) = protocol_episodes(spec, [episode], protocol)
+        self.episode = episode
+        task_episodes = protocol_episodes(spec, list(task_episodes), protocol)
+        context = replace(
+            navigation_context(spec, city, task_episodes, spec.scheme, {}), protocol=protocol
+        )
         self._job = Job(
             task, HUMAN, spec.scheme, episode, config.config_hash(task, HUMAN, spec.scheme), context
         )

@@ -62,6 +62,7 @@ def agent_env_info(job: Job, resources: RunResources) -> dict[str, Any]:
         "avg_reference_length": ctx.state.avg_reference_length,
         "task_episodes": ctx.items,
         "city": ctx.city,
+        "protocol": ctx.protocol,
         **resources.env_info(ctx.city),
     }
 
