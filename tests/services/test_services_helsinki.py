@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from flaneur.services import UnknownPlaceError, directions, geocode, geocode_one, nearby_search
+from flaneur.services import (
+    UnknownPlaceError,
+    directions,
+    geocode,
+    geocode_one,
+    nearby_search,
+    resolve_point,
+)
+from flaneur.services.errors import CoordinateError, OffStreetError
 
 
 def test_pack_has_osm_street_names(helsinki):
@@ -21,10 +29,21 @@ def test_pack_has_osm_street_names(helsinki):
         ("kiasma", "Kiasma"),
         ("Aleksanterink. 52", "Aleksanterinkatu 52"),
         ("mannerheimintie", "Mannerheimintie"),
+        ("Helsinki Cathedral", "Helsingin tuomiokirkko"),  # name:en and int_name
+        ("Library Oodi", "Helsingin keskustakirjasto Oodi"),  # every word of its name:en
+        ("Oodi", "Helsingin keskustakirjasto Oodi"),  # short_name
+        ("helsingfors domkyrka", "Helsingin tuomiokirkko"),  # name:sv
     ],
 )
 def test_geocode_helsinki(helsinki, query, expected):
     assert geocode(helsinki, query)[0].name == expected
+
+
+def test_points_outside_helsinki_or_not_finite(helsinki):
+    with pytest.raises(OffStreetError, match=r"^61\.00000,25\.00000 lies 91,\d{3} m from"):
+        resolve_point(helsinki, "61.0,25.0")
+    with pytest.raises(CoordinateError, match="'nan,nan' is not a point"):
+        resolve_point(helsinki, "nan,nan")
 
 
 def test_unknown_name_helsinki(helsinki):

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from flaneur.errors import DataError
+from flaneur.world import City
 from flaneur.world.sources.osm import city_from_osm
 
 # about 400 m x 300 m around the Esplanadi park in central Helsinki
@@ -57,3 +58,14 @@ def test_empty_extract_is_an_error(pbf):
 def test_missing_file_is_an_error(tmp_path):
     with pytest.raises(DataError, match="not found"):
         city_from_osm(tmp_path / "nowhere.osm.pbf")
+
+
+def test_places_keep_the_names_of_every_language(small_city, tmp_path):
+    places = small_city.places
+    rows = [i for i in range(len(places)) if places.tags[i].get("name:en") == "Savoy Theatre"]
+    assert rows and places.names[rows[0]] == "Savoy-teatteri"
+    assert ("name:en", "Savoy Theatre") in places.name_tags(rows[0])
+    loaded = City.load(small_city.save(tmp_path / "esplanadi")).places
+    assert loaded.name_tags(rows[0]) == places.name_tags(rows[0])
+    unnamed = [i for i in range(len(places)) if not places.names[i] and places.name_tags(i)]
+    assert unnamed  # e.g. a tourist office with name:en and name:fi but no name

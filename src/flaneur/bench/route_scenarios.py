@@ -39,7 +39,7 @@ from flaneur.bench.scenario_parts import latlng_text
 from flaneur.bench.vln_routes import VlnRoute, collect_routes, no_route_error, route_episode
 from flaneur.errors import DataError, FlaneurError
 from flaneur.options import Range, option
-from flaneur.services.errors import UnknownPlaceError
+from flaneur.services.errors import CoordinateError, UnknownPlaceError
 from flaneur.services.geocode import GeocodeResult, geocode_one, resolve_point
 from flaneur.services.persona import PersonaFields
 from flaneur.services.region import grid_regions, region_has_viewpoints
@@ -48,6 +48,10 @@ from flaneur.tasks.generators import Generator
 from flaneur.tasks.items import TaskItem
 from flaneur.world.city import City
 
+SCENARIO_VERSION = 2
+"""Version of the ``virl-local`` and ``virl-ling`` generators (part of their cache key). 2: a
+destination must geocode back to itself under the ranked geocoder (every name of a place;
+ties among equal names broken by distance to the city's middle), which picks other routes."""
 SUCCESS_RADIUS_M = 25.0
 """V-IRL's success radius around the destination."""
 FOLLOW_STEPS = 200
@@ -155,7 +159,7 @@ def _question_routes(
             break
         try:
             found = asked_destination(city, f"How do I get to {route.destination.name}?")
-        except UnknownPlaceError:
+        except (UnknownPlaceError, CoordinateError):  # a name of numbers is no place
             found = None
         if found is None or found.place_row != route.destination.place_row:
             ambiguous += 1
@@ -189,6 +193,7 @@ class LocalScenarios(Generator):
     """Local's direction questions (``virl-local``, see the module docstring)."""
 
     kind = "virl-local"
+    version = SCENARIO_VERSION
     success_metric = "followed"
     description = "Local's direction questions (a persona asks the way to a named place)"
     default_size = 20
@@ -253,6 +258,7 @@ class LingScenarios(Generator):
     """Ling's trips by asking (``virl-ling``, see the module docstring)."""
 
     kind = "navigation"
+    version = SCENARIO_VERSION
     success_metric = "virl_success"
     scheme = "headings"
     description = "Ling's trips: a tourist asks Local the way and walks"

@@ -124,7 +124,9 @@ def named_places(city: City, categories: tuple[str, ...] = ()) -> np.ndarray:
     places, graph = city.places, city.graph
     if len(places) == 0:
         return np.zeros(0, dtype=np.int64)
-    keys = Counter(gazetteer(city).keys)
+    gaz = gazetteer(city)
+    # main names, addresses and streets (tag rank 0): another place's alias does not hide one
+    keys = Counter(k for k, rank in zip(gaz.keys, gaz.tag_rank.tolist(), strict=True) if not rank)
     nodes = np.atleast_1d(graph.nearest_node(places.lat, places.lng))
     x, y = graph.projection.forward(places.lat, places.lng)
     off = np.hypot(np.atleast_1d(x) - graph.xy[nodes, 0], np.atleast_1d(y) - graph.xy[nodes, 1])

@@ -18,7 +18,7 @@ from flaneur.agents.virl.diego import wish_list
 from flaneur.agents.virl.peng import REACHED_M
 from flaneur.agents.virl.vivek import AMENITY_RADIUS_M, amenities_near
 from flaneur.services.directions import directions
-from flaneur.services.errors import UnknownPlaceError
+from flaneur.services.errors import CoordinateError, UnknownPlaceError
 from flaneur.services.geocode import geocode_one, normalize
 from flaneur.services.optimize import brute_force_order, distance_matrix, tour_length
 from flaneur.tasks.items import TaskItem
@@ -161,5 +161,5 @@ def score_diego(item: TaskItem, result: dict[str, Any], city: City) -> dict[str,
 def _canonical(city: City, wish: str) -> str:
     try:
         return normalize(geocode_one(city, wish).name)
-    except UnknownPlaceError:
+    except (UnknownPlaceError, CoordinateError):  # a name of numbers is no place
         return normalize(wish)

@@ -8,9 +8,11 @@ from typing import Any
 
 import typer
 
+from flaneur.cli import run_options as ro
 from flaneur.cli.failures import check_output_path
 from flaneur.cli.output import console, print_json
-from flaneur.errors import ArgumentError, FlaneurError
+from flaneur.errors import ArgumentError, FlaneurError, check_finite
+from flaneur.evaluate.protocol import check_protocol
 
 virl_app = typer.Typer(
     rich_markup_mode=None,
@@ -27,6 +29,16 @@ CITY_HELP = "A built-in city name (helsinki) or a city pack folder."
 LLM_HELP = "Model for the agent's language steps (e.g. openai/gpt-4o-mini); offline if unset."
 CITY = typer.Option("helsinki", "--city", help=CITY_HELP)
 JSON = typer.Option(False, "--json", help="Print one JSON object.")
+SNAP = typer.Option(
+    500.0,  # flaneur.services.geocode.OFF_STREET_M (not imported: CLI start-up; a test pins it)
+    "--snap-radius",
+    min=0.0,
+    help=(
+        "Metres: a lat,lng point farther than this from every street viewpoint is an error "
+        "(outside the city) instead of being snapped to the nearest one. nan, inf and "
+        "out-of-range latitudes or longitudes are always errors."
+    ),
+)
 
 
 def _agent_command(name: str, summary: str):
@@ -52,6 +64,7 @@ def _agent_command(name: str, summary: str):
             help="View provider for agents that look (synthetic, panorama:DIR, ...).",
         ),
         json_out: bool = typer.Option(False, "--json", help="Print the result as one JSON object."),
+        protocol: str = ro.PROTOCOL,
         feedback: str | None = typer.Option(
             None,
             "--feedback",
@@ -79,6 +92,7 @@ def _agent_command(name: str, summary: str):
             llm=llm,
             llm_base_url=llm_base_url,
             views=views,
+            protocol=check_protocol(protocol),
         )
         if json_out:
             print_json(result)
@@ -118,21 +132,29 @@ for _name, _summary in AGENT_HELP.items():
 
 @virl_app.command("geocode")
 def geocode_command(
-    query: str = typer.Argument(..., help="A place name, address or street (typos are fine)."),
+    query: str = typer.Argument(
+        ..., help="A place name in any of its languages, an address, a street or lat,lng."
+    ),
     city: str = CITY,
     limit: int = typer.Option(5, "--limit", min=1, help="Number of matches."),
+    snap_radius: float = SNAP,
     json_out: bool = JSON,
 ) -> None:
-    """Find places, addresses and streets by name (fuzzy, ranked)."""
+    """Find places, addresses and streets by name, ranked: exact names (any language or
+    alias, case and accents ignored) first, then names holding every word, then typos."""
     # lazy: CLI start-up (docs/DESIGN.md, Imports)
     from flaneur.services.geocode import geocode, geocode_one
     from flaneur.world.builtin import load_city
 
+    snap_radius = _snap(snap_radius)
     town = load_city(city)
-    geocode_one(town, query)  # one-line error with the closest names when nothing matches
-    found = [r.to_dict() for r in geocode(town, query, limit=limit)]
+    # one-line error with the closest names when nothing matches, or for a bad point
+    geocode_one(town, query, max_off_m=snap_radius)
+    found = [r.to_dict() for r in geocode(town, query, limit=limit, max_off_m=snap_radius)]
     lines = [
-        f"{r['score']:5.1f}  {r['kind']:7s}  {r['name']}  ({r['lat']:.5f}, {r['lng']:.5f})"
+        f"{r['score']:5.1f}  {r['kind']:7s}  {r['name']}"
+        + (f" [{r['matched']}]" if r["matched"] != r["name"] else "")
+        + f"  ({r['lat']:.5f}, {r['lng']:.5f})"
         for r in found
     ]
     _show(json_out, {"query": query, "results": found}, lines)
@@ -146,6 +168,7 @@ def nearby_command(
     radius: float = typer.Option(200.0, "--radius", min=0, help="Radius in metres."),
     rank_by: str = typer.Option("distance", "--rank-by", help="distance or prominence."),
     city: str = CITY,
+    snap_radius: float = SNAP,
     json_out: bool = JSON,
 ) -> None:
     """Places of a type or keyword around a place, with distance and heading."""
@@ -154,8 +177,9 @@ def nearby_command(
     from flaneur.services.nearby import nearby_search
     from flaneur.world.builtin import load_city
 
+    snap_radius = _snap(snap_radius)
     town = load_city(city)
-    node, _ = resolve_point(town, place)
+    node, _ = resolve_point(town, place, max_off_m=snap_radius)
     kinds = {"place_type": place_type, "keyword": keyword, "rank_by": rank_by}
     found = _checked(nearby_search, town, town.graph.xy[node], radius_m=radius, **kinds)
     rows = [r.to_dict() for r in found]
@@ -169,6 +193,7 @@ def directions_command(
     destination: str = typer.Argument(..., help="To (name, address or lat,lng)."),
     mode: str = typer.Option("walking", "--mode", help="walking, bicycling or driving."),
     city: str = CITY,
+    snap_radius: float = SNAP,
     json_out: bool = JSON,
 ) -> None:
     """The shortest route in steps with key positions, distances and durations."""
@@ -177,9 +202,10 @@ def directions_command(
     from flaneur.services.geocode import resolve_point
     from flaneur.world.builtin import load_city
 
+    snap_radius = _snap(snap_radius)
     town = load_city(city)
-    a, _ = resolve_point(town, origin)
-    b, _ = resolve_point(town, destination)
+    a, _ = resolve_point(town, origin, max_off_m=snap_radius)
+    b, _ = resolve_point(town, destination, max_off_m=snap_radius)
     route = _checked(directions, town, a, b, mode=mode)
     lines = [step.instruction for step in route.steps]
     lines.append(f"{route.distance_m:.0f} m, {route.duration_s / 60:.1f} min {mode}")
@@ -191,6 +217,7 @@ def optimize_command(
     places: list[str] = typer.Argument(..., help="Start first, then the places to visit."),
     fixed_end: bool = typer.Option(False, "--fixed-end", help="Keep the last place last."),
     city: str = CITY,
+    snap_radius: float = SNAP,
     json_out: bool = JSON,
 ) -> None:
     """The shortest visiting order of places (OR-Tools), start fixed."""
@@ -199,8 +226,9 @@ def optimize_command(
     from flaneur.services.optimize import optimize_order
     from flaneur.world.builtin import load_city
 
+    snap_radius = _snap(snap_radius)
     town = load_city(city)
-    resolved = [resolve_point(town, p) for p in places]
+    resolved = [resolve_point(town, p, max_off_m=snap_radius) for p in places]
     labels = [label for _, label in resolved]
     _, result = optimize_order(
         town.graph, [n for n, _ in resolved], fixed_end=fixed_end, labels=labels
@@ -238,6 +266,11 @@ def region_command(
         f"points; walk {info['walk_m']} m ({info['walk_min']} min)"
     )
     _show(json_out, info, [line])
+
+
+def _snap(value: float) -> float:
+    """``--snap-radius`` as finite metres (click's range check lets nan and inf through)."""
+    return check_finite(value, "--snap-radius", where="virl", what="metres", low=0.0)
 
 
 def _checked(service: Any, *args: Any, **kwargs: Any) -> Any:

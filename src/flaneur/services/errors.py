@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from flaneur.errors import FlaneurError
+from flaneur.errors import DataError, FlaneurError
 
 
 class UnknownPlaceError(FlaneurError, LookupError):
@@ -33,3 +33,47 @@ class UnreachableError(FlaneurError, ValueError):
 
 class RegionError(FlaneurError, ValueError):
     """A region polygon is invalid or does not overlap the city."""
+
+
+class CoordinateError(DataError):
+    """A ``"lat,lng"`` text that is no point on Earth: not two numbers, not finite (``nan``,
+    ``inf``) or out of range (latitude beyond ±90, longitude beyond ±180).
+
+    Parameters
+    ----------
+    text
+        The text as given.
+    problem
+        What is wrong with it (one line).
+    """
+
+    def __init__(self, text: str, problem: str):
+        self.text = text
+        super().__init__(f"{text.strip()!r} is not a point: {problem}")
+
+
+class OffStreetError(CoordinateError):
+    """A ``"lat,lng"`` point farther than the allowed distance from every viewpoint.
+
+    Parameters
+    ----------
+    lat, lng
+        The point in degrees.
+    distance_m
+        Its distance to the nearest viewpoint (street) of the city, metres.
+    limit_m
+        The largest distance allowed, metres.
+    city
+        Name of the city.
+    """
+
+    def __init__(self, lat: float, lng: float, distance_m: float, limit_m: float, city: str):
+        self.lat, self.lng = lat, lng
+        self.distance_m, self.limit_m = distance_m, limit_m
+        point = f"{lat:.5f},{lng:.5f}"
+        DataError.__init__(
+            self,
+            f"{point} lies {distance_m:,.0f} m from the nearest street of {city}, more than "
+            f"{limit_m:,.0f} m (outside the city)",
+        )
+        self.text = point

@@ -1,12 +1,12 @@
 """Route optimisation: the order of waypoints that makes the shortest walk on the graph.
 
-V-IRL asks Google Directions with ``optimize:true`` (and its own TSP used Euclidean distance
-in raw degrees); here the costs are walking distances on the street graph (metres, Dijkstra)
-and the order comes from OR-Tools: the start is fixed, the end is fixed or free (an *open*
-route, as V-IRL's route optimizer drops the last leg back). Sets of up to
-:data:`EXACT_UP_TO` stops are solved exactly and deterministically with OR-Tools' CP-SAT
-(one circuit constraint, one worker, fixed seed); larger sets (region sampling) use the
-routing solver with guided local search for a time budget.
+V-IRL's Peng asks Google Directions with ``optimize:true`` (V-IRL's own TSP, on Euclidean
+distance in raw degrees, orders Imani's region points); here the costs are walking distances
+on the street graph (metres, Dijkstra) and the order comes from OR-Tools: the start is fixed,
+the end is fixed or free (an *open* route, as V-IRL's route optimizer drops the last leg
+back). Sets of up to :data:`EXACT_UP_TO` stops are solved exactly and deterministically with
+OR-Tools' CP-SAT (one circuit constraint, one worker, fixed seed); larger sets (region
+sampling) use the routing solver with guided local search for a time budget.
 :func:`brute_force_order` gives the exact answer for small sets and is what the tests and
 ``benchmarks/services.py`` compare OR-Tools against.
 """

@@ -1,7 +1,13 @@
-"""Points of interest: names, normalized categories, raw tags, attributes, spatial queries."""
+"""Points of interest: names, normalized categories, raw tags, attributes, spatial queries.
+
+A place's main name is its ``name`` column; its other names (other languages, aliases, old
+and local names, its brand) are read from its raw tags by :func:`name_tags`, so they cost no
+extra memory or pack field: the tags are kept whole (``places.json``).
+"""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -13,6 +19,57 @@ from scipy.spatial import cKDTree
 
 from flaneur.errors import ArgumentError, check_finite
 from flaneur.geo import LocalProjection, angle_diff
+
+NAME_TAG = re.compile(
+    r"^(?P<base>name|int_name|official_name|short_name|alt_name|reg_name|nat_name|loc_name"
+    r"|old_name|brand)(?::(?P<lang>[a-z]{2,3}(?:-[A-Za-z0-9]{2,8})*))?$"
+)
+"""OpenStreetMap tags that hold a name of a place: ``name``, ``name:<language>`` (``name:en``,
+``name:zh-Hant``) and the alias keys with or without a language suffix. Keys such as
+``name:etymology:wikidata`` or ``addr:housename`` do not match."""
+_TAG_RANK = {"loc_name": 2, "old_name": 2, "brand": 3}
+
+
+def name_tag_rank(tag: str) -> int:
+    """How much a name from ``tag`` counts: 0 the main name (``name``), 1 another current name
+    (``name:en``, ``int_name``, ``official_name``, ``short_name``, ``alt_name``, ...), 2 a local
+    or old name (``loc_name``, ``old_name``), 3 a brand. Unknown tags rank 3."""
+    if tag == "name":
+        return 0
+    match = NAME_TAG.match(tag)
+    return _TAG_RANK.get(match["base"], 1) if match else 3
+
+
+def name_tags(tags: Mapping[str, str], name: str = "") -> list[tuple[str, str]]:
+    """Every name of a place as ``(tag, name)`` pairs: the main name first, then the other
+    name tags by :func:`name_tag_rank` and key; values listed with ``;`` are split, and a
+    name repeated (ignoring case) is kept once, under its first tag.
+
+    Parameters
+    ----------
+    tags
+        Raw tags of the place (see :data:`NAME_TAG` for the keys read).
+    name
+        The main name (default: ``tags["name"]``).
+
+    Examples
+    --------
+    >>> name_tags({"name": "Oodi", "name:fi": "oodi", "short_name": "Oodi;Ode"})
+    [('name', 'Oodi'), ('short_name', 'Ode')]
+    """
+    keys = sorted(
+        (k for k in tags if k != "name" and NAME_TAG.match(k)),
+        key=lambda k: (name_tag_rank(k), k),
+    )
+    out: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    for key, value in [("name", name or tags.get("name", ""))] + [(k, tags[k]) for k in keys]:
+        for part in str(value).split(";"):
+            text = part.strip()
+            if text and text.casefold() not in seen:
+                seen.add(text.casefold())
+                out.append((key, text))
+    return out
 
 
 @dataclass(frozen=True)
@@ -35,6 +92,11 @@ class Place:
         if self.name:
             return self.name
         return self.categories[0].replace("_", " ") if self.categories else "place"
+
+    @property
+    def all_names(self) -> tuple[str, ...]:
+        """The main name, then every other name in the tags (see :func:`name_tags`)."""
+        return tuple(text for _, text in name_tags(self.tags, self.name))
 
 
 @dataclass(eq=False)
@@ -166,6 +228,10 @@ class Places:
     def n_named(self) -> int:
         """Number of places with a non-empty name."""
         return int(np.count_nonzero(self.names != ""))
+
+    def name_tags(self, row: int) -> list[tuple[str, str]]:
+        """``(tag, name)`` pairs of every name of place ``row`` (see :func:`name_tags`)."""
+        return name_tags(self.tags[row], str(self.names[row]))
 
     @cached_property
     def _id_to_index(self) -> dict[str, int]:

@@ -1,6 +1,6 @@
 """Aria, V-IRL's place recommender: intention → place type → nearby candidates → overviews →
-a rating 0-10 with an explanation → a list sorted best first (V-IRL's code sorts it worst
-first; we do not repeat that).
+a rating 0-10 with an explanation → a list sorted best first (as V-IRL's, whose priority
+queue pops the highest rating first).
 
 Offline (our own design, not V-IRL's): the place type comes from the sentence embedder
 (all-MiniLM-L6-v2) against the taxonomy's category labels and synonyms (a category named

@@ -43,7 +43,7 @@ from flaneur.agents.virl.peng import places_in_sentence
 from flaneur.agents.virl.thinking import Thinker
 from flaneur.models import extract_json
 from flaneur.services.directions import SPEEDS_KMH, directions
-from flaneur.services.errors import UnknownPlaceError
+from flaneur.services.errors import CoordinateError, UnknownPlaceError
 from flaneur.services.geocode import geocode_one
 from flaneur.services.persona import Persona
 from flaneur.world.city import City
@@ -269,7 +269,7 @@ class DayPlanner:
         for wish in wishes:
             try:
                 targets[wish] = geocode_one(self.city, wish).name
-            except UnknownPlaceError:
+            except (UnknownPlaceError, CoordinateError):  # a name of numbers is no place
                 reasons[wish] = f"no place of {self.city.name} matches it"
         return targets, reasons
 
@@ -345,7 +345,7 @@ class DayPlanner:
         if kind == "transport" or (kind == "normal" and place and place != state.place):
             try:
                 target = geocode_one(self.city, place)
-            except UnknownPlaceError:
+            except (UnknownPlaceError, CoordinateError):  # a name of numbers is no place
                 return [{**LOOK_AROUND, "place": state.place}]
             out = []
             if target.node != state.node or target.name != state.place:

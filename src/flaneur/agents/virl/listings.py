@@ -4,7 +4,8 @@ synthetic listings made from OpenStreetMap building footprints (labelled synthet
 RentCast fields read: ``formattedAddress``, ``price``, ``latitude``, ``longitude``
 (required) and ``propertyType``, ``bedrooms``, ``bathrooms``, ``squareFootage``,
 ``yearBuilt`` (optional). A file is a JSON array, a JSON object with a ``listings`` array,
-or a CSV with those column names. V-IRL's own listing data is not shipped.
+or a CSV with those column names. V-IRL ships its New York listings
+(``data/estate/ny_peng_rent.json``); flaneur does not copy them.
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ from flaneur.errors import DataError
 from flaneur.geo import angle_diff
 from flaneur.options import Range, option
 from flaneur.services.directions import Route, compass, directions
-from flaneur.services.errors import UnknownPlaceError
+from flaneur.services.errors import CoordinateError, UnknownPlaceError
 from flaneur.services.geocode import GeocodeResult, geocode_one
 from flaneur.services.nearby import prominence
 from flaneur.tasks.items import TaskItem
@@ -174,7 +174,7 @@ async def find_destination(city: City, thinker: Thinker, question: str) -> Geoco
         if candidate:
             try:
                 found = geocode_one(city, candidate)
-            except UnknownPlaceError:
+            except (UnknownPlaceError, CoordinateError):  # a name of numbers is no place
                 found = None
         if found is not None and found.score >= DESTINATION_SCORE:
             return found

@@ -7,7 +7,8 @@
   reply, anything else marked unusable in the exchange's record (:func:`ask_rating`);
 * the offline ratings of our own design: ``10 x`` a weighted sum of parts in ``[0, 1]``
   (:func:`weighted_rating`);
-* the order: best first (:func:`best_first`; V-IRL's code sorted worst first).
+* the order: best first (:func:`best_first`), as V-IRL's Aria (its estate ranking sorted
+  ascending and kept the worst; Vivek does not).
 """
 
 from __future__ import annotations

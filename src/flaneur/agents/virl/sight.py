@@ -30,14 +30,15 @@ _CLIP: dict[tuple[str, str, str], Any] = {}
 
 
 def landmarks_in(city: City, instruction: str) -> list[str]:
-    """Place names of the city that appear word for word in the instruction (offline)."""
+    """Place names of the city that appear word for word in the instruction (offline), any of
+    a place's names (``"Helsinki Cathedral"``) giving its main name once."""
     text = f" {normalize(instruction)} "
     found: dict[str, str] = {}
     gaz = gazetteer(city)
     for name, kind, key in zip(gaz.names, gaz.kinds, gaz.keys, strict=True):
         if kind == "place" and len(key) >= 4 and f" {key} " in text:
             found.setdefault(key, name)
-    return list(found.values())
+    return list(dict.fromkeys(found.values()))
 
 
 def clip_scorer(city: City, views: Any, model: str, weights: str, reference: int = 64) -> Any:
