@@ -34,6 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from flaneur.agents.mapgpt.paper import move_phrase_paper
 from flaneur.agents.mapgpt.prompt_builder import move_phrase
 from flaneur.env.online_map import OnlineMap
 from flaneur.env.schemes.nodes import NodesScheme
@@ -153,7 +154,8 @@ class MapGPTOraclePolicy:
             if v not in self._targets[node]:
                 return None
             edge = self._headings[node][self._targets[node].index(v)]
-            if not opt.phrase.startswith(move_phrase(relative_angle(edge, heading))):
+            angle = relative_angle(edge, heading)  # flaneur's words, or MapGPT's (paper)
+            if not opt.phrase.startswith((move_phrase(angle), move_phrase_paper(angle))):
                 return None
         return target, online, agree
 

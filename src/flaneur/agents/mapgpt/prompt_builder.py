@@ -26,9 +26,10 @@ The user message, filled into ``prompts/mapgpt/step.txt``, reads::
 from __future__ import annotations
 
 import string
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from flaneur.agents.prompts import Prompt, prompt_hash
 from flaneur.env.online_map import OnlineMap
 from flaneur.env.state import relative_angle
 
@@ -103,7 +104,9 @@ class Option:
     description
         What is known about the target (two-stage), or ``""``.
     image
-        1-based number of the attached image showing this option (one-stage), 0 if none.
+        Number of the image showing this option (one-stage), ``None`` if none: the
+        1-based number of the attached image (``flaneur`` protocol), or the place number
+        (``paper`` protocol, where ``Image N`` shows ``Place N``).
     """
 
     letter: str
@@ -112,7 +115,7 @@ class Option:
     place: int
     phrase: str
     description: str = ""
-    image: int = 0
+    image: int | None = None
 
     @property
     def is_stop(self) -> bool:
@@ -122,7 +125,7 @@ class Option:
     def line(self) -> str:
         """``"B. turn left to Place 4: 3-way intersection"`` (with ``(Image 1)``)."""
         text = f"{self.letter}. {self.phrase}"
-        if self.image:
+        if self.image is not None:
             text += f" (Image {self.image})"
         if self.description:
             text += f": {self.description}"
@@ -175,12 +178,16 @@ def map_lines(online_map: OnlineMap, *, window: int | None = None) -> list[str]:
     return lines
 
 
-def history_text(history: Sequence[str], *, window: int | None = None) -> str:
-    """``"step 1: go forward to Place 1; step 2: ..."`` (the last ``window`` moves)."""
+def history_text(history: Sequence[str], *, window: int | None = None, first_step: int = 1) -> str:
+    """``"step 1: go forward to Place 1; step 2: ..."`` (the last ``window`` moves).
+
+    ``first_step`` is the number of the first move (0 under the ``paper`` protocol, as
+    MapGPT counts).
+    """
     if not history:
         return NO_HISTORY
     first = 0 if window is None else max(0, len(history) - window)
-    parts = [f"step {k + 1}: {history[k]}" for k in range(first, len(history))]
+    parts = [f"step {k + first_step}: {history[k]}" for k in range(first, len(history))]
     return "; ".join(parts)
 
 
@@ -193,6 +200,7 @@ def move_options(
     edge_headings: dict[int, float],
     xy_bearing: dict[int, float],
     with_stop: bool,
+    phrase_of: Callable[[float], str] = move_phrase,
 ) -> list[Option]:
     """Lettered options: stop (if offered), then one per candidate ``(slot, node)``.
 
@@ -210,6 +218,9 @@ def move_options(
         Compass bearing from ``current`` to each non-adjacent (jump) candidate.
     with_stop
         Offer stop as option A.
+    phrase_of
+        Names a move from its angle to the heading (:func:`move_phrase`, or MapGPT's words
+        under the ``paper`` protocol).
     """
     entries: list[tuple[int, int, int, str]] = []
     if with_stop:
@@ -217,7 +228,7 @@ def move_options(
     for slot, node in candidates:
         number = online_map.number(node)
         if node in edge_headings:
-            move = move_phrase(relative_angle(edge_headings[node], heading))
+            move = phrase_of(relative_angle(edge_headings[node], heading))
             phrase = f"{move} to {place(number)}"
         else:
             route = online_map.route(current, node) or []
@@ -239,6 +250,15 @@ def supplementary_text(entries: Sequence[tuple[int, str]]) -> str:
     if not entries:
         return NO_SUPPLEMENTARY
     return "\n".join(f"{place(n)}: {text}" if text else place(n) for n, text in entries)
+
+
+def without_planning(prompt: Prompt) -> Prompt:
+    """``prompt`` without its lines about planning (MapGPT's no-planning ablation): the
+    ``Previous Planning`` field and the ``New Planning`` part of the reply."""
+    lines = [line for line in prompt.text.splitlines() if "Planning" not in line]
+    text = "\n".join(lines)
+    version = f"{prompt.version}+no-planning"
+    return Prompt(text=text, version=version, id=f"{version}:{prompt_hash(text)}")
 
 
 def full_prompt_text(system: str, user: str, image_labels: Sequence[str] = ()) -> str:
@@ -266,4 +286,5 @@ __all__ = [
     "supplementary_text",
     "trajectory_text",
     "where_phrase",
+    "without_planning",
 ]
