@@ -1,4 +1,5 @@
-"""CitySeeker metrics: TCE, TCP, TCC, SPD (m), AS, and the ordered multi-goal rule.
+"""CitySeeker metrics: TCE, TCP (and TCP-40 / TCP-60), TCC, SPD (m), AS, and the ordered
+multi-goal rule.
 
 Reference
 ---------
@@ -7,10 +8,15 @@ CitySeeker: "How Do VLMs Explore Embodied Urban Navigation with Implicit Human N
 reports task completion three ways plus path metrics:
 
 - TCE (exact): the agent stops on the goal viewpoint.
-- TCP (proximity): the agent stops within 50 m (straight line) of the goal viewpoint.
+- TCP (proximity): the agent stops within 50 m (straight line) of the goal viewpoint. The
+  paper also reports the same rate at 40 m and 60 m (TCP-40, TCP-60), row fields ``tcp40``
+  and ``tcp60`` (:data:`PROXIMITY_RADII_M`).
 - TCC (category): the agent stops at a viewpoint linked to a place of the goal category;
   places are linked to every viewpoint within 50 m.
 - SPD: shortest-path distance in metres from the stop to the goal (the same number as NE).
+  flaneur's metres are great-circle metres along its graph; CitySeeker's own SPD sums the
+  data's ``edge_distance``, which is in Web-Mercator metres (about 1/cos(latitude) times
+  ground metres, 1.17 in Shanghai; ``docs/metrics.md``).
 - AS: average number of steps (moves between viewpoints; CitySeeker's limit is 35).
 - SPL and nDTW as in :mod:`flaneur.metrics.r2r`. CitySeeker's tables print "nDTW" values far
   above 1 (e.g. 136.97), which look like raw DTW in metres; flaneur reports both
@@ -30,6 +36,9 @@ from numpy.typing import NDArray
 
 PROXIMITY_M = 50.0
 """TCP radius and the place-to-viewpoint linking radius of CitySeeker."""
+
+PROXIMITY_RADII_M: dict[str, float] = {"tcp": PROXIMITY_M, "tcp40": 40.0, "tcp60": 60.0}
+"""Row field of each proximity rate and its radius: TCP (50 m), TCP-40 and TCP-60."""
 
 MAX_STEPS = 35
 """CitySeeker's step limit per episode."""

@@ -365,7 +365,10 @@ def _row(
         "ndtw": ndtw,
         "sdtw": r2r.sdtw(sr, ndtw) if ndtw is not None else None,
         "tce": cityseeker.completion(cityseeker.exact_hits(walk, fact.goals), fact.ordered),
-        "tcp": cityseeker.completion(cityseeker.proximity_hits(straight), fact.ordered),
+        **{
+            key: cityseeker.completion(cityseeker.proximity_hits(straight, radius), fact.ordered)
+            for key, radius in cityseeker.PROXIMITY_RADII_M.items()
+        },
         "tcc": tcc,
         "spd_m": _finite(ne_m),
         "virl_success": virl.virl_success(final_straight),

@@ -24,6 +24,14 @@ text to the prompts or make the agent walk back: a backtrack is a queue of headi
 along a shortest path, executed one per step without a model call (``thoughts``:
 ``"backtracking to ..."``).
 
+Under ``--protocol paper`` (``env_info.protocol == "paper"``) the agent follows CitySeeker's
+paper and released code where flaneur differs on purpose (``docs/fidelity.md``): no step
+count or budget in the prompts, the stop prompt shows the node's 360-degree panorama, option
+views are 120 degrees wide (1024 x 512), an unparseable choice keeps CitySeeker's default
+confidence 0.5, B2 counts streets to the goal, B3's hint is the oracle's, R1 looks 1 street
+around, and retrieval (R1-R3) goes into the choice prompt only, R1/R2 in the last round of
+each cycle of ``rounds`` rounds only. Options given explicitly win over these defaults.
+
 Every step record carries ``prompt_id`` (the ids of the prompts sent, joined by ``+``),
 ``prompt`` (the full text of every prompt sent in the step, images as ``[image k: ...]``
 lines), ``raw_output`` (the replies), ``parsed_action``, ``thoughts``, ``confidence``,
@@ -33,7 +41,7 @@ lines), ``raw_output`` (the replies), ``parsed_action``, ``thoughts``, ``confide
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -52,6 +60,26 @@ from flaneur.tasks.episode import Episode
 SUCCESS_RADIUS_M = 50.0
 _SEPARATOR = "\n\n=====\n\n"
 
+PAPER_DEFAULTS: dict[str, Any] = {
+    "hops": 1,
+    "b3_oracle": True,
+    "view_fov": 120.0,
+    "view_size": (1024, 512),
+}
+"""Option defaults under ``--protocol paper``: R1's neighbourhood (``retrieve_distance=1``),
+B3's oracle hint, and the views of CitySeeker's ``PanoParams`` (fov 120, 1024 x 512)."""
+
+FLANEUR_DEFAULTS: dict[str, Any] = {
+    "hops": 2,
+    "b3_oracle": False,
+    "view_fov": 60.0,
+    "view_size": (800, 460),
+}
+"""The same option defaults under ``--protocol flaneur``."""
+
+PAPER_PARSE_CONFIDENCE = 0.5
+"""Confidence of an unparseable choice under ``paper`` (CitySeeker's default reply)."""
+
 
 @dataclass(frozen=True)
 class CitySeekerOptions:
@@ -63,16 +91,17 @@ class CitySeekerOptions:
     k: int = 3
     theta: float = 0.75
     b2_k: int | None = None
-    hops: int = 2
+    hops: int | None = None
     radius_m: float = 50.0
     recent: int = 3
+    rounds: int = 3
     max_backtracks: int = 5
     memory: bool | None = None
     memory_path: str | None = None
     cognition_model: bool = False
-    b3_oracle: bool = False
-    view_fov: float = 60.0
-    view_size: tuple[int, int] = (800, 460)
+    b3_oracle: bool | None = None
+    view_fov: float | None = None
+    view_size: tuple[int, int] | None = None
     temperature: float | None = 0.0
     max_tokens: int = 256
     cognition_max_tokens: int = 600
@@ -98,7 +127,11 @@ class CitySeekerAgent(Agent):
     b2_k
         B2 window (default ``k``).
     hops, radius_m, recent
-        R1 neighbourhood (2 streets), R2 radius (50 m), R3 history length (3 steps).
+        R1 neighbourhood (2 streets; ``paper``: 1), R2 radius (50 m), R3 history length (3
+        steps).
+    rounds
+        CitySeeker's retrieval cycle (3 rounds): under ``paper``, R1 and R2 retrieve only when
+        ``round`` (counted from 1) is a multiple of it.
     max_backtracks
         Backtracks allowed per episode.
     memory
@@ -109,9 +142,11 @@ class CitySeekerAgent(Agent):
     cognition_model
         Build C1/C2 maps with the model instead of the deterministic summariser.
     b3_oracle
-        Make B3's hint name the teacher's option (privileged).
+        Make B3's hint name the teacher's option (privileged; default: ``False``, ``paper``:
+        ``True``).
     view_fov, view_size
-        Field of view and size of the perspective views.
+        Field of view and size of the perspective views (60, (800, 460); ``paper``: 120,
+        (1024, 512)).
     temperature, json_mode
         Sampling parameters of every model call.
     max_tokens
@@ -134,16 +169,17 @@ class CitySeekerAgent(Agent):
         k: int = 3,
         theta: float = 0.75,
         b2_k: int | None = None,
-        hops: int = 2,
+        hops: int | None = None,
         radius_m: float = 50.0,
         recent: int = 3,
+        rounds: int = 3,
         max_backtracks: int = 5,
         memory: bool | None = None,
         memory_path: str | None = None,
         cognition_model: bool = False,
-        b3_oracle: bool = False,
-        view_fov: float = 60.0,
-        view_size: Sequence[int] = (800, 460),
+        b3_oracle: bool | None = None,
+        view_fov: float | None = None,
+        view_size: Sequence[int] | None = None,
         temperature: float | None = 0.0,
         max_tokens: int = 256,
         cognition_max_tokens: int = 600,
@@ -155,21 +191,24 @@ class CitySeekerAgent(Agent):
         self.strategy_codes = parse_strategies(strategies)
         self.round = int(round)
         self.step_limit = int(step_limit)
-        self.params = {
+        self.params: dict[str, Any] = {
             "k": k,
             "theta": theta,
             "b2_k": b2_k or k,
-            "hops": hops,
             "radius_m": radius_m,
             "recent": recent,
-            "b3_oracle": b3_oracle,
             "cognition_model": cognition_model,
         }
+        self.given: dict[str, Any] = {  # None: the protocol's default (FLANEUR/PAPER_DEFAULTS)
+            "hops": hops,
+            "b3_oracle": b3_oracle,
+            "view_fov": view_fov,
+            "view_size": None if view_size is None else (int(view_size[0]), int(view_size[1])),
+        }
+        self.rounds = max(1, int(rounds))
         self.max_backtracks = int(max_backtracks)
         self.memory_option = memory
         self.memory_path = memory_path
-        self.view_fov = float(view_fov)
-        self.view_size = (int(view_size[0]), int(view_size[1]))
         self.call_params = {
             "temperature": temperature,
             "max_tokens": int(max_tokens),
@@ -192,7 +231,16 @@ class CitySeekerAgent(Agent):
         city = env_info.city
         if city is None:
             raise FlaneurError("agent cityseeker needs the city map (env_info.city)")
-        self.strategies = make_strategies(self.strategy_codes, **self.params)
+        self.paper = env_info.protocol == "paper"
+        defaults = PAPER_DEFAULTS if self.paper else FLANEUR_DEFAULTS
+        settings = {k: defaults[k] if v is None else v for k, v in self.given.items()}
+        self.view_fov, self.view_size = float(settings["view_fov"]), settings["view_size"]
+        self.strategies = make_strategies(
+            self.strategy_codes,
+            hops=settings["hops"],
+            b3_oracle=settings["b3_oracle"],
+            **self.params,
+        )
         wants_memory = any(s.needs_memory for s in self.strategies)
         use_memory = wants_memory if self.memory_option is None else bool(self.memory_option)
         task = str(env_info.task_id or episode.city)
@@ -212,12 +260,15 @@ class CitySeekerAgent(Agent):
             node=start,
             heading=float(episode.start_heading),
             start=start,
+            paper=self.paper,
+            rounds=self.rounds,
         )
         self.prompts = PromptBuilder(
             env_info.views,
             fov=self.view_fov,
             size=self.view_size,
             radius_m=float(self.params["radius_m"]),
+            paper=self.paper,
         )
         self.env_limit = int(env_info.max_steps or episode.max_steps)
         self.limit = min(self.step_limit, self.env_limit)
@@ -343,6 +394,8 @@ class CitySeekerAgent(Agent):
         choice_prompt = self.prompts.choice_prompt(run, self.limit, context, options, hint)
         choice_text = await self._ask(choice_prompt)
         chosen = parse_choice(choice_text, [o.coarse for o in options], choice_prompt.text)
+        if self.paper and not chosen.ok:  # CitySeeker's default choice carries score 0.5
+            chosen = replace(chosen, confidence=PAPER_PARSE_CONFIDENCE)
         option: Option = options[chosen.index]
         calls.append(
             self._call(

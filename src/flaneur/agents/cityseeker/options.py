@@ -9,7 +9,8 @@ finer label (``front``, ``slightly left``, ...).
 
 Without views, each option is described from the map: the named places within about 50 m in
 that direction (``city.places.in_view``) and what the street leads to (the next node's number
-of streets). With a view provider, one perspective view per option is attached instead.
+of streets). With a view provider, one perspective view per option is attached instead;
+under ``--protocol paper`` the stop prompt shows the node's panorama (:func:`render_panorama`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from typing import Any
+
+from PIL import Image
 
 from flaneur.env.state import direction_label, relative_angle
 from flaneur.world.city import City
@@ -175,6 +178,30 @@ def render_views(
     return [views.view(int(node), float(h), fov=fov, size=size).image for h in headings]
 
 
+PANORAMA_TILE_PX = 512
+"""Height (and width of each of the four 90-degree tiles) of a stitched panorama."""
+
+
+def render_panorama(views: Any, node: int, node_id: str, heading: float) -> Image.Image:
+    """The 360-degree panorama of ``node``, as CitySeeker's stop prompt shows it.
+
+    A provider with panoramas of its own (``views.panorama(node_id)``, e.g. local
+    equirectangular files) gives its panorama, as CitySeeker does. Any other provider gives
+    a stand-in: four 90-degree views (``PANORAMA_TILE_PX`` square) side by side, from
+    ``heading - 180`` on the left to ``heading + 180`` on the right, so that the middle of the
+    strip faces ``heading``.
+    """
+    own = getattr(views, "panorama", None)
+    if callable(own):
+        return own(node_id)
+    side = PANORAMA_TILE_PX
+    strip = Image.new("RGB", (4 * side, side))
+    for k, offset in enumerate((-135.0, -45.0, 45.0, 135.0)):
+        tile = views.view(int(node), (heading + offset) % 360.0, fov=90.0, size=(side, side))
+        strip.paste(tile.image.convert("RGB").resize((side, side)), (k * side, 0))
+    return strip
+
+
 __all__ = [
     "Option",
     "build_options",
@@ -184,5 +211,6 @@ __all__ = [
     "describe_option",
     "node_kind",
     "places_toward",
+    "render_panorama",
     "render_views",
 ]

@@ -87,6 +87,12 @@ class EpisodeRun:
         Extra keys for the current step record (e.g. a cognition prompt).
     cache
         Per-strategy scratch space (e.g. the cognitive map built at the first step).
+    paper
+        Whether the run follows ``--protocol paper`` (the strategies then do what CitySeeker
+        does where it differs from flaneur; ``docs/fidelity.md``).
+    rounds
+        CitySeeker's retrieval cycle (``retrieve_epoch``, 3): under ``paper``, R1 and R2
+        retrieve only in the last round of each cycle.
     """
 
     city: City
@@ -106,6 +112,8 @@ class EpisodeRun:
     events: list[str] = field(default_factory=list)
     record_extra: dict[str, Any] = field(default_factory=dict)
     cache: dict[str, Any] = field(default_factory=dict)
+    paper: bool = False
+    rounds: int = 3
 
     @property
     def graph(self) -> StreetGraph:

@@ -16,6 +16,11 @@ the model, and records each move (``thoughts``: ``"backtracking to ..."``).
 * **B3** is B1 plus a hint in the next choice prompt once back: the most frontal option
   not tried from that node in this episode (or, with ``b3_oracle=True``, the teacher's
   option - privileged).
+
+Under ``--protocol paper`` (``run.paper``): B2's distance is CitySeeker's "steps to
+destination", the number of streets (hops) on a shortest path to the goal (its released
+``get_steps_between_two_viewpoints``), and B3's hint is the paper's oracle (the agent turns
+``b3_oracle`` on): the option that starts a shortest path to the goal.
 """
 
 from __future__ import annotations
@@ -154,6 +159,8 @@ class RewardBacktrack(Strategy):
     async def prepare(self, run: EpisodeRun, ask: Ask | None) -> None:
         if run.privileged is None:
             dist = np.full(run.graph.n_nodes, np.inf)  # no oracle: B2 never fires
+        elif run.paper:
+            dist = goal_hops(run)
         else:
             dist = run.privileged.goal_distances_m()
         run.cache["b2"] = {"dist": dist, "trail": [(run.node, float(dist[run.node]))]}
@@ -173,9 +180,10 @@ class RewardBacktrack(Strategy):
         if not all(b[1] > a[1] for a, b in itertools.pairwise(last)):
             return None
         target, d0 = last[0]
+        unit = " streets" if run.paper else " m"
         reason = (
-            f"b2: distance to the goal rose {self.k} moves in a row ({d0:.0f} m -> "
-            f"{last[-1][1]:.0f} m); returning to {run.node_id(target)}"
+            f"b2: distance to the goal rose {self.k} moves in a row ({d0:.0f}{unit} -> "
+            f"{last[-1][1]:.0f}{unit}); returning to {run.node_id(target)}"
         )
         return BacktrackPlan(target, reason, self.code)
 
@@ -184,4 +192,17 @@ class RewardBacktrack(Strategy):
         state["trail"] = [(plan.target, float(state["dist"][plan.target]))]
 
 
-__all__ = ["ConfidenceBacktrack", "HintedBacktrack", "RewardBacktrack"]
+def goal_hops(run: EpisodeRun) -> np.ndarray:
+    """Streets (hops) from every node to the nearest goal, ``inf`` where none is reachable:
+    CitySeeker's "steps to destination" (privileged: read through the environment)."""
+    env = run.privileged.env
+    graph = run.graph
+    goals = [g for g in (env.episode.goal_nodes if env.episode else ()) if g in graph]
+    if not goals:
+        return np.full(graph.n_nodes, np.inf)
+    hops = np.atleast_2d(graph.hop_distances_to(graph.indices(goals))).astype(float)
+    hops[hops < 0] = np.inf  # unreachable
+    return hops.min(axis=0)
+
+
+__all__ = ["ConfidenceBacktrack", "HintedBacktrack", "RewardBacktrack", "goal_hops"]

@@ -11,17 +11,25 @@ this (task, episode): everything earlier rounds wrote plus the steps of this rou
 Each remembered node becomes one line: where it is relative to the agent, how often it was
 visited and in which rounds, which way the agent went from it, the mean confidence and the
 rounds' outcomes.
+
+Under ``--protocol paper`` (``run.paper``) they do what CitySeeker's released ``map.py`` and
+``agent.py`` do: the retrieved text goes into the choice prompt only (CitySeeker's stop
+prompt carries none); R1 and R2 retrieve only in the last round of each cycle of
+``run.rounds`` (3) rounds, counting rounds from 1 (``round_num % retrieve_epoch == 0``), from
+the memory of that cycle (CitySeeker clears it after each cycle); R3 starts once ``n`` steps
+were taken (``current_step > history_steps``). R1's default neighbourhood is then 1 street
+(``retrieve_distance=1``), set by the agent.
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter, deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import ClassVar
 
 from flaneur.agents.cityseeker.memory import Visit
-from flaneur.agents.cityseeker.options import compass, node_kind
+from flaneur.agents.cityseeker.options import Option, compass, node_kind
 from flaneur.agents.cityseeker.state import EpisodeRun
 from flaneur.agents.cityseeker.strategies import Strategy
 from flaneur.env.state import direction_label, relative_angle
@@ -107,50 +115,83 @@ def describe_visits(
     return lines
 
 
-class TopologyRetrieval(Strategy):
+def paper_retrieves(run: EpisodeRun) -> bool:
+    """Under ``paper``: whether this round retrieves (R1, R2). CitySeeker counts rounds from 1
+    and retrieves in round ``r`` only when ``r % retrieve_epoch == 0`` (``run.rounds``)."""
+    return run.round >= 1 and run.round % max(1, run.rounds) == 0
+
+
+def this_cycle(run: EpisodeRun, visits: Iterable[Visit]) -> list[Visit]:
+    """The visits of this round's cycle (CitySeeker clears its memory after each cycle)."""
+    return [v for v in visits if v.round > run.round - max(1, run.rounds)]
+
+
+class _Retrieval(Strategy):
+    """Where a retrieval's text goes: every prompt (flaneur) or, under ``paper``, the choice
+    prompt of a retrieving round only."""
+
+    needs_memory: ClassVar[bool] = True
+
+    def text(self, run: EpisodeRun) -> str:
+        raise NotImplementedError
+
+    def context(self, run: EpisodeRun) -> str:
+        return "" if run.paper else self.text(run)
+
+    def hint(self, run: EpisodeRun, options: Sequence[Option]) -> str:
+        return self.text(run) if run.paper and paper_retrieves(run) else ""
+
+
+class TopologyRetrieval(_Retrieval):
     """R1: the memory of the ``hops``-street neighbourhood of the current node."""
 
     code: ClassVar[str] = "r1"
-    needs_memory: ClassVar[bool] = True
 
     def __init__(self, *, hops: int = 2) -> None:
         self.hops = max(0, int(hops))
 
-    def context(self, run: EpisodeRun) -> str:
+    def text(self, run: EpisodeRun) -> str:
+        """The remembered visits of the neighbourhood, one line per node."""
         if run.memory is None:
             return ""
         near = hop_neighbourhood(run.graph, run.node, self.hops)
         ids = [str(run.graph.ids[n]) for n in near]
         visits = run.memory.visits_at(ids)
-        head = f"Memory of places within {self.hops} streets of you (R1, topology retrieval):"
+        if run.paper:
+            visits = this_cycle(run, visits)
+        streets = "street" if self.hops == 1 and run.paper else "streets"
+        head = f"Memory of places within {self.hops} {streets} of you (R1, topology retrieval):"
         if not visits:
             return head + "\n- nothing remembered around here."
         run.events.append(f"r1: {len(visits)} remembered visits")
         return head + "\n" + "\n".join(describe_visits(run, visits, hops=near))
 
 
-class SpatialRetrieval(Strategy):
+class SpatialRetrieval(_Retrieval):
     """R2: the memory within ``radius_m`` metres of the current node."""
 
     code: ClassVar[str] = "r2"
-    needs_memory: ClassVar[bool] = True
 
     def __init__(self, *, radius_m: float = 50.0) -> None:
         self.radius_m = float(radius_m)
 
-    def context(self, run: EpisodeRun) -> str:
+    def text(self, run: EpisodeRun) -> str:
+        """The remembered visits within the radius, one line per node."""
         if run.memory is None:
             return ""
-        found = run.memory.visits_within(run.xy, self.radius_m)
+        found = [v for v, _ in run.memory.visits_within(run.xy, self.radius_m)]
+        if run.paper:
+            found = this_cycle(run, found)
         head = f"Memory of places within {self.radius_m:.0f} m of you (R2, spatial retrieval):"
         if not found:
             return head + "\n- nothing remembered around here."
         run.events.append(f"r2: {len(found)} remembered visits")
-        return head + "\n" + "\n".join(describe_visits(run, (v for v, _ in found)))
+        return head + "\n" + "\n".join(describe_visits(run, found))
 
 
 class RecentHistory(Strategy):
-    """R3: the last ``n`` steps of this episode."""
+    """R3: the last ``n`` steps of this episode (under ``paper``: in the choice prompt, once
+    ``n`` steps were taken)."""
 
     code: ClassVar[str] = "r3"
 
@@ -158,6 +199,13 @@ class RecentHistory(Strategy):
         self.n = max(1, int(n))
 
     def context(self, run: EpisodeRun) -> str:
+        return "" if run.paper else self.text(run)
+
+    def hint(self, run: EpisodeRun, options: Sequence[Option]) -> str:
+        return self.text(run) if run.paper and run.step >= self.n else ""
+
+    def text(self, run: EpisodeRun) -> str:
+        """The last ``n`` steps, one line each."""
         recent = run.history[-self.n :]
         head = f"Your last {self.n} steps (R3, recent history):"
         if not recent:
@@ -194,5 +242,7 @@ __all__ = [
     "TopologyRetrieval",
     "describe_visits",
     "hop_neighbourhood",
+    "paper_retrieves",
+    "this_cycle",
     "where",
 ]

@@ -1,0 +1,337 @@
+"""CitySeeker under ``--protocol paper``: each setting of docs/fidelity.md's CitySeeker table
+that differs from flaneur's default, pinned on toy cities (offline, fake model)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+
+import pytest
+from PIL import Image
+
+from flaneur.agents import ForwardAgent, RandomAgent
+from flaneur.agents.baselines import cityseeker_episode
+from flaneur.agents.cityseeker import CitySeekerAgent
+from flaneur.agents.cityseeker.state import EpisodeRun
+from flaneur.agents.cityseeker.strategies.retrieval import paper_retrieves, this_cycle
+from flaneur.env import NavigationEnv, toy_city, toy_episodes
+from flaneur.env.state import angular_distance
+from flaneur.evaluate.episode import run_episode
+from flaneur.models import make_model
+from flaneur.tasks.cityseeker_questions import load_cityseeker_questions
+from flaneur.tasks.episode import Episode
+from flaneur.testing import FakeOpenAIServer
+from flaneur.world import City, StreetGraph
+from harness.cityseeker_policies import hinted_option, option_headings, prompt_kind, reply
+
+
+@pytest.fixture(autouse=True)
+def _cache(monkeypatch, tmp_path):
+    monkeypatch.setenv("FLANEUR_CACHE_DIR", str(tmp_path / "cache"))
+
+
+@pytest.fixture(scope="module")
+def city():
+    return toy_city()
+
+
+@pytest.fixture(scope="module")
+def server():
+    with FakeOpenAIServer("echo") as srv:
+        yield srv
+
+
+def play(city, srv, answer, episode, protocol, views=None, **options):
+    """Run one episode of the CitySeeker agent; the row and the requests sent."""
+    srv.configure(answer)
+    model = make_model("fake-model", base_url=srv.base_url)
+    env = NavigationEnv(city, [episode], scheme="headings")
+    agent = CitySeekerAgent(**options)
+    row = asyncio.run(
+        run_episode(
+            env, agent, episode, seed=0, task_id="toy", model=model, views=views, protocol=protocol
+        )
+    )
+    assert "error" not in row, row.get("error")
+    return row, list(srv.requests)
+
+
+def answers(choose=lambda text: "A", confidence=0.9):
+    """Always continue; pick ``choose(prompt)`` with a fixed confidence."""
+
+    def answer(req):
+        text = req.last_user_text
+        if prompt_kind(text) == "stop":
+            return reply("stop", decision="continue", confidence=confidence)
+        return reply("choice", choice=choose(text), confidence=confidence)
+
+    return answer
+
+
+def toward(heading):
+    def choose(text):
+        heads = option_headings(text)
+        return min(heads, key=lambda k: angular_distance(heads[k], heading))
+
+    return choose
+
+
+def of_kind(requests, kind):
+    return [r.last_user_text for r in requests if prompt_kind(r.last_user_text) == kind]
+
+
+def backtracks(row):
+    return [r for r in row["records"] if (r.get("thoughts") or "").startswith("backtracking to")]
+
+
+def short(episode, steps):
+    return Episode(**{**episode.__dict__, "max_steps": steps})
+
+
+# ---------------------------------------------------------------------- baselines
+def cityseeker_like(episode: Episode) -> Episode:
+    """A toy episode carrying what the CitySeeker loader records (35 steps, question fields)."""
+    meta = {"question_idx": 7, "category_name": "basic POI", "target_kind": "place"}
+    return Episode(**{**episode.__dict__, "max_steps": 35, "metadata": meta})
+
+
+def test_cityseeker_questions_are_recognised(tmp_path):
+    route = [
+        {"filename": f"0000000{k}.jpg", "latitude": 31.2 + k * 1e-4, "longitude": 121.5}
+        for k in (1, 2)
+    ]
+    question = {
+        "folder": "bank",
+        "question_idx": 0,
+        "question": "Please find a bank.",
+        "from": route[0]["filename"],
+        "to": route[1]["filename"],
+        "complete_route": route,
+        "category": "question1",
+    }
+    path = tmp_path / "questions.json"
+    path.write_text(json.dumps([question]), encoding="utf-8")
+    assert cityseeker_episode(load_cityseeker_questions(path)[0])
+    assert not cityseeker_episode(toy_episodes()[0])
+
+
+@pytest.mark.parametrize("agent", [ForwardAgent, RandomAgent])
+def test_paper_baselines_walk_the_35_step_budget(city, agent):
+    ep = cityseeker_like(toy_episodes()[0])  # W1 facing east; D, a dead end, 5 streets ahead
+    env = NavigationEnv(city, [ep], scheme="headings")
+
+    def go(protocol):
+        return asyncio.run(
+            run_episode(
+                env, agent(), ep, seed=0, task_id="t", avg_reference_length=3, protocol=protocol
+            )
+        )
+
+    paper, flaneur = go("paper"), go("flaneur")
+    assert len(paper["path"]) == 36 and paper["termination"] == "step_limit"
+    assert "stop" not in paper["actions"]
+    assert len(flaneur["path"]) == 3 and flaneur["actions"][-1] == "stop"  # the AS rule
+    if agent is ForwardAgent:  # turns back at the dead end instead of stopping there
+        assert paper["path"][:8] == ["W1", "X4", "E1", "T3", "E3", "D", "E3", "T3"]
+    plain = toy_episodes()[0]  # not a CitySeeker question: the flaneur rule under paper too
+    other = asyncio.run(
+        run_episode(
+            NavigationEnv(city, [plain], scheme="headings"),
+            agent(),
+            plain,
+            seed=0,
+            task_id="t",
+            avg_reference_length=3,
+            protocol="paper",
+        )
+    )
+    assert len(other["path"]) == 3
+
+
+# ---------------------------------------------------------------------- prompts and views
+def test_paper_prompts_reveal_no_step_budget(city, server):
+    ep = short(toy_episodes()[0], 4)
+    _, requests = play(city, server, answers(), ep, "paper")
+    sent = [r.last_user_text for r in requests]
+    assert len(sent) == 8 and not any(re.search(r"Step \d|of at most \d", t) for t in sent)
+    _, requests = play(city, server, answers(), ep, "flaneur")
+    assert "Step 1 of at most 4." in requests[0].last_user_text
+    assert "Step 1 of at most 4. You stand at" in requests[1].last_user_text
+
+
+class RecordingViews:
+    """A view provider that records what it is asked for."""
+
+    name = "recording"
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[int, float, float, tuple[int, int]]] = []
+
+    def view(self, node, heading, *, pitch=0.0, fov=60.0, size=(800, 460)):
+        self.asked.append((int(node), round(float(heading), 1), float(fov), tuple(size)))
+        return type("View", (), {"image": Image.new("RGB", tuple(size))})()
+
+
+class PanoramaViews(RecordingViews):
+    def __init__(self) -> None:
+        super().__init__()
+        self.panoramas: list[str] = []
+
+    def panorama(self, node_id):
+        self.panoramas.append(node_id)
+        return Image.new("RGB", (64, 32))
+
+
+def test_paper_stop_prompt_shows_the_panorama_and_options_are_wide_views(city, server):
+    ep = short(toy_episodes()[1], 1)  # X4 facing east, four streets
+    views = RecordingViews()
+    row, requests = play(city, server, answers(), ep, "paper", views=views)
+    x4 = city.graph.index("X4")
+    stitched = [(x4, h, 90.0, (512, 512)) for h in (315.0, 45.0, 135.0, 225.0)]
+    assert views.asked[:4] == stitched  # 360 degrees centred on the heading (east)
+    assert {a[2:] for a in views.asked[4:]} == {(120.0, (1024, 512))} and len(views.asked) == 8
+    assert [r.image_count for r in requests] == [1, 4]
+    assert "[image 1: 360° panorama at node X4 centred on 90°]" in row["records"][0]["prompt"]
+    own = PanoramaViews()
+    play(city, server, answers(), ep, "paper", views=own)
+    assert own.panoramas == ["X4"] and len(own.asked) == 4  # its panorama, as CitySeeker
+    flaneur = RecordingViews()
+    play(city, server, answers(), ep, "flaneur", views=flaneur)
+    assert flaneur.asked[0] == (x4, 90.0, 60.0, (800, 460)) and len(flaneur.asked) == 5
+    given = RecordingViews()
+    play(city, server, answers(), ep, "paper", views=given, view_fov=75.0)
+    assert {a[2] for a in given.asked[4:]} == {75.0}  # an explicit option wins
+
+
+def test_paper_unparseable_choice_has_confidence_one_half(city, server):
+    ep = short(toy_episodes()[0], 3)
+    row, _ = play(city, server, lambda req: "Hmm.", ep, "paper")
+    assert [r["confidence"] for r in row["records"]] == [0.5, 0.5, 0.5]
+    row, _ = play(city, server, lambda req: "Hmm.", ep, "flaneur")
+    assert all("confidence" not in r for r in row["records"])  # None: counts 0 in B1
+
+
+# ---------------------------------------------------------------------- backtracking
+def ladder_city() -> City:
+    """c0 - c1 - c2 - c3 eastward (10 m streets); G north of c0, linked to every ci.
+
+    G is 1 street from every ci, but in metres 30 m from c0 and 100 m from the others, so
+    walking east the metre distance rises (30, 40, 50, 60) while the street count stays 1.
+    """
+    ids = ["c0", "c1", "c2", "c3", "G"]
+    lat = [0.0, 0.0, 0.0, 0.0, 0.0003]
+    lng = [0.0, 0.0001, 0.0002, 0.0003, 0.0]
+    edges = [(0, 1, 10.0), (1, 2, 10.0), (2, 3, 10.0), (0, 4, 30.0)]
+    edges += [(i, 4, 100.0) for i in (1, 2, 3)]
+    src = [a for a, b, _ in edges] + [b for a, b, _ in edges]
+    dst = [b for a, b, _ in edges] + [a for a, b, _ in edges]
+    lengths = [d for *_, d in edges] * 2
+    graph = StreetGraph.from_edges(ids, lat, lng, src, dst, lengths=lengths)
+    return City(name="ladder", graph=graph)
+
+
+def test_paper_b2_counts_streets_to_the_goal(server):
+    ladder = ladder_city()
+    ep = Episode(
+        id="east",
+        city="ladder",
+        instruction="Find the goal.",
+        start_node="c0",
+        start_heading=90.0,
+        goal_nodes=("G",),
+        max_steps=5,
+    )
+    east = answers(toward(90.0))
+    flaneur, _ = play(ladder, server, east, ep, "flaneur", strategies="b2")
+    assert flaneur["path"][:4] == ["c0", "c1", "c2", "c3"]  # metres rose 3 times: back to c0
+    assert backtracks(flaneur)[0]["thoughts"].startswith("backtracking to c0")
+    paper, _ = play(ladder, server, east, ep, "paper", strategies="b2")
+    assert paper["path"][:5] == ["c0", "c1", "c2", "c3", "G"]  # 1 street all along: on to G
+    assert not backtracks(paper) and paper["privileged"] == ["env"]
+
+
+def test_paper_b2_event_counts_streets(city, server):
+    ep = Episode(
+        id="south",
+        city="toy",
+        instruction="Find the museum.",
+        start_node="N2",
+        start_heading=180.0,
+        goal_nodes=("D",),
+        max_steps=12,
+    )
+    row, _ = play(city, server, answers(toward(180.0)), ep, "paper", strategies="b2")
+    events = [e for r in row["records"] for e in r.get("strategy_events", [])]
+    assert "b2: distance to the goal rose 3 moves in a row (4 streets -> 7 streets)" in events[0]
+
+
+def test_paper_b3_hint_is_the_oracle(city, server):
+    ep = toy_episodes()[1]  # X4 facing east -> E1, T3, Y3, YL
+    low = answers(lambda t: hinted_option(t) or toward(0.0)(t), confidence=0.3)
+    row, requests = play(city, server, low, ep, "paper", strategies="b3")
+    assert row["privileged"] == ["env"]  # the teacher's option, without b3_oracle=True
+    hinted = [t for t in of_kind(requests, "choice") if "best option from here is option" in t]
+    assert hinted and option_headings(hinted[0])[hinted_option(hinted[0])] == pytest.approx(
+        90.0, abs=1
+    )
+    plain, requests = play(city, server, low, ep, "flaneur", strategies="b3")
+    assert plain["privileged"] == []
+    assert any("most promising option now is" in t for t in of_kind(requests, "choice"))
+
+
+# ---------------------------------------------------------------------- retrieval
+EAST = toy_episodes()[0]  # W1 facing east
+
+
+def rounds(city, server, tmp_path, protocol, strategies, last, **options):
+    """Rounds 1 .. ``last`` of EAST (3 steps each) with one memory; the last round's row and
+    requests."""
+    path = str(tmp_path / "memory.sqlite")
+    ep = short(EAST, 3)
+    for rnd in range(1, last):
+        play(city, server, answers(), ep, protocol, strategies=strategies, round=rnd,
+             memory_path=path, **options)  # fmt: skip
+    return play(city, server, answers(), ep, protocol, strategies=strategies, round=last,
+                memory_path=path, **options)  # fmt: skip
+
+
+def test_paper_r1_looks_one_street_around_in_the_final_round_only(city, server, tmp_path):
+    head = "Memory of places within 1 street of you (R1, topology retrieval)"
+    _, second = rounds(city, server, tmp_path / "a", "paper", "r1", 2)
+    assert not any("Memory of places" in r.last_user_text for r in second)
+    _, third = rounds(city, server, tmp_path / "b", "paper", "r1", 3)
+    assert all(head in t for t in of_kind(third, "choice"))
+    assert not any("Memory of places" in t for t in of_kind(third, "stop"))
+    first_choice = of_kind(third, "choice")[0]  # at W1: W1 and X4 remembered, not E1
+    assert "- here, a street (no side streets): visited 2x (round 1, round 2)" in first_choice
+    assert "2 streets away" not in first_choice and first_choice.count("\n- ") == 2
+    _, flaneur = rounds(city, server, tmp_path / "c", "flaneur", "r1", 2)
+    both = "Memory of places within 2 streets of you (R1, topology retrieval)"
+    assert all(both in r.last_user_text for r in flaneur)  # every prompt, any round
+    _, given = rounds(city, server, tmp_path / "d", "paper", "r1", 3, hops=2)
+    assert both in of_kind(given, "choice")[0]  # an explicit option wins
+
+
+def test_paper_retrieval_cycle_and_memory():
+    run = EpisodeRun(
+        city=toy_city(), episode=EAST, task="t", round=6, privileged=None, memory=None,
+        node=0, heading=0.0, paper=True, rounds=3,
+    )  # fmt: skip
+    assert paper_retrieves(run)
+    visits = [type("V", (), {"round": r})() for r in range(1, 7)]
+    assert [v.round for v in this_cycle(run, visits)] == [4, 5, 6]  # rounds 1-3 forgotten
+    for rnd, retrieves in ((0, False), (1, False), (2, False), (3, True), (4, False)):
+        run.round = rnd
+        assert paper_retrieves(run) is retrieves, rnd
+
+
+def test_paper_r3_goes_to_the_choice_prompt_after_three_steps(city, server):
+    ep = short(EAST, 5)
+    _, requests = play(city, server, answers(), ep, "paper", strategies="r3")
+    choices = of_kind(requests, "choice")
+    has = ["Your last 3 steps (R3, recent history)" in t for t in choices]
+    assert has == [False, False, False, True, True]  # from the 4th step (current_step > 3)
+    assert not any("Your last 3 steps" in t for t in of_kind(requests, "stop"))
+    _, requests = play(city, server, answers(), ep, "flaneur", strategies="r3")
+    assert "Your last 3 steps" in requests[0].last_user_text  # the first stop prompt
