@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import itertools
+import random
 
 import pytest
 
@@ -87,3 +88,41 @@ def test_forward_first_move_takes_the_closest_street_whatever_its_angle():
     env = NavigationEnv(toy_city(), [back], scheme="headings")
     row = run(env, ForwardAgent(), back)
     assert row["path"][:2] == ["W2", "W1"] and row["actions"][0] != "stop"
+
+
+# ---------------------------------------------------------------------- --protocol paper
+def paper_run(agent, episode, pool, seed=0):
+    env = NavigationEnv(toy_city(), pool)
+    return run(env, agent, episode, seed=seed, task_episodes=pool, protocol="paper")
+
+
+def test_paper_map2seq_baselines_begin_forward_even_at_a_dead_end():
+    # toy-goal starts on W2, a dead end: VELMA's map2seq agents step forward before asking
+    goal = as_dataset(toy_episodes()[4], "map2seq")
+    for agent in (ForwardAgent(), RandomAgent()):
+        row = paper_run(agent, goal, [goal])
+        assert row["actions"][0] == "forward" and row["path"][:2] == ["W2", "W1"]
+        assert "begin with forward" in row["records"][0]["thoughts"]
+    env = NavigationEnv(toy_city(), [goal])
+    assert run(env, ForwardAgent(), goal, task_episodes=[goal])["actions"] == ["stop"]
+    touchdown = as_dataset(toy_episodes()[4], "touchdown")
+    assert paper_run(ForwardAgent(), touchdown, [touchdown])["actions"] == ["stop"]
+
+
+def test_paper_random_draws_from_velma_seeded_stream_shared_in_file_order():
+    # toy-fork starts on X4 (4 streets): its first decision is VELMA's first draw
+    pool = [as_dataset(e, "touchdown") for e in toy_episodes()]
+    fork = pool[1]
+    first = paper_run(RandomAgent(), fork, [fork])["actions"][0]
+    assert first == random.Random(1).choice(["forward", "left", "right"])
+    seeded = paper_run(RandomAgent(seed=7), fork, [fork])["actions"][0]
+    assert seeded == random.Random(7).choice(["forward", "left", "right"])
+    # an episode's draws depend on the episodes before it; any run order gives the same rows
+    in_order = [paper_run(RandomAgent(), e, pool)["actions"] for e in pool]
+    backwards = [paper_run(RandomAgent(), e, pool)["actions"] for e in pool[::-1]]
+    assert backwards[::-1] == in_order
+    assert paper_run(RandomAgent(), fork, pool, seed=5)["actions"] == in_order[1]  # not --seed
+    # toy-east starts on W1 (2 streets): no draw, as the only reading of VELMA's code that runs
+    assert {paper_run(RandomAgent(seed=s), pool[0], pool)["actions"][0] for s in range(5)} == {
+        "forward"
+    }

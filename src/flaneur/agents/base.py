@@ -135,6 +135,12 @@ class Agent(abc.ABC):
     async def act(self, observation: Mapping[str, Any]) -> Action:
         """Choose the next action from the observation (Gymnasium dict plus ``"info"``)."""
 
+    def ablations(self) -> tuple[str, ...]:
+        """The ablations the last episode ran under for want of something the run lacks
+        (VELMA without imagery: ``("no image",)``); its row lists them (``ablations``), and
+        the summary lists those of each agent and task set. Default: none."""
+        return ()
+
 
 @dataclass(frozen=True)
 class SolveInfo:
@@ -160,6 +166,9 @@ class SolveInfo:
         The run's ``--landmarks`` value, or ``None``.
     state
         The task kind's shared state of the task set (a view renderer, ...).
+    protocol
+        The run's protocol: ``flaneur``, or ``paper`` for the seed paper's own settings
+        (:mod:`flaneur.evaluate.protocol`).
     """
 
     task_id: str
@@ -170,6 +179,7 @@ class SolveInfo:
     views: Any = None
     landmarks: str | None = None
     state: Any = None
+    protocol: str = "flaneur"
 
 
 class Planner(abc.ABC):

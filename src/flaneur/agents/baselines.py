@@ -4,11 +4,16 @@ On VELMA's datasets (episodes whose ``metadata["dataset"]`` is ``"map2seq"`` or
 ``"touchdown"``) the forward and random baselines behave as VELMA's released
 ``run_baselines.py``: they stop once they have stood on 40 panoramas (:data:`VELMA_NODES`)
 or taken 56 actions (:data:`VELMA_ACTIONS`, its ``--max_steps 55`` loop), and stop at a
-dead end. On other task sets they stop once they have stood on as many nodes as the task
-set's average reference path (``env_info.avg_reference_length``), otherwise they run
-until the step limit. The forward agent reads the map and its own state through
-``env_info.env`` (no goal); the oracle reads the environment's teacher through
-``env_info.privileged`` (its rows are marked privileged).
+dead end; under ``--protocol paper`` they hand every decision to VELMA's released rule
+(:mod:`flaneur.agents.velma.baselines`: map2seq's first ``forward``, its random stream).
+On other task sets they stop once they have stood on as many nodes as the task set's
+average reference path (``env_info.avg_reference_length``), otherwise they run until the
+step limit. Under ``--protocol paper`` on CitySeeker's question files
+(:func:`cityseeker_episode`) they behave as CitySeeker's released ``straight`` and
+``random`` models: they never stop by themselves and walk the whole step budget (35,
+``main.py --step 35``), turning back at a dead end. The forward agent reads the map and its
+own state through ``env_info.env`` (no goal); the oracle reads the environment's teacher
+through ``env_info.privileged`` (its rows are marked privileged).
 """
 
 from __future__ import annotations
@@ -50,9 +55,24 @@ def velma_dataset(episode: Episode) -> str | None:
     return dataset if dataset in VELMA_DATASETS else None
 
 
+def cityseeker_episode(episode: Episode) -> bool:
+    """Whether ``episode`` was read from a CitySeeker question file (its loader records the
+    question's ``question_idx`` and ``category_name`` in ``metadata``)."""
+    return "question_idx" in episode.metadata and "category_name" in episode.metadata
+
+
+def _released_rule(name: str, episode: Episode, env_info: EnvInfo, dataset: str, agent: Any) -> Any:
+    """VELMA's released ``name`` baseline for a ``--protocol paper`` episode of its datasets."""
+    # lazy: the VELMA package (0.24 s of imports) serves only paper runs on VELMA's datasets
+    from flaneur.agents.velma.baselines import released_baseline
+
+    return released_baseline(name, episode, env_info, dataset, getattr(agent, "seed", None))
+
+
 class _CountingAgent(Agent):
     """Counts the nodes stood on and knows when to stop (VELMA's 40 panoramas on its
-    datasets, else the average reference length)."""
+    datasets; under ``paper`` on CitySeeker's, never: the step budget ends the walk; else the
+    average reference length)."""
 
     def reset(self, episode: Episode, env_info: EnvInfo) -> None:
         super().reset(episode, env_info)
@@ -60,12 +80,25 @@ class _CountingAgent(Agent):
         avg = env_info.avg_reference_length
         self.stop_after = round(float(avg)) if avg else None
         self.action_limit: int | None = None
+        # CitySeeker's released baselines never answer "stop": the 35-step budget ends them
+        self.walks_budget = env_info.protocol == "paper" and cityseeker_episode(episode)
+        if self.walks_budget:
+            self.stop_after = None
         if self.dataset is not None:
             self.stop_after, self.action_limit = VELMA_NODES, VELMA_ACTIONS
         self._last_node: int | None = None
         self.nodes_seen = 0
         self.actions_taken = 0
         self._last_slot = -1
+        self.released: Any = None  # --protocol paper on VELMA's datasets: its released rule
+        if self.dataset and env_info.protocol == "paper" and env_info.scheme == "turns":
+            self.released = _released_rule(self.name, episode, env_info, self.dataset, self)
+
+    def _released_action(self, observation: Mapping[str, Any]) -> Action:
+        """The action of VELMA's released baseline (``flaneur.agents.velma.baselines``)."""
+        node = int(observation["node"])
+        degree = int(self.env_info.city.graph.degree[node]) if self.env_info.city else 2
+        return self._answer(*self.released.next(node, degree))
 
     def _see(self, observation: Mapping[str, Any]) -> None:
         node = int(observation["node"])
@@ -100,12 +133,16 @@ class ForwardAgent(_CountingAgent):
     schemes: the street closest to the current heading unless it leads back (more than
     157.5 degrees off), else stop; the first move takes the street closest to the start
     heading whatever its angle (there is no "back" before the first move; CitySeeker's
-    start heading is north, see ``docs/episodes.md``).
+    start heading is north, see ``docs/episodes.md``). Under ``--protocol paper`` on
+    CitySeeker's questions it never stops: at a dead end it takes the street back (as
+    CitySeeker's ``straight`` model, whose action 0 always moves), until the step budget.
     """
 
     name: ClassVar[str] = "forward"
 
     async def act(self, observation: Mapping[str, Any]) -> Action:
+        if self.released is not None:
+            return self._released_action(observation)
         self._see(observation)
         if self._done():
             return self._answer(STOP, "reached the average reference length")
@@ -113,8 +150,11 @@ class ForwardAgent(_CountingAgent):
         if self.env_info.scheme == "turns":
             if mask[FORWARD] and not self._velma_dead_end(int(observation["node"])):
                 return self._answer(FORWARD, "forward")
+            if self.walks_budget and mask[TURN_AROUND]:
+                return self._answer(TURN_AROUND, "dead end: turning back")
             return self._answer(STOP, "dead end")
-        slot = self._straightest(mask, 180.0 if self.actions_taken == 0 else 157.5)
+        any_angle = self.actions_taken == 0 or self.walks_budget
+        slot = self._straightest(mask, 180.0 if any_angle else 157.5)
         if slot < 0:
             return self._answer(STOP, "no street ahead")
         return self._answer(slot, "straightest street")
@@ -169,7 +209,9 @@ class RandomAgent(_CountingAgent):
     - ``"turn"``: ``forward`` or ``turn_around`` with equal chance on every task set (what
       VELMA's unreachable branch describes).
 
-    Other schemes: a uniformly random valid move. Stops as :class:`ForwardAgent` does.
+    Other schemes: a uniformly random valid move. Stops as :class:`ForwardAgent` does
+    (under ``--protocol paper`` on CitySeeker's questions: never, as CitySeeker's
+    ``random`` model, which draws one of the walkable headings at every step).
 
     Parameters
     ----------
@@ -205,6 +247,8 @@ class RandomAgent(_CountingAgent):
         return options[int(self.rng.integers(len(options)))]
 
     async def act(self, observation: Mapping[str, Any]) -> Action:
+        if self.released is not None:
+            return self._released_action(observation)
         node = int(observation["node"])
         arrived = node != self._last_node  # a new node (or the start): may decide here
         self._see(observation)
@@ -253,4 +297,11 @@ class OracleAgent(Agent):
         return Action(slot, name, step_record(parsed_action=name, thoughts="teacher"))
 
 
-__all__ = ["ForwardAgent", "OracleAgent", "RandomAgent", "episode_seed", "velma_dataset"]
+__all__ = [
+    "ForwardAgent",
+    "OracleAgent",
+    "RandomAgent",
+    "cityseeker_episode",
+    "episode_seed",
+    "velma_dataset",
+]

@@ -116,6 +116,9 @@ async def run_episode(
     )
     # what the agent read of the privileged field (empty: nothing); reports flag the others
     row["privileged"] = sorted(env_info.privileged.uses) if env_info.privileged else []
+    ablations = list(agent.ablations())  # what the run lacked, said (VELMA: "no image")
+    if ablations:
+        row["ablations"] = ablations
     if error:
         row["error"] = error
     return row

@@ -136,6 +136,9 @@ def run_entry(
         "privileged": any(r.get("privileged") for r in mine),
         "summary": summarize(scored) if scored else None,
     }
+    ablations = sorted({str(a) for r in mine for a in r.get("ablations") or ()})
+    if ablations:
+        entry["ablations"] = ablations  # e.g. VELMA's "no image" without imagery
     figures = context.kind.aggregate(mine, context) if context is not None and scored else None
     if figures:
         entry["task_metrics"] = figures

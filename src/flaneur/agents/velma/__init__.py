@@ -3,7 +3,12 @@
 * :mod:`~flaneur.agents.velma.agent` - :class:`VelmaAgent`;
 * :mod:`~flaneur.agents.velma.verbalize` - observations and the numbered action sequence;
 * :mod:`~flaneur.agents.velma.examples` - k-shot examples from gold-path verbalizations;
-* :mod:`~flaneur.agents.velma.finetune` - the gold-path chat JSONL export.
+* :mod:`~flaneur.agents.velma.finetune` - the gold-path chat JSONL export;
+* :mod:`~flaneur.agents.velma.paper` - VELMA's prompt layout (its texts read from the user's
+  copy of its repository), numbering, reply reading, examples and landmarks, used under
+  ``--protocol paper``;
+* :mod:`~flaneur.agents.velma.baselines` - VELMA's released forward and random baselines
+  (``run_baselines.py``), used by those agents under ``--protocol paper``.
 """
 
 from flaneur.agents.velma.agent import VelmaAgent

@@ -24,18 +24,54 @@ Invalid and unparseable answers never end an episode:
   record) and the agent takes the fallback action: FORWARD where allowed, else TURN_AROUND;
 * an unparseable landmark-extraction reply falls back to the rule-based extractor and adds
   one to the first step's ``parse_failures``.
+
+Under ``--protocol paper`` (``env_info.protocol``) the agent runs as VELMA's paper and
+released code do instead (:mod:`flaneur.agents.velma.paper`): VELMA's prompt and numbering,
+the first word of the reply and VELMA's ``validate_action``, an unqueried ``forward`` as the
+first action of map2seq episodes, two in-context examples drawn per episode from the train
+split with VELMA's seeded stream, and VELMA's landmark prompt or its released landmarks.
+VELMA's prompt texts are not shipped with flaneur: they are read from the user's copy of
+VELMA's ``llm/prompts`` folder (``prompts_dir``); without it the navigation prompt is
+flaneur's template of VELMA's layout and landmarks come from flaneur's extraction prompt, with
+a one-line warning (the first step's record says which: ``prompt_from``).
+
+Without imagery - no views (or ``--landmarks map``) in a city without places, such as the
+Manhattan and Shanghai packs - no landmark can ever be observed: that is VELMA's "no image"
+ablation. Under both protocols the agent says so once per city at the start of a run (a
+warning on the ``flaneur.agents.velma`` logger) and in every row (``"ablations": ["no
+image"]``, also listed in the summary).
 """
 
 from __future__ import annotations
 
+import logging
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from flaneur.agents.base import Action, Agent, EnvInfo, step_record
-from flaneur.agents.prompts import load_prompt
+from flaneur.agents.prompts import load_prompt, prompt_hash
+from flaneur.agents.velma.baselines import VELMA_SEED, forced_first_forward
 from flaneur.agents.velma.examples import examples_text
+from flaneur.agents.velma.paper import (
+    PaperTrajectory,
+    cached_example_lines,
+    example_block,
+    example_draws,
+    fill_velma,
+    filter_landmarks,
+    paper_observation,
+    parse_landmarks,
+    read_reply,
+    released_landmarks,
+    train_episodes,
+    validate,
+    velma_fields,
+    velma_prompt,
+    velma_prompt_name,
+)
 from flaneur.agents.velma.verbalize import (
     ACTION_WORDS,
     MapLandmarkObserver,
@@ -51,6 +87,7 @@ from flaneur.env.state import AgentState
 from flaneur.errors import FlaneurError
 from flaneur.models.messages import system, user
 from flaneur.models.scoring import score_actions
+from flaneur.options import option
 from flaneur.perception.extraction import (
     extraction_messages,
     parse_landmark_list,
@@ -62,6 +99,19 @@ from flaneur.tasks.episode import Episode
 IMAGE_SCORERS = ("ocr", "clip", "vlm")
 """Built-in scorers of view images; a plug-in scorer (``flaneur.landmarks``) works too."""
 
+NO_IMAGE = "no image"
+"""The ablation a run without imagery runs (said in rows: ``"ablations": ["no image"]``)."""
+
+log = logging.getLogger("flaneur.agents.velma")
+_SAID: set[tuple[str, str]] = set()
+
+
+def say_once(key: tuple[str, str], text: str) -> None:
+    """Log ``text`` as a warning the first time ``key`` is seen in this process."""
+    if key not in _SAID:
+        _SAID.add(key)
+        log.warning(text)
+
 
 @dataclass(frozen=True)
 class VelmaOptions:
@@ -69,7 +119,16 @@ class VelmaOptions:
     and ``params`` are Python objects, given to the constructor only)."""
 
     k_shot: int = 2
-    example_seed: int = 0
+    example_seed: int | None = None
+    examples_file: str | None = option(
+        None, "--protocol paper: VELMA's train split to draw in-context examples from"
+    )
+    landmarks_file: str | None = option(
+        None, "--protocol paper: VELMA's released landmarks (gpt3_5shot_unfiltered.json)"
+    )
+    prompts_dir: str | None = option(
+        None, "--protocol paper: the llm/prompts folder of your copy of VELMA's repository"
+    )
     extract: Literal["model", "rules"] = "model"
     landmarks_from: Literal["instruction", "all"] = "instruction"
     landmark_radius_m: float = 30.0
@@ -88,7 +147,22 @@ class VelmaAgent(Agent):
     examples_from
         Episodes to draw the examples from; default ``env_info.task_episodes``.
     example_seed
-        Seed of the example choice (fixed, independent of the run seed).
+        Seed of the example choice (fixed, independent of the run seed); default 0, and
+        under ``--protocol paper`` VELMA's ``--seed 1``.
+    examples_file
+        ``--protocol paper``: the task file to draw in-context examples from, as VELMA
+        draws them from the train split (its ``datasets/<dataset>_<scenario>/data/
+        train.json``); without it they come from the task set itself, with a warning.
+    landmarks_file
+        ``--protocol paper``: VELMA's released landmarks
+        (``datasets/landmarks/<dataset>/gpt3_5shot_unfiltered.json``), used instead of
+        extracting them with VELMA's prompt.
+    prompts_dir
+        ``--protocol paper``: the ``llm/prompts`` folder of the user's copy of VELMA's
+        repository, whose ``<dataset>/navigation/2shot.txt`` and
+        ``<dataset>/landmarks/5shot.txt`` are used word for word (flaneur does not ship
+        them); without it the navigation prompt is flaneur's template of the same layout and
+        landmarks are extracted with flaneur's prompt, with a warning.
     extract
         ``"model"`` (few-shot landmark extraction by the model, rule-based fallback) or
         ``"rules"`` (rule-based only, no extra call).
@@ -123,7 +197,10 @@ class VelmaAgent(Agent):
         *,
         k_shot: int = 2,
         examples_from: Sequence[Episode] | None = None,
-        example_seed: int = 0,
+        example_seed: int | None = None,
+        examples_file: str | None = None,
+        landmarks_file: str | None = None,
+        prompts_dir: str | None = None,
         extract: str = "model",
         landmarks_from: str = "instruction",
         landmark_radius_m: float = 30.0,
@@ -137,7 +214,10 @@ class VelmaAgent(Agent):
             raise FlaneurError(f"extract must be 'model' or 'rules', not {extract!r}")
         self.k_shot = int(k_shot)
         self.examples_from = list(examples_from) if examples_from is not None else None
-        self.example_seed = int(example_seed)
+        self.example_seed = None if example_seed is None else int(example_seed)
+        self.examples_file = str(examples_file) if examples_file else None
+        self.landmarks_file = str(landmarks_file) if landmarks_file else None
+        self.prompts_dir = str(prompts_dir) if prompts_dir else None
         self.extract = extract
         self.landmarks_from = landmarks_from
         self.landmark_radius_m = float(landmark_radius_m)
@@ -152,6 +232,19 @@ class VelmaAgent(Agent):
         self.extract_max_tokens = int(extract_max_tokens)
         self.system_prompt = load_prompt("velma", "system")
         self.prompt = load_prompt("velma", "navigate")
+        self.paper_prompt = load_prompt("velma", "paper_navigate")
+
+    @classmethod
+    def check_setup(cls, options: dict[str, Any], setup: Any) -> None:
+        """Refuse, before the first episode, an ``examples_file`` or ``landmarks_file`` that
+        is not a file and a ``prompts_dir`` that is not a folder."""
+        for key in ("examples_file", "landmarks_file"):
+            path = options.get(key)
+            if path and not Path(str(path)).is_file():
+                raise FlaneurError(f"{key} {path}: no such file")
+        folder = options.get("prompts_dir")
+        if folder and not Path(str(folder)).is_dir():
+            raise FlaneurError(f"prompts_dir {folder}: no such folder")
 
     # ------------------------------------------------------------------ episode setup
     def reset(self, episode: Episode, env_info: EnvInfo) -> None:
@@ -174,18 +267,27 @@ class VelmaAgent(Agent):
             self.city, radius_m=self.landmark_radius_m, landmarks_from=self.landmarks_from
         )
         self.observer, self.landmark_source = self._observer(env_info)
-        pool = self.examples_from
-        if pool is None:
-            pool = list(env_info.task_episodes)
-        self.examples, self.example_ids = examples_text(
-            self.scheme,
-            self.city,
-            pool,
-            episode,
-            self.k_shot,
-            seed=self.example_seed,
-            observer=self.map_observer,
-        )
+        self.ablations_said = self._no_image()
+        self.paper = env_info.protocol == "paper"
+        self.dataset = episode.metadata.get("dataset")
+        self.examples_source = "task set"
+        if self.paper:
+            self._reset_paper(episode, env_info)
+        else:
+            pool = self.examples_from
+            if pool is None:
+                pool = list(env_info.task_episodes)
+            self.examples, self.example_ids = examples_text(
+                self.scheme,
+                self.city,
+                pool,
+                episode,
+                self.k_shot,
+                seed=self.example_seed or 0,
+                observer=self.map_observer,
+            )
+            self.trajectory: Trajectory | PaperTrajectory = Trajectory()
+            self.tracker = ObservationTracker(self.city.graph.degree)
         if len(self.example_ids) < self.k_shot:
             warnings.warn(
                 "velma runs with fewer in-context examples than k_shot: give the task set's "
@@ -193,10 +295,104 @@ class VelmaAgent(Agent):
                 stacklevel=2,
             )
         self.system_text, _ = self.system_prompt.fill()
-        self.trajectory = Trajectory()
-        self.tracker = ObservationTracker(self.city.graph.degree)
         self.landmarks: list[str] | None = None
         self.parse_failures = 0
+
+    def ablations(self) -> tuple[str, ...]:
+        """``("no image",)`` when no landmark can be observed (see the module docstring)."""
+        return self.ablations_said
+
+    def _no_image(self) -> tuple[str, ...]:
+        """VELMA's "no image" ablation, said once per city: the map observer in a city
+        without places never sees a landmark."""
+        if self.observer is not self.map_observer or len(self.city.places):
+            return ()
+        say_once(
+            ("no image", self.city.name),
+            f"velma: no views and no places in city {self.city.name!r}: landmarks are never "
+            "observed, so this runs VELMA's 'no image' ablation (rows say \"ablations\": "
+            '["no image"]); add --views and --landmarks ocr|vlm|clip to observe them',
+        )
+        return (NO_IMAGE,)
+
+    def _reset_paper(self, episode: Episode, env_info: EnvInfo) -> None:
+        """VELMA's trajectory, first action, landmarks file, in-context examples and prompt."""
+        self.trajectory = PaperTrajectory()
+        self.forced = forced_first_forward(self.dataset)
+        self._node: int | None = None
+        self.released = released_landmarks(self.landmarks_file) if self.landmarks_file else None
+        self.example_pairs = self._paper_examples(episode, env_info)
+        self.examples = "".join(example_block(t, lines) for t, lines in self.example_pairs)
+        self.velma_nav: tuple[str, str] | None = None
+        if self.prompts_dir:
+            self.prompt_from = "velma prompts_dir"
+            self.velma_nav = self._velma_navigation()
+        else:
+            self.prompt_from = "flaneur template"
+            extracted = self.released is None and self.extract == "model"
+            also = " and landmarks use flaneur's extraction prompt" if extracted else ""
+            say_once(
+                ("prompts", env_info.task_id),
+                "velma --protocol paper: flaneur does not ship VELMA's prompt texts and none "
+                "were given (--option velma.prompts_dir=PATH, the llm/prompts folder of "
+                "VELMA's repository), so the navigation prompt is flaneur's template of "
+                f"VELMA's layout{also}",
+            )
+
+    def _paper_examples(self, episode: Episode, env_info: EnvInfo) -> list[tuple[str, str]]:
+        """VELMA's in-context examples of ``episode``: ``(instruction, navigation lines)``
+        each, drawn from the train file, else from the task set (with a warning)."""
+        episodes = list(env_info.task_episodes) or [episode]
+        if self.examples_file:
+            pool: Sequence[Episode] = train_episodes(self.examples_file, self.city.name)
+            self.examples_source = f"train file {self.examples_file}"
+        else:
+            pool = self.examples_from if self.examples_from is not None else episodes
+            if self.k_shot > 0:
+                say_once(
+                    ("examples", env_info.task_id),
+                    "velma --protocol paper: VELMA draws its in-context examples from the "
+                    "train split; none given (--option velma.examples_file=PATH, VELMA's "
+                    "datasets/<dataset>_<scenario>/data/train.json), so they come from the "
+                    f"task set {env_info.task_id!r} itself",
+                )
+        ids = [e.id for e in episodes]
+        index = ids.index(episode.id) if episode.id in ids else 0
+        seed = VELMA_SEED if self.example_seed is None else self.example_seed
+        pairs: list[tuple[str, str]] = []
+        self.example_ids = []
+        for i in example_draws(pool, episodes, index, self.k_shot, seed):
+            example = pool[i]
+            landmarks = self._example_landmarks(example)
+            lines = cached_example_lines(
+                self.scheme, self.city, example, landmarks, self.map_observer
+            )
+            if lines is not None:
+                pairs.append((example.instruction, lines))
+                self.example_ids.append(example.id)
+        return pairs
+
+    def _velma_navigation(self) -> tuple[str, str]:
+        """VELMA's navigation prompt file of the dataset and its name, its fields checked
+        against ``k_shot`` (two per in-context example, then the instruction)."""
+        assert self.prompts_dir is not None
+        name = velma_prompt_name(self.dataset, "navigation")
+        template = velma_prompt(self.prompts_dir, name)
+        fields = velma_fields(template, name)
+        if fields != 2 * self.k_shot + 1:
+            raise FlaneurError(
+                f"velma prompts_dir: {name} has {fields} {{}} fields (an instruction and its "
+                "navigation lines per in-context example, then the instruction), but "
+                f"k_shot={self.k_shot} fills {2 * self.k_shot + 1}: give "
+                f"--option velma.k_shot={(fields - 1) // 2}"
+            )
+        return template, name
+
+    def _example_landmarks(self, example: Episode) -> list[str]:
+        """An example's landmarks: VELMA's released ones if given, else the rule-based."""
+        if self.released is not None:
+            return list(self.released.get(example.id, []))
+        return filter_landmarks(rule_based_landmarks(example.instruction))
 
     def _observer(self, env_info: EnvInfo) -> tuple[Any, str]:
         views = env_info.views
@@ -217,37 +413,100 @@ class VelmaAgent(Agent):
     # ------------------------------------------------------------------ landmarks
     async def _extract(self) -> dict[str, Any]:
         """Landmarks of the instruction (once per episode) and what to record about them."""
-
+        if self.paper:
+            return await self._extract_paper()
         instruction = self.episode.instruction
         info: dict[str, Any] = {"method": "rules"}
-        found = None
         if self.extract == "model":
-            messages = extraction_messages(instruction)
-            reply = await self.model.complete(
-                messages, temperature=0, max_tokens=self.extract_max_tokens
-            )
-            found = parse_landmark_list(reply.text or "")
-            info = {
-                "method": "model" if found is not None else "rules (unparseable reply)",
-                "prompt": "\n\n".join(f"{m['role']}: {m['content']}" for m in messages),
-                "raw_output": reply.text,
-            }
-            if found is None:
-                self.parse_failures += 1
-                info["parse_failures"] = 1
-        self.landmarks = found if found is not None else rule_based_landmarks(instruction)
+            self.landmarks, info = await self._extract_model(instruction)
+        else:
+            self.landmarks = rule_based_landmarks(instruction)
         info["landmarks"] = list(self.landmarks)
         return info
+
+    async def _extract_model(self, instruction: str) -> tuple[list[str], dict[str, Any]]:
+        """Landmarks by flaneur's few-shot extraction prompt, by the rule-based extractor
+        when the reply does not parse (one parse failure), and what to record."""
+        messages = extraction_messages(instruction)
+        reply = await self.model.complete(
+            messages, temperature=0, max_tokens=self.extract_max_tokens
+        )
+        found = parse_landmark_list(reply.text or "")
+        info: dict[str, Any] = {
+            "method": "model" if found is not None else "rules (unparseable reply)",
+            "prompt": "\n\n".join(f"{m['role']}: {m['content']}" for m in messages),
+            "raw_output": reply.text,
+        }
+        if found is None:
+            self.parse_failures += 1
+            info["parse_failures"] = 1
+            found = rule_based_landmarks(instruction)
+        return found, info
+
+    async def _extract_paper(self) -> dict[str, Any]:
+        """VELMA's landmarks: its released file, else its five-shot prompt of the dataset from
+        ``prompts_dir``, else flaneur's extraction prompt; filtered as VELMA filters them."""
+        instruction = self.episode.instruction
+        info: dict[str, Any]
+        if self.released is not None:
+            self.landmarks = list(self.released.get(self.episode.id, []))
+            info = {"method": "released", "file": self.landmarks_file}
+        elif self.extract == "rules":
+            self.landmarks = filter_landmarks(rule_based_landmarks(instruction))
+            info = {"method": "rules"}
+        elif self.prompts_dir:
+            name = velma_prompt_name(self.dataset, "landmarks")
+            template = velma_prompt(self.prompts_dir, name)
+            text = fill_velma(template, [instruction], name, "the instruction")
+            reply = await self.model.complete(
+                [user(text)], temperature=0, max_tokens=self.extract_max_tokens
+            )
+            self.landmarks = parse_landmarks(reply.text or "")
+            info = {
+                "method": "model (VELMA's prompt)",
+                "prompt_id": f"velma:{name}:{prompt_hash(text)}",
+                "prompt": text,
+                "raw_output": reply.text,
+            }
+        else:
+            found, info = await self._extract_model(instruction)
+            self.landmarks = filter_landmarks(found)
+            if info["method"] == "model":
+                info["method"] = "model (flaneur's prompt)"
+        info["landmarks"] = list(self.landmarks)
+        return info
+
+    def _first_fields(self, extraction: dict[str, Any] | None) -> tuple[dict[str, Any], int]:
+        """The first step's extra record fields (landmarks, examples) and its extraction's
+        parse failures; nothing on later steps."""
+        if extraction is None:
+            return {}, 0
+        failures = int(extraction.get("parse_failures", 0))
+        extra: dict[str, Any] = {
+            "landmarks": extraction.pop("landmarks"),
+            "landmark_extraction": extraction,
+            "landmark_source": self.landmark_source,
+            "examples": list(self.example_ids),
+        }
+        if self.paper:
+            extra["examples_from"] = self.examples_source
+            extra["prompt_from"] = self.prompt_from
+        if isinstance(self.observer, ViewLandmarkObserver):
+            extra["landmark_prompts"] = self.observer.prompt_texts(self.landmarks or [])
+        return extra, failures
 
     # ------------------------------------------------------------------ acting
     async def act(self, observation: Mapping[str, Any]) -> Action:
         """Verbalize, ask the model for the next word, map it to a turns slot."""
+        if self.paper:
+            return await self._act_paper(observation)
         extraction = await self._extract() if self.landmarks is None else None
         node = int(observation["node"])
         heading = float(observation["heading"][0])
         mask = [bool(v) for v in observation["action_mask"]]
         seen = await self.observer.aseen(node, heading, self.landmarks or [])
         line = self.tracker.text(node, landmarks_text(seen))
+        assert isinstance(self.trajectory, Trajectory)
         self.trajectory.observe(line)
         text, prompt_id = self.prompt.fill(
             examples=self.examples,
@@ -260,20 +519,14 @@ class VelmaAgent(Agent):
         word, note, failed = self._decide(score, mask, node, heading)
         self.parse_failures += failed
         self.trajectory.act(word)
-        failures = failed
+        first, failures = self._first_fields(extraction)
+        failures += failed
         extra: dict[str, Any] = {}
         if score.scores:
             extra["scores"] = {k: round(v, 4) for k, v in score.scores.items()}
         if score.mass is not None:
             extra["action_mass"] = round(score.mass, 4)
-        if extraction is not None:
-            failures += extraction.get("parse_failures", 0)
-            extra["landmarks"] = extraction.pop("landmarks")
-            extra["landmark_extraction"] = extraction
-            extra["landmark_source"] = self.landmark_source
-            extra["examples"] = list(self.example_ids)
-            if isinstance(self.observer, ViewLandmarkObserver):
-                extra["landmark_prompts"] = self.observer.prompt_texts(self.landmarks or [])
+        extra.update(first)  # the record's keys in their former order
         if isinstance(self.observer, ViewLandmarkObserver):
             extra["view_headings"] = [
                 round(v.heading, 1) % 360.0 for v in self.observer.last_views.values()
@@ -292,6 +545,66 @@ class VelmaAgent(Agent):
             **extra,
         )
         return Action(slot_of(word), word.lower(), record)
+
+    async def _act_paper(self, observation: Mapping[str, Any]) -> Action:
+        """VELMA's step: its observation line, its prompt as one user message, the first word
+        of the reply through ``validate_action``; map2seq's first action is ``forward``."""
+        extraction = await self._extract() if self.landmarks is None else None
+        node = int(observation["node"])
+        seen = await self.observer.aseen(
+            node, float(observation["heading"][0]), self.landmarks or []
+        )
+        degree = int(self.city.graph.degree[node])
+        line = paper_observation(degree, node != self._node, seen)
+        self._node = node
+        trajectory = self.trajectory
+        assert isinstance(trajectory, PaperTrajectory)
+        trajectory.observe(line)
+        extra, failures = self._first_fields(extraction)
+        if self.forced and not trajectory.actions:
+            trajectory.act("forward")
+            note = "VELMA's map2seq agents begin with forward, unqueried (vln/agent.py Agent.run)"
+            record = step_record(parsed_action="forward", thoughts=note, observation=line, **extra)
+            return Action(slot_of("forward"), "forward", record)
+        text, prompt_id = self._paper_text(trajectory.render())
+        params = {"temperature": 0, "max_tokens": self.max_tokens, **self.params}
+        reply = await self.model.complete([user(text)], **params)
+        read, failed = read_reply(reply.text or "")
+        word = validate(read, degree)
+        self.parse_failures += int(failed)
+        trajectory.act(word)
+        why = ["no action word in the reply: forward (VELMA)"] if failed else []
+        if word != read:
+            why.append(f"{read} at a {degree}-street node: {word} (validate_action)")
+        record = step_record(
+            prompt_id=prompt_id,
+            raw_output=reply.text,
+            parsed_action=read,
+            thoughts="; ".join(why) or None,
+            parse_failures=failures + int(failed),
+            prompt=text,
+            observation=line,
+            method="text",
+            **extra,
+        )
+        return Action(slot_of(word), word, record)
+
+    def _paper_text(self, lines: str) -> tuple[str, str]:
+        """The navigation prompt with the navigation lines ``lines`` and its id: VELMA's
+        file filled with the examples and instruction, then the lines (as VELMA appends
+        them), else flaneur's template."""
+        if self.velma_nav is not None:
+            template, name = self.velma_nav
+            values = [v for pair in self.example_pairs for v in pair] + [self.episode.instruction]
+            what = (
+                f"{len(self.example_pairs)} in-context examples of k_shot={self.k_shot} (one "
+                "whose route cannot be walked is left out), then the instruction"
+            )
+            text = fill_velma(template, values, name, what) + lines
+            return text, f"velma:{name}:{prompt_hash(text)}"
+        return self.paper_prompt.fill(
+            examples=self.examples, instructions=self.episode.instruction, trajectory=lines
+        )
 
     def _decide(
         self, score: Any, mask: list[bool], node: int, heading: float
