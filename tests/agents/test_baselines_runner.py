@@ -20,11 +20,6 @@ from flaneur.tasks.registry import TaskSpec, register_task
 TOY_TASK = "toy-baselines-v1"
 
 
-@pytest.fixture(scope="module")
-def city():
-    return toy_city()
-
-
 @pytest.fixture(scope="module", autouse=True)
 def toy_task():
     register_task(

@@ -9,7 +9,7 @@ import pytest
 
 from flaneur.agents.cityseeker import CitySeekerAgent, GraphMemory
 from flaneur.agents.cityseeker.memory import resolve_memory_path
-from flaneur.env import NavigationEnv, toy_city, toy_episodes
+from flaneur.env import NavigationEnv, toy_episodes
 from flaneur.env.state import angular_distance
 from flaneur.evaluate.episode import run_episode
 from flaneur.models import make_model
@@ -21,11 +21,6 @@ from harness.cityseeker_policies import hinted_option, option_headings, prompt_k
 @pytest.fixture(autouse=True)
 def _cache(monkeypatch, tmp_path):
     monkeypatch.setenv("FLANEUR_CACHE_DIR", str(tmp_path / "cache"))
-
-
-@pytest.fixture(scope="module")
-def city():
-    return toy_city()
 
 
 @pytest.fixture(scope="module")

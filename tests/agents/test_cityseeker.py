@@ -16,7 +16,7 @@ from flaneur.agents.cityseeker import (
     parse_stop,
     parse_strategies,
 )
-from flaneur.env import NavigationEnv, toy_city, toy_episodes
+from flaneur.env import NavigationEnv, toy_episodes
 from flaneur.errors import FlaneurError
 from flaneur.evaluate.episode import run_episode
 from flaneur.evaluate.runlog import read_rows
@@ -36,11 +36,6 @@ from harness.cityseeker_policies import (
 @pytest.fixture(autouse=True)
 def _cache(monkeypatch, tmp_path):
     monkeypatch.setenv("FLANEUR_CACHE_DIR", str(tmp_path / "cache"))
-
-
-@pytest.fixture(scope="module")
-def city():
-    return toy_city()
 
 
 @pytest.fixture(scope="module")

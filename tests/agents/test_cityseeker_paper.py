@@ -32,11 +32,6 @@ def _cache(monkeypatch, tmp_path):
 
 
 @pytest.fixture(scope="module")
-def city():
-    return toy_city()
-
-
-@pytest.fixture(scope="module")
 def server():
     with FakeOpenAIServer("echo") as srv:
         yield srv

@@ -22,7 +22,7 @@ from flaneur.agents.explorer import (
 )
 from flaneur.agents.explorer.glossary import gloss
 from flaneur.agents.explorer.memory import Memory, nearest_node
-from flaneur.env import NavigationEnv, toy_city
+from flaneur.env import NavigationEnv
 from flaneur.errors import FlaneurError
 from flaneur.evaluate.episode import run_episode
 from flaneur.perception.ocr import TextBox
@@ -45,11 +45,6 @@ class BagOfWords:
                 out[i, int(hashlib.md5(word.encode()).hexdigest(), 16) % 64] += 1.0
         norms = np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-9)
         return out / norms
-
-
-@pytest.fixture(scope="module")
-def city():
-    return toy_city()
 
 
 def episode(text: str, start: str = "W2", heading: float = 90.0, **kw) -> Episode:

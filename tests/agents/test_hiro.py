@@ -16,7 +16,7 @@ from flaneur.agents import AGENTS, make_agent
 from flaneur.agents.hiro import HiroAgent, HiroEyes, HiroOptions, rules
 from flaneur.agents.hiro.thinking import parse_enter, parse_place_type, parse_road
 from flaneur.agents.options import check_requirements
-from flaneur.env import NavigationEnv, toy_city
+from flaneur.env import NavigationEnv
 from flaneur.env.toy import toy_graph
 from flaneur.errors import FlaneurError
 from flaneur.evaluate.episode import run_episode
@@ -63,11 +63,6 @@ def offline_embedder(monkeypatch):
     monkeypatch.setattr(aria, "embedder", lambda: bag)
     monkeypatch.setattr(rating, "embedder", lambda: bag)
     return bag
-
-
-@pytest.fixture(scope="module")
-def city():
-    return toy_city()
 
 
 # ---------------------------------------------------------------- box to place (20 m, +-5)

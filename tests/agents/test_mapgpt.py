@@ -20,7 +20,7 @@ from flaneur.agents.mapgpt.prompt_builder import (
     trajectory_text,
 )
 from flaneur.agents.prompts import list_prompts, load_prompt
-from flaneur.env import NavigationEnv, toy_city, toy_episodes
+from flaneur.env import NavigationEnv
 from flaneur.env.online_map import OnlineMap
 from flaneur.errors import FlaneurError
 from flaneur.evaluate.episode import run_episode
@@ -34,20 +34,7 @@ TASK = "toy-mapgpt"
 OPTION_LINE = re.compile(r"^([A-Z]{1,2})\. (.*)$", re.MULTILINE)
 
 
-@pytest.fixture(scope="module")
-def city():
-    return toy_city()
-
-
-@pytest.fixture(scope="module")
-def episodes():
-    return toy_episodes()
-
-
-@pytest.fixture(autouse=True)
-def _isolated(monkeypatch, tmp_path):
-    monkeypatch.setenv("FLANEUR_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+pytestmark = pytest.mark.usefixtures("isolated_model")
 
 
 def options_of(text: str) -> dict[str, str]:

@@ -17,7 +17,6 @@ from flaneur.agents.mapgpt.paper import (
     read_planning,
     stop_offered,
 )
-from flaneur.env import toy_city, toy_episodes
 from flaneur.evaluate.runlog import read_rows
 from flaneur.evaluate.runner import RunConfig, run_benchmark
 from flaneur.options import describe_options
@@ -31,20 +30,7 @@ UNSURE = "I am not sure where to go from here."
 V = "synthetic"
 
 
-@pytest.fixture(scope="module")
-def city():
-    return toy_city()
-
-
-@pytest.fixture(scope="module")
-def episodes():
-    return toy_episodes()
-
-
-@pytest.fixture(autouse=True)
-def _isolated(monkeypatch, tmp_path):
-    monkeypatch.setenv("FLANEUR_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+pytestmark = pytest.mark.usefixtures("isolated_model")
 
 
 def run(city, episodes, policy, out, *, protocol, ids=None, views=None, **options):

@@ -39,25 +39,12 @@ TOY_TASK = "toy-velma-v1"
 
 
 @pytest.fixture(scope="module")
-def city():
-    return toy_city()
-
-
-@pytest.fixture(scope="module")
-def episodes():
-    return toy_episodes()
-
-
-@pytest.fixture(scope="module")
 def server() -> Iterator[FakeOpenAIServer]:
     with FakeOpenAIServer("echo") as srv:
         yield srv
 
 
-@pytest.fixture(autouse=True)
-def _isolated(monkeypatch, tmp_path):
-    monkeypatch.setenv("FLANEUR_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+pytestmark = pytest.mark.usefixtures("isolated_model")
 
 
 def run_toy(server, city, episodes, policy, *, agent_kw=None, model_kw=None, **info):

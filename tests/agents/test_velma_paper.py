@@ -69,11 +69,6 @@ def as_dataset(episodes, dataset):
 
 
 @pytest.fixture(scope="module")
-def city():
-    return toy_city()
-
-
-@pytest.fixture(scope="module")
 def server() -> Iterator[FakeOpenAIServer]:
     with FakeOpenAIServer("echo") as srv:
         yield srv

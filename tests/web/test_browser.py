@@ -76,7 +76,9 @@ def test_runs_page_filters_exports_charts_and_compares(site):
     href = page.locator("#exports a", has_text="CSV").get_attribute("href")
     assert "agent=oracle" in href and "format=csv" in href
     page.fill("input[name=q]", "fork-0")
-    page.wait_for_function("!document.querySelector('#episode-count').textContent.startsWith('10 ')")
+    page.wait_for_function(
+        "!document.querySelector('#episode-count').textContent.startsWith('10 ')"
+    )
     shown = page.locator("#episodes tbody tr")
     assert shown.count() >= 1 and all("fork-0" in t for t in shown.all_text_contents())
     chart = page.locator("img.chart").first

@@ -56,7 +56,9 @@ def test_filters_select_the_rows_and_say_their_totals(client, served):
 def test_bad_filters_are_one_line_errors(client):
     response = client.get("/api/runs/agents/episodes", params={"success": "maybe"})
     assert response.status_code == 400
-    assert response.json() == {"error": "query parameter 'success' must be yes, no or empty, not 'maybe'"}
+    assert response.json() == {
+        "error": "query parameter 'success' must be yes, no or empty, not 'maybe'"
+    }
     response = client.get("/api/runs/agents/episodes", params={"q": "x" * 201})
     assert response.status_code == 400 and "longer than 200" in response.json()["error"]
     response = client.get("/api/runs/agents/export", params={"format": "xlsx"})
@@ -77,7 +79,9 @@ def test_export_is_the_filtered_selection(client, served):
 
 
 def test_csv_cells_are_never_formulas():
-    rows = [{"task": "t", "agent": "=cmd|' /C calc'!A0", "episode_id": "-1+1", "metrics": {"tc": True}}]
+    rows = [
+        {"task": "t", "agent": "=cmd|' /C calc'!A0", "episode_id": "-1+1", "metrics": {"tc": True}}
+    ]
     (line,) = list(csv.DictReader(io.StringIO(rows_csv(rows))))
     assert line["agent"] == "'=cmd|' /C calc'!A0" and line["episode_id"] == "'-1+1"
     assert line["metric.tc"] == "True"
@@ -97,7 +101,9 @@ def test_usage_totals_by_hand():
 
 
 def test_chart_of_a_figure_by_category(client):
-    response = client.get("/api/runs/agents/chart.svg", params={"task": "web-toy-v1", "metric": "tc"})
+    response = client.get(
+        "/api/runs/agents/chart.svg", params={"task": "web-toy-v1", "metric": "tc"}
+    )
     assert response.status_code == 200 and response.headers["content-type"] == "image/svg+xml"
     svg = response.text
     assert svg.startswith("<svg") and "<title>web-toy-v1: TC by category" in svg
@@ -128,7 +134,8 @@ def test_compare_runs_side_by_side_with_the_paired_test(client, served):
         ("second", "oracle"),
     ]
     expected = [
-        paired_cells(c) for c in compare_runs(load_run(served / "agents"), load_run(served / "second"))
+        paired_cells(c)
+        for c in compare_runs(load_run(served / "agents"), load_run(served / "second"))
     ]
     assert [p["cells"] for p in view["paired"]] == expected and expected
     one = client.get("/api/compare", params={"run": "agents"})

@@ -309,7 +309,18 @@ def score_local(item: TaskItem, result: dict[str, Any], city: City) -> dict[str,
     instruction = str(result.get("instruction") or "")
     heading = float(item.get("heading") or 0.0)
     limit = int(item.get("step_limit") or FOLLOW_STEPS)
-    end = follow_offline(city, instruction, start, heading, step_limit=limit)
+    protocol = str(result.get("protocol") or "flaneur")  # paper: Ling walks as V-IRL's
+    keys = [int(k["node"]) for k in (result.get("route") or {}).get("key_positions", [])]
+    end = follow_offline(
+        city,
+        instruction,
+        start,
+        heading,
+        step_limit=limit,
+        protocol=protocol,
+        keys=keys,
+        destination=str(got.get("name", "")),
+    )
     miss = float(np.hypot(*(graph.xy[end] - goal_xy(city, goal_row, goal_node))))
     return {
         "destination_correct": correct,

@@ -29,10 +29,11 @@ here (the paper's 0.22 = 4/18 and 0.83 = 15/18 divide by all 18 routes).
 
 Rows of ``flaneur run`` become outcomes with :func:`row_outcome`: the V-IRL actions are
 the ``moves`` an agent records (Ling's turns in place) followed by ``forward()`` or
-``stop()`` for each environment action; for agents that record no moves (the oracle, the
-forward baseline) they are derived as V-IRL would see them: a ``forward()`` per move,
-preceded by ``turn_direction(<compass word of the move>)`` when that word differs from the
-way the agent faced.
+``stop()`` for each environment action (or by the step's own ``turn_direction(...)`` when
+the record says so: under ``--protocol paper`` Ling's turns move, as V-IRL's do); for agents
+that record no moves (the oracle, the forward baseline) they are derived as V-IRL would see
+them: a ``forward()`` per move, preceded by ``turn_direction(<compass word of the move>)``
+when that word differs from the way the agent faced.
 
 flaneur's own variant (:mod:`flaneur.metrics.virl`) works on the viewpoint graph instead:
 key positions are nodes where the reference path turns by 45° or more, arrival means
@@ -190,7 +191,10 @@ def _virl_actions(
         here, (there, heading) = states[i][0], states[i + 1]
         record = records[i] if i < len(records) else {}
         if "moves" in record:
-            words = [*record["moves"], "stop()" if taken == "stop" else "forward()"]
+            last = str(record.get("parsed_action") or "")
+            if not last.startswith("turn_direction("):  # paper: a turn that moves is one
+                last = "stop()" if taken == "stop" else "forward()"
+            words = [*record["moves"], last]
         elif taken == "stop":
             words = ["stop()"]
         elif there != here:

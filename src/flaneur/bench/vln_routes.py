@@ -24,19 +24,23 @@ benchmarks' default regions); a GeoJSON polygon can be given instead.
 
 Instructions are Local's offline answers (:func:`flaneur.agents.virl.local.template_direction`:
 the template over its milestones). A region without viewpoints is skipped (the generator's
-report names it).
+report names it). Under ``--protocol paper`` a run reads the same cached routes with the
+instruction written again without distances from the episode's milestones
+(:func:`paper_episode`), as V-IRL's instructions never give one; the items themselves do
+not change.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Annotated, Any
 
 import numpy as np
 import shapely
 
+from flaneur.agents.virl.instructions import paper_instruction
 from flaneur.agents.virl.local import (
     LANDMARK_RADIUS_M,
     Direction,
@@ -228,6 +232,18 @@ def route_episode(city: City, item: VlnRoute, index: int) -> Episode:
             "written_by": item.written_by,
         },
     )
+
+
+def paper_episode(episode: Any) -> Any:
+    """A VLN route under ``--protocol paper``: its template instruction written again from
+    its milestones without distances (:func:`~flaneur.agents.virl.instructions.
+    paper_instruction`; every intersection of a route has its landmark, so each leg ends at
+    one); any other item as it is."""
+    metadata = getattr(episode, "metadata", None) or {}
+    milestones = metadata.get("milestones")
+    if metadata.get("written_by") != "template" or not milestones:
+        return episode
+    return replace(episode, instruction=paper_instruction([dict(m) for m in milestones]))
 
 
 def route_episodes(city: City, routes: Sequence[VlnRoute]) -> list[Episode]:

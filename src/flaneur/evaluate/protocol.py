@@ -73,7 +73,13 @@ def check_same_protocol(named: Sequence[tuple[str, Iterable[Mapping[str, Any]]]]
 
 def protocol_episodes(spec: Any, items: list[Any], protocol: str) -> list[Any]:
     """A task set's items under ``protocol``: with ``paper``, navigation episodes take the
-    paper's step limit where the task set declares one (``spec.paper_max_steps``)."""
+    paper's step limit where the task set declares one (``spec.paper_max_steps``), and
+    V-IRL's VLN routes their instruction without distances
+    (:func:`flaneur.bench.vln_routes.paper_episode`)."""
+    if protocol == "paper":
+        from flaneur.bench.vln_routes import paper_episode  # lazy: CLI start-up
+
+        items = [paper_episode(e) for e in items]
     limit = getattr(spec, "paper_max_steps", None)
     if protocol != "paper" or not limit:
         return items

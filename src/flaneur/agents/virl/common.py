@@ -53,9 +53,11 @@ def walking_env(
     *,
     steps: int,
     heading: float = 0.0,
+    metadata: dict[str, Any] | None = None,
 ) -> NavigationEnv:
     """A ``headings``-scheme environment of ``steps`` moves from viewpoint ``start`` facing
-    ``heading`` towards ``goal`` (Peng's walk, Ling following directions offline)."""
+    ``heading`` towards ``goal`` (Peng's walk, Ling following directions offline), the
+    episode carrying ``metadata``."""
     ids = city.graph.ids
     episode = Episode(
         id=name,
@@ -65,6 +67,7 @@ def walking_env(
         start_heading=float(heading),
         goal_nodes=(str(ids[goal]),),
         max_steps=steps + 1,
+        metadata=dict(metadata or {}),
     )
     return NavigationEnv(city, episode, scheme="headings")
 

@@ -7,6 +7,9 @@ wording, one sentence a milestone)::
     turn to face east and walk about 25 m. Then, turn to face south and walk about 30 m.
     Cafe X will be on your left.
 
+Under ``--protocol paper`` :func:`paper_instruction` writes the same text without a single
+distance, as V-IRL's instructions never give one.
+
 *Reading*: :func:`parse_instruction` turns direction text into :class:`Leg` records, the
 template's and free wording as an LLM or a person writes it (a rule parser of our own
 design). A leg is one stretch of walking: how it starts (face a compass direction, or turn
@@ -346,6 +349,55 @@ def parse_instruction(
     return reader.legs
 
 
+_PAPER_ORDINALS = ("next", "second", "third", "fourth", "fifth")
+"""How :func:`paper_instruction` names the N-th intersection (words the parser reads)."""
+
+
+def _arrival(last: dict[str, Any]) -> str:
+    """The last sentence of an instruction: where the destination will be."""
+    side = last.get("destination_direction")
+    if side:
+        return f"{last['destination']} will be on your {side}."
+    return f"You will arrive at {last['destination']}."
+
+
+def _paper_turn_place(prev: dict[str, Any]) -> str:
+    """Where a leg of :func:`paper_instruction` ends: at its landmark, else at the N-th
+    intersection (``crossings``, when the milestone has it), else at the next one."""
+    junction = prev["intersection"] > 2
+    if "landmark" in prev:
+        where = "At the intersection" if junction else "Then"
+        return f"{where} with {prev['landmark']} on your {prev['landmark_direction']}"
+    count = int(prev.get("crossings") or 0)
+    if count > len(_PAPER_ORDINALS):
+        return f"After {count} intersections"
+    if count:
+        return f"At the {_PAPER_ORDINALS[count - 1]} intersection"
+    return "At the next intersection" if junction else "Then"
+
+
+def paper_instruction(items: list[dict[str, Any]]) -> str:
+    """Local's offline instruction under ``--protocol paper``: the template without a single
+    distance, as V-IRL's instructions never give one (its instruction prompt asks to "avoid
+    mentioning specific degree values or exact distances", ``virl/lm/prompt/
+    places_templates.py`` line 129). A leg ends at its landmark ("At the intersection with X
+    on your left, turn to face east"), else at the N-th intersection when the milestone
+    counts them (``crossings``), else at the next one; the last where the destination is
+    seen::
+
+        Face north and walk straight on. At the intersection with Kiasma on your
+        front-right, turn to face east and walk straight on. Cafe X will be on your left.
+    """
+    if not items:
+        return "You are already there."
+    sentences = [f"Face {items[0]['heading_words']} and walk straight on."]
+    for prev in items[:-1]:
+        where = _paper_turn_place(prev)
+        turn = f"turn to face {prev['next_heading_words']} and walk straight on."
+        sentences.append(f"{where}, {turn}")
+    return " ".join([*sentences, _arrival(items[-1])])
+
+
 def template_instruction(items: list[dict[str, Any]]) -> str:
     """Local's offline instruction over its milestones (our own wording, one sentence each;
     see :func:`flaneur.agents.virl.local.milestones` for the milestone fields)."""
@@ -360,11 +412,4 @@ def template_instruction(items: list[dict[str, Any]]) -> str:
             f"{where}, turn to face {prev['next_heading_words']} and walk about "
             f"{item['distance_m']} m."
         )
-    last = items[-1]
-    side = last.get("destination_direction")
-    sentences.append(
-        f"{last['destination']} will be on your {side}."
-        if side
-        else f"You will arrive at {last['destination']}."
-    )
-    return " ".join(sentences)
+    return " ".join([*sentences, _arrival(items[-1])])

@@ -22,6 +22,15 @@ place of that name within ``landmark_radius_m``, all around), or ``ocr``, ``clip
 or a plug-in scorer on the run's views (``--views``): one view of ``view_fov`` towards the
 side the instruction names, else views all around.
 
+Under ``--protocol paper`` she acts as V-IRL's tourist (``virl/actions/navigation/
+vision_language_navigator.py``): ``turn_direction(<word>)`` turns *and* moves one step, the
+street closest to the word (lines 296-314: one action, recorded as the step's action);
+``forward()`` takes the street closest to the way the last ``turn_direction`` set (the start
+heading before any), the way back included (lines 284-295); the model sees every
+observation and action of the walk so far, not the last five (lines 113-143); Local answers
+as V-IRL's (:mod:`flaneur.agents.virl.local`); with ``--landmarks map`` she sees as V-IRL's
+oracle, the route's landmarks only at its key positions (:meth:`Sight.as_oracle`).
+
 Offline her policy is :class:`~flaneur.agents.virl.ling_rule.LegRule` over the legs of the
 instruction. With a model (``--llm``) every action comes from the model given V-IRL's
 observation (``ling/action``: "There is a 4-way intersection." near a key position, "X is
@@ -146,6 +155,8 @@ class LingAgent(Agent):
         self.goal: GeocodeResult | None = None
         self.goal_name = "" if self.question else str(episode.metadata.get("destination") or "")
         self.facing = float(episode.start_heading)
+        self.paper = env_info.protocol == "paper"
+        self.target = self.facing  # paper: the way forward() keeps (V-IRL's target heading)
         self.came_from: int | None = None
         self.rule: LegRule | None = None
         self.recorded = (0, 0)  # model exchanges of Ling's and Local's put in step records
@@ -171,11 +182,14 @@ class LingAgent(Agent):
             lost_after_m=self.options.lost_after_m,
         )
         self.keys = list(keys)
+        if self.paper:  # the map as V-IRL's oracle, on this route
+            self.sight.as_oracle(self.keys[:-1], self.goal_name)
         here = self.graph.xy[self.node]
         self.best = {k: float(np.hypot(*(here - self.graph.xy[k]))) for k in self.keys}
         self.actions = self.turns = self.away = 0
         self.walked_m = 0.0
         self.history: list[str] = []
+        self.observed: list[str] = []  # paper, with a model: the observation of each action
 
     async def _landmarks(self, instruction: str) -> list[str]:
         reply = await self.thinker.ask("landmarks", instruction=instruction)
@@ -195,7 +209,12 @@ class LingAgent(Agent):
         he could say."""
         try:
             answer = await give_directions(
-                self.city, self.local, self.question, self.node, destination=self.goal
+                self.city,
+                self.local,
+                self.question,
+                self.node,
+                destination=self.goal,
+                protocol=self.env_info.protocol,
             )
         except UnreachableError:
             return False
@@ -250,18 +269,25 @@ class LingAgent(Agent):
                     continue
                 return self._stop(moves, asked, lost)
             if kind == "turn":
+                self.facing = self.target = COMPASS_DEG[word]
+                self.turns += 1
+                if self.paper:  # V-IRL's turn_direction moves too
+                    return self._move(f"turn_direction({word})", moves, asked)
                 moves.append(f"turn_direction({word})")
                 self.history.append(moves[-1])
-                self.facing = COMPASS_DEG[word]
-                self.turns += 1
                 continue
-            slot = self._forward_slot()
-            if slot == 0:
-                return self._stop(moves, asked, "dead_end")
             self.turns = 0
-            self.history.append("forward()")
-            self.came_from = self.node
-            return Action(slot, "forward()", self._record("forward()", moves, asked, ""))
+            return self._move("forward()", moves, asked)
+
+    def _move(self, action: str, moves: list[str], asked: list[dict[str, Any]]) -> Action:
+        """The step of ``action`` (``forward()``, or a paper ``turn_direction``): the street
+        :meth:`_forward_slot` picks, or ``stop()`` where none leaves."""
+        slot = self._forward_slot()
+        if slot == 0:
+            return self._stop(moves, asked, "dead_end")
+        self.history.append(action)
+        self.came_from = self.node
+        return Action(slot, action, self._record(action, moves, asked, ""))
 
     async def _lost(self) -> str:
         """``"not_in_sight"`` when she asked the way, may ask again and does not see the
@@ -295,11 +321,14 @@ class LingAgent(Agent):
 
     def _forward_slot(self) -> int:
         """Slot of the street closest to where she faces, avoiding the way back when she
-        can (0 where no street leaves)."""
+        can (0 where no street leaves); under ``paper`` closest to the way the last turn
+        set, the way back included (V-IRL's)."""
         targets_of, headings_of = self.graph.adjacency
         heads, targets = headings_of[self.node], targets_of[self.node]
-        facing = self.facing
+        facing = self.target if self.paper else self.facing
         order = sorted(range(len(heads)), key=lambda k: float(angular_distance(heads[k], facing)))
+        if self.paper:
+            return order[0] + 1 if order else 0
         ahead = [k for k in order if targets[k] != self.came_from] or order
         return ahead[0] + 1 if ahead else 0
 
@@ -309,14 +338,20 @@ class LingAgent(Agent):
         rule = await self.rule.next_action(self.node, self.facing, self.came_from)
         if not self.thinker.online:
             return rule
+        observation = await self._observation()
+        if self.paper:  # V-IRL's prompt holds the whole walk: O_1, A_1, ..., O_k
+            self.observed.append(observation)
+            history = self._sequence()
+        else:
+            history = ", ".join(self.history[-5:]) or "none"
         reply = await self.thinker.ask(
-            "action",
+            "action_paper" if self.paper else "action",
             instruction=self.instruction,
             landmarks=", ".join(dict.fromkeys(self.landmarks)) or "none",
             walked_m=round(self.walked_m),
             heading_words=compass(self.facing),
-            observation=await self._observation(),
-            history=", ".join(self.history[-5:]) or "none",
+            observation=observation,
+            history=history,
         )
         parsed = parse_action(reply or "")
         if parsed is None:
@@ -324,6 +359,16 @@ class LingAgent(Agent):
                 self.thinker.fell_back()
             return rule
         return parsed
+
+    def _sequence(self) -> str:
+        """Every observation and action of this set of directions so far (V-IRL's
+        ``O_k: ... / A_k: ...`` lines), the current observation last."""
+        lines = []
+        for k, seen in enumerate(self.observed, start=1):
+            lines.append(f"O_{k}: {seen}")
+            if k <= len(self.history):
+                lines.append(f"A_{k}: {self.history[k - 1]}")
+        return "\n".join(lines)
 
     async def _observation(self) -> str:
         """V-IRL's observation where she stands (see the module docstring)."""
@@ -367,10 +412,10 @@ class LingAgent(Agent):
         )
 
 
-async def _walk(env: Any, agent: LingAgent) -> int:
+async def _walk(env: Any, agent: LingAgent, protocol: str = "flaneur") -> int:
 
     obs, info = env.reset()
-    agent.reset(env.episode, env_info_for(env))
+    agent.reset(env.episode, env_info_for(env, protocol=protocol))
     done = False
     while not done:
         action = await agent.act({**obs, "info": info})
@@ -380,13 +425,35 @@ async def _walk(env: Any, agent: LingAgent) -> int:
 
 
 def follow_offline(
-    city: City, instruction: str, start: int, heading: float, *, step_limit: int = STEP_LIMIT
+    city: City,
+    instruction: str,
+    start: int,
+    heading: float,
+    *,
+    step_limit: int = STEP_LIMIT,
+    protocol: str = "flaneur",
+    keys: Sequence[int] = (),
+    destination: str = "",
 ) -> int:
     """Where Ling's offline rule (map landmarks, no model) ends walking ``instruction`` from
-    viewpoint ``start`` facing ``heading``: the final viewpoint."""
-
-    env = walking_env(city, "follow", instruction, start, start, steps=step_limit, heading=heading)
-    return run_sync(_walk(env, LingAgent(step_limit=step_limit)))
+    viewpoint ``start`` facing ``heading`` under ``protocol``: the final viewpoint. Under
+    ``paper`` she knows the route's key positions ``keys`` (where V-IRL's oracle sees
+    landmarks) and the ``destination``'s name (where a last leg told without a distance
+    ends); under ``flaneur`` neither is read."""
+    paper = protocol == "paper"
+    ids = [str(city.graph.ids[k]) for k in keys] if paper else []
+    metadata = {"key_positions": ids, "destination": destination} if paper else None
+    env = walking_env(
+        city,
+        "follow",
+        instruction,
+        start,
+        start,
+        steps=step_limit,
+        heading=heading,
+        metadata=metadata,
+    )
+    return run_sync(_walk(env, LingAgent(step_limit=step_limit), protocol))
 
 
 __all__ = ["STEP_LIMIT", "LingAgent", "LingOptions", "follow_offline", "parse_action"]

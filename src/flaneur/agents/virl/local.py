@@ -13,6 +13,16 @@ The destination is the place the question names: offline a pattern (``"How do I 
 Kiasma?"`` → ``Kiasma``) geocoded; with a model, the model names it (``local/destination``)
 and its answer is used when it geocodes with a score of at least :data:`DESTINATION_SCORE`.
 
+Under ``--protocol paper`` Local does what V-IRL's Local does (``tools/tasks/
+vision_language_nav/local.py``): the question names a type of place or a place (the model's
+answer to ``local/destination_paper``, offline a pattern: ``"Where is a bank?"`` → ``bank``)
+and the destination is the *nearest* place of that type, or whose name holds those words,
+within :data:`PAPER_SEARCH_M` (2,000 m) of where he stands (V-IRL's text search ranked by
+distance); the route is asked for :data:`PAPER_MODE` (bicycling: the street graph is the
+walking network for every mode, so only the route's mode and durations change); the
+instruction never gives a distance (:func:`~flaneur.agents.virl.instructions.
+paper_instruction` offline, ``local/instruction_paper`` with a model).
+
 :class:`LocalAgent` plans ``virl-local`` scenarios (a persona and a question) through the
 runner; Ling (:mod:`flaneur.agents.virl.ling`) asks the same :func:`give_directions`, and
 the VLN route collector (:mod:`flaneur.bench.vln_routes`) writes its instructions with
@@ -26,25 +36,47 @@ import re
 from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, Literal
 
+import numpy as np
+
 from flaneur.agents.base import SolveInfo
 from flaneur.agents.virl.common import ScenarioPlanner
-from flaneur.agents.virl.instructions import parse_instruction, relative8, template_instruction
+from flaneur.agents.virl.instructions import (
+    paper_instruction,
+    parse_instruction,
+    relative8,
+    template_instruction,
+)
 from flaneur.agents.virl.thinking import Thinker
 from flaneur.errors import DataError
 from flaneur.geo import angle_diff
 from flaneur.options import Range, option
 from flaneur.services.directions import Route, compass, directions
 from flaneur.services.errors import CoordinateError, UnknownPlaceError
-from flaneur.services.geocode import GeocodeResult, geocode_one
-from flaneur.services.nearby import prominence
+from flaneur.services.geocode import GeocodeResult, geocode, geocode_one
+from flaneur.services.nearby import nearby_search, prominence
 from flaneur.tasks.items import TaskItem
 from flaneur.world.city import City
+from flaneur.world.taxonomy import normalize_category
 
 LANDMARK_RADIUS_M = 18.0
 """V-IRL's landmark radius around a key position."""
 DESTINATION_SCORE = 86.0
 """Geocode score (0-100) the model's destination name needs; a looser match (a whole
 sentence matched fuzzily to some place) is not used."""
+PAPER_SEARCH_M = 2000.0
+"""V-IRL's Local searches the place a question asks about this far from where he stands
+(``QUESTION_TO_PLACE.RADIUS``, ``tools/cfgs/local/local_template.yaml`` line 18)."""
+PAPER_MODE = "bicycling"
+"""V-IRL's Local asks for routes by bicycle (``ROUTE.ROUTE_MODE``,
+``tools/cfgs/local/local_template.yaml`` line 21, and every other Local config)."""
+NAME_CANDIDATES = 200
+"""Places of a name :func:`nearest_match` compares (a chain has many of one name)."""
+_ASKED_TYPE = re.compile(
+    r"(?:is there|are there|where can i (?:find|get|buy)|where(?:'s| is)|i need|looking for)"
+    r"\s+(?:a|an|any|some|the)?\s*(?:nearest\s+|closest\s+)?(?P<x>.+?)"
+    r"(?:\s+(?:nearby|near here|around here|close by|around|near me))?\s*[?.!]*$",
+    re.IGNORECASE,
+)
 _QUESTION = re.compile(
     r"(?:get|go|walk|way|directions|route|take me)\s+(?:back\s+)?(?:to|towards?)\s+(?:the\s+)?"
     r"(?P<a>.+?)[?.!]*$|where\s+is\s+(?:the\s+)?(?P<b>.+?)[?.!]*$",
@@ -58,6 +90,49 @@ def destination_from_question(question: str) -> str:
     if match:
         return (match.group("a") or match.group("b")).strip()
     return question.strip().rstrip("?.!")
+
+
+def asked_phrase(question: str) -> str:
+    """What a question asks for under ``--protocol paper``: a type of place or a place
+    (``"Is there a pharmacy nearby?"`` → ``"pharmacy"``, ``"How do I get to Kiasma?"`` →
+    ``"Kiasma"``)."""
+    if _QUESTION.search(question.strip()) is None:
+        match = _ASKED_TYPE.search(question.strip())
+        if match and match.group("x").strip():
+            return match.group("x").strip()
+    return destination_from_question(question)
+
+
+def _place_result(city: City, row: int) -> GeocodeResult:
+    """The geocode answer of place ``row`` (its nearest viewpoint)."""
+    places = city.places
+    lat, lng = float(places.lat[row]), float(places.lng[row])
+    node = int(city.graph.nearest_node(lat, lng))
+    return GeocodeResult(str(places.names[row]), "place", lat, lng, node, row, 100.0, "", "words")
+
+
+def nearest_match(
+    city: City, phrase: str, from_node: int, *, radius_m: float = PAPER_SEARCH_M
+) -> GeocodeResult | None:
+    """V-IRL's Local's destination: the nearest named place within ``radius_m`` of
+    ``from_node`` of the type ``phrase`` names (``"a bank"``), else of the places whose name
+    it names (flaneur's geocoder standing in for Google's text search: those of its best
+    tier, ``"NP"`` the places called NP before those whose name holds NP; a loose match,
+    under :data:`DESTINATION_SCORE`, is none); ``None`` when there is none."""
+    xy = city.graph.xy[from_node]
+    category = normalize_category(phrase)
+    if category:
+        hits = nearby_search(city, xy, radius_m=radius_m, place_type=category, named_only=True)
+        return _place_result(city, hits[0].row) if hits else None
+    try:
+        found = geocode(city, phrase, limit=NAME_CANDIDATES)
+    except CoordinateError:
+        return None
+    found = [f for f in found if f.place_row >= 0 and f.score >= DESTINATION_SCORE]
+    tier = [f for f in found if found and f.match == found[0].match]
+    gaps = [float(np.hypot(*(city.places.xy[f.place_row] - xy))) for f in tier]
+    near = sorted((g, k) for k, g in enumerate(gaps) if g <= radius_m)
+    return tier[near[0][1]] if near else None
 
 
 def landmark_at(
@@ -143,6 +218,15 @@ class Direction:
         }
 
 
+def count_crossings(city: City, route: Route, items: list[dict[str, Any]]) -> None:
+    """Add to each milestone at an intersection the intersections its leg passes, its own
+    included (``crossings``: what Ling counts walking it), for :func:`paper_instruction`."""
+    degree = city.graph.degree
+    for item, step in zip(items, route.steps, strict=True):
+        if item["intersection"] > 2:
+            item["crossings"] = int(sum(int(degree[n]) > 2 for n in step.nodes[1:]))
+
+
 def template_direction(
     city: City,
     destination: GeocodeResult,
@@ -150,23 +234,64 @@ def template_direction(
     question: str = "",
     *,
     radius_m: float = LANDMARK_RADIUS_M,
+    protocol: str = "flaneur",
 ) -> Direction:
     """Local's offline answer: the walking route to ``destination``, its milestones and the
-    template instruction."""
-    route = directions(city, from_node, destination.node)
+    template instruction (under ``protocol="paper"``: the route asked for by bicycle and
+    the instruction without distances, see the module docstring)."""
+    paper = protocol == "paper"
+    route = directions(city, from_node, destination.node, mode=PAPER_MODE if paper else "walking")
     items = milestones(city, route, destination, radius_m)
-    return Direction(question, destination, route, items, template_instruction(items), "template")
+    if not paper:
+        text = template_instruction(items)
+    else:
+        count_crossings(city, route, items)
+        text = paper_instruction(items)
+    return Direction(question, destination, route, items, text, "template")
 
 
-async def find_destination(city: City, thinker: Thinker, question: str) -> GeocodeResult:
+async def paper_destination(
+    city: City, thinker: Thinker, question: str, from_node: int
+) -> GeocodeResult:
+    """V-IRL's Local's destination (``--protocol paper``): what the question asks for (the
+    model's answer, else :func:`asked_phrase`), the nearest such place within
+    :data:`PAPER_SEARCH_M` (:func:`nearest_match`).
+
+    Raises
+    ------
+    UnknownPlaceError
+        No such place within :data:`PAPER_SEARCH_M`.
+    """
+    reply = await thinker.ask("destination_paper", question=question)
+    if reply is not None:
+        candidate = reply.strip().strip('"').splitlines()[0].strip() if reply.strip() else ""
+        found = nearest_match(city, candidate, from_node) if candidate else None
+        if found is not None:
+            return found
+        thinker.fell_back()  # nothing of the kind near: the question's own words
+    phrase = asked_phrase(question)
+    found = nearest_match(city, phrase, from_node)
+    if found is None:
+        err = UnknownPlaceError(phrase)
+        err.args = (f"no place matches {phrase!r} within {PAPER_SEARCH_M:g} m of the start",)
+        raise err
+    return found
+
+
+async def find_destination(
+    city: City, thinker: Thinker, question: str, *, from_node: int = -1, protocol: str = "flaneur"
+) -> GeocodeResult:
     """The place the question asks about (the model's name when it geocodes well, else the
-    question's phrase geocoded).
+    question's phrase geocoded; under ``protocol="paper"`` :func:`paper_destination` from
+    viewpoint ``from_node``).
 
     Raises
     ------
     UnknownPlaceError
         The city has no such place (the message names the closest names).
     """
+    if protocol == "paper":
+        return await paper_destination(city, thinker, question, from_node)
     reply = await thinker.ask("destination", question=question)
     if reply is not None:
         candidate = reply.strip().strip('"').splitlines()[0].strip() if reply.strip() else ""
@@ -191,16 +316,23 @@ async def give_directions(
     destination: GeocodeResult | None = None,
     radius_m: float = LANDMARK_RADIUS_M,
     writer: str = "model",
+    protocol: str = "flaneur",
 ) -> Direction:
     """Local's answer to ``question`` from viewpoint ``from_node`` (the destination found
-    from the question unless given). With a model and ``writer="model"`` the model writes
-    the instruction; a reply that gives no leg to walk falls back to the template."""
-    goal = destination or await find_destination(city, thinker, question)
-    answer = template_direction(city, goal, from_node, question, radius_m=radius_m)
+    from the question unless given) under ``protocol`` (see the module docstring). With a
+    model and ``writer="model"`` the model writes the instruction; a reply that gives no leg
+    to walk falls back to the template."""
+    goal = destination or await find_destination(
+        city, thinker, question, from_node=from_node, protocol=protocol
+    )
+    answer = template_direction(
+        city, goal, from_node, question, radius_m=radius_m, protocol=protocol
+    )
     if not thinker.online or writer != "model":
         return answer
     lines = "\n".join(str(m) for m in answer.milestones)
-    reply = await thinker.ask("instruction", question=question, milestones=lines)
+    prompt = "instruction_paper" if protocol == "paper" else "instruction"
+    reply = await thinker.ask(prompt, question=question, milestones=lines)
     if reply and parse_instruction(reply):
         answer.instruction, answer.written_by = reply.strip(), "llm"
     elif reply is not None:
@@ -241,5 +373,7 @@ class LocalAgent(ScenarioPlanner):
             scene.start,
             radius_m=options.landmark_radius_m,
             writer=options.writer,
+            protocol=info.protocol,
         )
-        return scene.result(**answer.to_dict(info.city))
+        paper = {"protocol": "paper"} if info.protocol == "paper" else {}  # the scorer's
+        return scene.result(**answer.to_dict(info.city), **paper)

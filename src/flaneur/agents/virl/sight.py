@@ -5,6 +5,11 @@ around (:class:`~flaneur.perception.landmarks.map.MapLandmarks` on the whole cir
 scorer of views (``ocr``, ``clip``, ``vlm`` or a plug-in of ``--landmarks``): one view of
 ``fov`` degrees towards the side the instruction names, else views all around, until every
 landmark asked about is found. The directions are V-IRL's eight relative words.
+
+Under ``--protocol paper`` the map is V-IRL's oracle (``virl/actions/navigation/
+vision_language_navigator.py`` lines 207-247): the route's landmarks are seen only within
+:data:`ORACLE_KEY_M` (5 m) of one of its key positions before the destination, the
+destination anywhere within ``radius_m`` (:meth:`Sight.as_oracle`).
 """
 
 from __future__ import annotations
@@ -25,6 +30,9 @@ from flaneur.services.geocode import gazetteer, normalize
 from flaneur.views.base import View
 from flaneur.world.city import City
 
+ORACLE_KEY_M = 5.0
+"""V-IRL's oracle reports the route's landmarks only this close to a key position
+(``KEYPOINT_RADIUS``, ``tools/cfgs/benchmark/vln/benchmark_vln_oracle.yaml`` line 74)."""
 _BLANK = Image.new("RGB", (1, 1))
 _CLIP: dict[tuple[str, str, str], Any] = {}
 
@@ -97,6 +105,20 @@ class Sight:
 
         self.city, self.scorer, self.views, self.fov = city, scorer, views, fov
         self.map = MapLandmarks(city, radius_m=radius_m, match=1.0, categories=False)
+        self.keys: np.ndarray | None = None  # V-IRL's oracle: key positions before the goal
+        self.goal = ""
+
+    def as_oracle(self, keys: Sequence[int], goal: str) -> None:
+        """See with the map as V-IRL's oracle on a route: landmarks only within
+        :data:`ORACLE_KEY_M` of ``keys`` (its key positions before the destination), the
+        destination ``goal`` anywhere in range; no ``keys``: as before."""
+        self.keys = self.city.graph.xy[np.asarray(keys, dtype=np.int64)] if keys else None
+        self.goal = goal
+
+    def _at_key(self, node: int) -> bool:
+        assert self.keys is not None
+        gaps = np.hypot(*(self.keys - self.city.graph.xy[node]).T)
+        return bool(gaps.min() <= ORACLE_KEY_M)
 
     async def seen(
         self, node: int, facing: float, names: Sequence[str], side: str = ""
@@ -107,6 +129,8 @@ class Sight:
         if not names:
             return {}
         if self.scorer is None:
+            if self.keys is not None and not self._at_key(node):
+                names = [n for n in names if n == self.goal]  # the oracle: nothing else here
             where = View(_BLANK, str(self.city.graph.ids[node]), facing, fov=360.0, source="map")
             found = [o for o in self.map.score(where, names) if o.visible]
             return {o.landmark: relative8(float(o.relative_bearing or 0.0)) for o in found}

@@ -86,6 +86,7 @@ def solve_info(job: Job, config: Any, resources: RunResources) -> SolveInfo:
         views=resources.views_for(ctx.city),
         landmarks=resources.landmarks,
         state=ctx.state,
+        protocol=ctx.protocol,
     )
 
 
