@@ -31,6 +31,7 @@ from flaneur.env.schemes.turns import FORWARD, LEFT, RIGHT, TURN_ACTIONS, TURN_A
 from flaneur.env.state import angular_distance
 from flaneur.errors import FlaneurError
 from flaneur.tasks.episode import Episode
+from flaneur.tasks.loaders import VELMA_LOOP_ACTIONS
 
 
 def episode_seed(seed: int, episode_id: str) -> list[int]:
@@ -44,7 +45,7 @@ VELMA_DATASETS = frozenset({"map2seq", "touchdown"})
 VELMA_NODES = 40
 """VELMA's baselines stop after 40 panoramas (``run_baselines.py``: ``pano_length == 40``)."""
 
-VELMA_ACTIONS = 56
+VELMA_ACTIONS = VELMA_LOOP_ACTIONS
 """Most actions a VELMA agent takes: its loop runs while ``len(actions) <= 55`` (``--max_steps
 55``, ``init`` included), so 56 actions after ``init`` (map2seq's first ``forward`` included)."""
 

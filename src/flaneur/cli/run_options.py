@@ -107,8 +107,9 @@ SEED = typer.Option(0, "--seed", min=0, help="Run seed.")
 PROTOCOL = typer.Option(
     "flaneur",
     "--protocol",
-    help="flaneur (our defaults) or paper (each seed paper's own settings, e.g. VELMA's "
-    "55-step limit; docs/fidelity.md). Recorded in every row and the summary.",
+    help="flaneur (our defaults) or paper (each seed paper's own settings as its released "
+    "code has them, e.g. VELMA's first forward on map2seq; docs/fidelity.md). Recorded in "
+    "every row and the summary; runs of different protocols are never paired.",
 )
 RESUME = typer.Option(
     False, "--resume", help="Continue the run in --out: skip finished, re-run errored."

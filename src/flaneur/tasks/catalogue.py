@@ -68,7 +68,8 @@ VELMA_FACTS: _Facts = {
     "paper_max_steps": FORMATS["map2seq"].paper_max_steps,
 }
 """VELMA's route-following sets: the corrected Touchdown turn rules, task completion (TC);
-under ``--protocol paper`` VELMA's step limit (``--max_steps 55``) for every episode."""
+under ``--protocol paper`` the actions VELMA's loop allows (56 with ``--max_steps 55``) for
+every episode."""
 NEED_FACTS: _Facts = {"scheme": "headings", "success_metric": "tcp"}
 """CitySeeker-style place-finding sets: walkable headings, stopping within 50 m (TCP)."""
 

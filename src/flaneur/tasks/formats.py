@@ -30,7 +30,7 @@ from flaneur.errors import DataError
 from flaneur.tasks.cityseeker_questions import load_cityseeker_questions
 from flaneur.tasks.episode import read_episodes
 from flaneur.tasks.items import ITEM_HEADER_KEYS, read_items
-from flaneur.tasks.loaders import VELMA_MAX_STEPS, load_vln_jsonl
+from flaneur.tasks.loaders import VELMA_LOOP_ACTIONS, load_vln_jsonl
 
 if TYPE_CHECKING:
     from flaneur.tasks.episode import Episode
@@ -65,8 +65,8 @@ class TaskFormat:
 
 FORMATS: dict[str, TaskFormat] = {
     "episodes": TaskFormat("episodes", None, None, "flaneur episode JSONL"),
-    "map2seq": TaskFormat("map2seq", "turns", "tc", "map2seq JSON lines", VELMA_MAX_STEPS),
-    "touchdown": TaskFormat("touchdown", "turns", "tc", "Touchdown JSON lines", VELMA_MAX_STEPS),
+    "map2seq": TaskFormat("map2seq", "turns", "tc", "map2seq JSON lines", VELMA_LOOP_ACTIONS),
+    "touchdown": TaskFormat("touchdown", "turns", "tc", "Touchdown JSON lines", VELMA_LOOP_ACTIONS),
     "cityseeker": TaskFormat("cityseeker", "headings", "tcp", "CitySeeker question(s).json"),
     "items": TaskFormat("items", "", None, "flaneur item JSON lines"),
 }

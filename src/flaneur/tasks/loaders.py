@@ -23,6 +23,10 @@ from flaneur.world.graph import StreetGraph
 VELMA_MAX_STEPS = 55
 """VELMA's step limit (``--max_steps 55``)."""
 
+VELMA_LOOP_ACTIONS = VELMA_MAX_STEPS + 1
+"""The actions VELMA's released loop lets an agent take with ``--max_steps 55``
+(``while step_id <= max_steps``, ``vln/agent.py``): the step limit of ``--protocol paper``."""
+
 
 def vln_max_steps(route_nodes: int) -> int:
     """Step limit of a Touchdown/map2seq episode: ``max(55, 2 * len(route) + 10)``.

@@ -89,7 +89,7 @@ class TaskSpec:
         The generator's seed, number of items (``None``: its default) and typed options.
     paper_max_steps
         The step limit of every episode under ``--protocol paper`` (the seed paper's; e.g.
-        VELMA's 55), or ``None`` where the episodes' own limits are the paper's
+        VELMA's loop: 56 actions), or ``None`` where the episodes' own limits are the paper's
         (:mod:`flaneur.evaluate.protocol`).
     build
         Optional hook for sets made by code of their own:
