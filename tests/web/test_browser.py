@@ -135,7 +135,7 @@ def test_live_page_shows_rows_as_they_are_appended(site):
     assert page.get_attribute("#bar", "value") == "7" and page.get_attribute("#bar", "max") == "10"
     assert "7 rows · 7 successes" in page.text_content("#progress")
     (line,) = page.locator("#per-agent tbody tr").all_text_contents()  # one agent: oracle
-    assert line.startswith(f"{TASK}oracle7") and "1 [" in line  # n 7, success with interval
+    assert line.startswith(f"{TASK}oracle7") and "1\u00a0[" in line  # n 7, success [interval]
     page.screenshot(path=site["root"] / "live.png", full_page=True)
     shutil.copy(site["runs"] / "second" / "summary.json", folder / "summary.json")
     page.wait_for_selector("#finished")

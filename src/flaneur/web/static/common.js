@@ -60,7 +60,8 @@ function cellText(cell) { return cell !== null && typeof cell === "object" ? cel
 // A figure {mean, ci95, n} as a table cell: "0.420 [0.350, 0.490]", sorted by the mean.
 function figureCell(f) {
   if (!f || f.mean === null || f.mean === undefined) return null;
-  const ci = f.ci95 && f.ci95.every((v) => v !== null && Number.isFinite(v)) ? ` [${fmt(f.ci95[0])}, ${fmt(f.ci95[1])}]` : "";
+  // no-break spaces: a figure and its interval stay on one line
+  const ci = f.ci95 && f.ci95.every((v) => v !== null && Number.isFinite(v)) ? `\u00a0[${fmt(f.ci95[0])},\u00a0${fmt(f.ci95[1])}]` : "";
   return {value: f.mean, text: fmt(f.mean) + ci};
 }
 

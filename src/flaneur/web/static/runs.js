@@ -31,9 +31,9 @@ async function taskSection(box, run, task) {
   const heads = await metricHeads(keys, run.labels);
   box.append(el("h3", {text: `${task} (${mine[0].kind === "navigation" ? mine[0].scheme + " scheme" : mine[0].kind})`}),
     el("p", {class: "muted", text: "each figure: mean [95% interval]; hover a column head for its definition"}));
-  box.append(sortableTable(["agent", "n", ...heads, "ended", "tokens"],
+  box.append(el("div", {class: "scroll"}, sortableTable(["agent", "n", ...heads, "ended", "tokens"],
     mine.map((t) => ({cells: [t.agent, t.rows, ...keys.map((k) => figureCell(t.figures[k])),
-      Object.entries(t.by_termination).map(([k, v]) => `${k} ${v}`).join(", "), t.usage.total_tokens ?? null]}))));
+      Object.entries(t.by_termination).map(([k, v]) => `${k} ${v}`).join(", "), t.usage.total_tokens ?? null]})))));
   const cats = [...new Set(mine.flatMap((t) => Object.keys(t.categories)))];
   if (cats.length) {
     box.append(el("h4", {text: "by category"}));
@@ -44,12 +44,12 @@ async function taskSection(box, run, task) {
       const g = t.categories[c];
       if (g) rows.push({cells: [c, t.agent, g.episodes, ...keys.map((k) => figureCell(g.figures[k]))]});
     }
-    box.append(sortableTable(["category", "agent", "n", ...heads], rows));
+    box.append(el("div", {class: "scroll"}, sortableTable(["category", "agent", "n", ...heads], rows)));
   }
   const paired = run.paired.filter((p) => p.task === task);
   if (paired.length) {
     box.append(el("h4", {text: "paired comparison"}), el("p", {class: "muted", text: run.paired_note}));
-    box.append(sortableTable(run.paired_columns, paired.map((p) => ({cells: p.cells}))));
+    box.append(el("div", {class: "scroll"}, sortableTable(run.paired_columns, paired.map((p) => ({cells: p.cells})))));
   }
 }
 
