@@ -4,6 +4,7 @@ that differs from flaneur's default, pinned on toy cities (offline, fake model).
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import re
 
@@ -13,7 +14,9 @@ from PIL import Image
 from flaneur.agents import ForwardAgent, RandomAgent
 from flaneur.agents.baselines import cityseeker_episode
 from flaneur.agents.cityseeker import CitySeekerAgent
+from flaneur.agents.cityseeker.options import build_options, walkable_options
 from flaneur.agents.cityseeker.state import EpisodeRun
+from flaneur.agents.cityseeker.strategies.backtrack import _oracle_option
 from flaneur.agents.cityseeker.strategies.retrieval import paper_retrieves, this_cycle
 from flaneur.env import NavigationEnv, toy_city, toy_episodes
 from flaneur.env.state import angular_distance
@@ -23,6 +26,8 @@ from flaneur.tasks.cityseeker_questions import load_cityseeker_questions
 from flaneur.tasks.episode import Episode
 from flaneur.testing import FakeOpenAIServer
 from flaneur.world import City, StreetGraph
+from flaneur.world.sources.cityseeker import city_from_cityseeker
+from harness.cityseeker_city import write_walkable_city
 from harness.cityseeker_policies import hinted_option, option_headings, prompt_kind, reply
 
 
@@ -330,3 +335,83 @@ def test_paper_r3_goes_to_the_choice_prompt_after_three_steps(city, server):
     assert not any("Your last 3 steps" in t for t in of_kind(requests, "stop"))
     _, requests = play(city, server, answers(), ep, "flaneur", strategies="r3")
     assert "Your last 3 steps" in requests[0].last_user_text  # the first stop prompt
+
+
+# ---------------------------------------------------------------------- walkable headings
+@pytest.fixture(scope="module")
+def walk_city(tmp_path_factory):
+    """The walkable-heading city of ``harness.cityseeker_city`` and its questions."""
+    folder = write_walkable_city(tmp_path_factory.mktemp("walkcity"))
+    return city_from_cityseeker(folder), load_cityseeker_questions(folder / "questions.json")
+
+
+def test_paper_options_are_the_walkable_headings(walk_city, server):
+    city, questions = walk_city
+    at_c = short(questions[0], 1)  # at c facing north; c's walkable: 95, 185, 5, 350, 10
+    for letter, reached in (("A", "e"), ("C", "n"), ("D", "w"), ("E", "n")):
+        row, requests = play(city, server, answers(lambda text, k=letter: k), at_c, "paper")
+        shown = option_headings(of_kind(requests, "choice")[0])
+        assert shown == {"A": 95, "B": 185, "C": 5, "D": 350, "E": 10}  # the data's order
+        assert row["path"] == ["c", reached]  # D (350) takes w at 270: no wrap at north
+    row, requests = play(city, server, answers(lambda text: "D"), at_c, "flaneur")
+    shown = option_headings(of_kind(requests, "choice")[0])
+    assert shown == {"A": 0, "B": 270, "C": 90, "D": 180}  # the graph's edges, most frontal first
+    assert row["path"] == ["c", "s"]
+    at_n = short(questions[2], 1)  # n: one walkable heading (170, to c); n2 is not offered
+    _, requests = play(city, server, answers(), at_n, "paper")
+    assert option_headings(of_kind(requests, "choice")[0]) == {"A": 170}
+    _, requests = play(city, server, answers(), at_n, "flaneur")
+    assert option_headings(of_kind(requests, "choice")[0]) == {"A": 0, "B": 180}
+
+
+def baseline_walk(agent, city, episode, protocol):
+    env = NavigationEnv(city, [episode], scheme="headings")
+    return asyncio.run(
+        run_episode(
+            env, agent, episode, seed=0, task_id="t", avg_reference_length=3, protocol=protocol
+        )
+    )
+
+
+def test_paper_forward_takes_the_first_walkable_heading(walk_city):
+    city, questions = walk_city
+    paper = baseline_walk(ForwardAgent(), city, questions[0], "paper")
+    assert len(paper["path"]) == 36  # c's first heading 95 -> e, e's first 10 -> c (its one edge)
+    assert paper["path"][:5] == ["c", "e", "c", "e", "c"]
+    flaneur = baseline_walk(ForwardAgent(), city, questions[0], "flaneur")
+    assert flaneur["path"] == ["c", "n", "n2"]  # straight on (north), the AS rule
+
+
+def test_paper_random_draws_among_the_walkable_headings(walk_city):
+    city, questions = walk_city
+    at_n = questions[2]
+
+    def moves(protocol):
+        rows = [baseline_walk(RandomAgent(seed=s), city, at_n, protocol) for s in range(4)]
+        return [step for row in rows for step in itertools.pairwise(row["path"])]
+
+    paper = moves("paper")
+    assert {b for a, b in paper if a == "n"} == {"c"}  # n's one walkable heading leads to c
+    assert {b for a, b in paper if a == "c"} == {"n", "e", "s", "w"}
+    assert ("n", "n2") in moves("flaneur")  # the graph's edges: n2 may be drawn
+
+
+def test_paper_b3_oracle_names_the_closest_walkable_heading(walk_city):
+    city, questions = walk_city
+    at_n = city.graph.index("n")  # streets: n2 (0°, slot 1), c (180°, slot 2); walkable: 170
+
+    class Teacher:  # the oracle wants n2, which no walkable heading of n leads to
+        def act(self, state):
+            return 1
+
+    env = type("Env", (), {"scheme": type("S", (), {"name": "headings"}), "state": None})()
+    env.teacher = Teacher
+    run = EpisodeRun(
+        city=city, episode=questions[2], task="t", round=0, memory=None, node=at_n,
+        heading=0.0, privileged=type("P", (), {"env": env})(), paper=True,
+    )  # fmt: skip
+    walkable = walkable_options(city, at_n, 0.0)
+    assert [(o.letter, o.heading) for o in walkable] == [("A", 170.0)]
+    assert _oracle_option(run, walkable) is walkable[0]  # as find_closest_value: |170 - 0|
+    streets = build_options(city, at_n, 0.0)
+    assert _oracle_option(run, streets).target == city.graph.index("n2")

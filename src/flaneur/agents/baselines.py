@@ -11,15 +11,18 @@ average reference path (``env_info.avg_reference_length``), otherwise they run u
 step limit. Under ``--protocol paper`` on CitySeeker's question files
 (:func:`cityseeker_episode`) they behave as CitySeeker's released ``straight`` and
 ``random`` models: they never stop by themselves and walk the whole step budget (35,
-``main.py --step 35``), turning back at a dead end. The forward agent reads the map and its
-own state through ``env_info.env`` (no goal); the oracle reads the environment's teacher
-through ``env_info.privileged`` (its rows are marked privileged).
+``main.py --step 35``), turning back at a dead end; on a city with walkable headings
+(CitySeeker's data, :mod:`flaneur.world.walkable`) forward takes the node's first walkable
+heading and random one drawn uniformly among them, each moving along the out-edge of closest
+azimuth. The forward agent reads the map and its own state through ``env_info.env`` (no
+goal); the oracle reads the environment's teacher through ``env_info.privileged`` (its rows
+are marked privileged).
 """
 
 from __future__ import annotations
 
 import zlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -85,6 +88,9 @@ class _CountingAgent(Agent):
         self.walks_budget = env_info.protocol == "paper" and cityseeker_episode(episode)
         if self.walks_budget:
             self.stop_after = None
+        # ... and move along the panorama's walkable headings where the city keeps them
+        city = env_info.city
+        self.walkable = city.walkable if self.walks_budget and city is not None else None
         if self.dataset is not None:
             self.stop_after, self.action_limit = VELMA_NODES, VELMA_ACTIONS
         self._last_node: int | None = None
@@ -100,6 +106,23 @@ class _CountingAgent(Agent):
         node = int(observation["node"])
         degree = int(self.env_info.city.graph.degree[node]) if self.env_info.city else 2
         return self._answer(*self.released.next(node, degree))
+
+    def _walkable_slot(self, mask: Any, choose: Callable[[int], int]) -> int:
+        """The slot of the walkable heading ``choose(number of headings)`` picks at the
+        current node, moving along the out-edge of closest azimuth as CitySeeker's released
+        code (:mod:`flaneur.world.walkable`); -1 without walkable headings here."""
+        env = self.env_info.env
+        if self.walkable is None or env is None:
+            return -1
+        state = env.state
+        edges = self.walkable.edges(env.city.graph, state.node)
+        if not edges:
+            return -1
+        target = env.city.graph.adjacency[0][state.node][edges[choose(len(edges))]]
+        for slot in range(1, len(mask)):
+            if mask[slot] and _slot_target(env, state, slot) == target:
+                return slot
+        return -1
 
     def _see(self, observation: Mapping[str, Any]) -> None:
         node = int(observation["node"])
@@ -136,7 +159,9 @@ class ForwardAgent(_CountingAgent):
     heading whatever its angle (there is no "back" before the first move; CitySeeker's
     start heading is north, see ``docs/episodes.md``). Under ``--protocol paper`` on
     CitySeeker's questions it never stops: at a dead end it takes the street back (as
-    CitySeeker's ``straight`` model, whose action 0 always moves), until the step budget.
+    CitySeeker's ``straight`` model, whose action 0 always moves), until the step budget; on
+    a city with walkable headings it takes the node's first one at every step, as
+    ``straight`` does (``walkable_headings[0]``), wherever it points.
     """
 
     name: ClassVar[str] = "forward"
@@ -154,6 +179,9 @@ class ForwardAgent(_CountingAgent):
             if self.walks_budget and mask[TURN_AROUND]:
                 return self._answer(TURN_AROUND, "dead end: turning back")
             return self._answer(STOP, "dead end")
+        slot = self._walkable_slot(mask, lambda n: 0)  # paper: the first walkable heading
+        if slot > 0:
+            return self._answer(slot, "first walkable heading")
         any_angle = self.actions_taken == 0 or self.walks_budget
         slot = self._straightest(mask, 180.0 if any_angle else 157.5)
         if slot < 0:
@@ -212,7 +240,8 @@ class RandomAgent(_CountingAgent):
 
     Other schemes: a uniformly random valid move. Stops as :class:`ForwardAgent` does
     (under ``--protocol paper`` on CitySeeker's questions: never, as CitySeeker's
-    ``random`` model, which draws one of the walkable headings at every step).
+    ``random`` model, which draws one of the walkable headings at every step; so does this
+    agent on a city with walkable headings).
 
     Parameters
     ----------
@@ -258,6 +287,9 @@ class RandomAgent(_CountingAgent):
         mask = observation["action_mask"]
         first = self.actions_taken == 0
         if self.env_info.scheme != "turns":
+            slot = self._walkable_slot(mask, lambda n: int(self.rng.integers(n)))
+            if slot > 0:  # paper: one of the walkable headings, as CitySeeker's random
+                return self._answer(slot, "random walkable heading")
             moves = [s for s in range(1, len(mask)) if mask[s]]
             if not moves:
                 return self._answer(STOP, "nowhere to go")

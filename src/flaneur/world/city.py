@@ -10,6 +10,8 @@ A city pack is a directory::
     streets.npz     the street name of every directed edge, in graph edge order (optional;
                     format version 2, OpenStreetMap sources)
     furniture.json  street furniture records (optional; format version 3)
+    walkable.npz    every node's walkable headings in CSR form (optional; format version 4,
+                    CitySeeker sources)
 
 Loading a pack reads these files only; it never re-parses the source data.
 """
@@ -34,10 +36,16 @@ from flaneur.errors import DataError
 from flaneur.world.furniture import Furniture
 from flaneur.world.graph import StreetGraph
 from flaneur.world.places import Places
+from flaneur.world.walkable import WalkableHeadings
 
 PACK_FORMAT = "flaneur-city-pack"
-PACK_VERSION = 3
-"""2: street names (``streets.npz``); 3: street furniture (``furniture.json``)."""
+PACK_VERSION = 4
+"""2: street names (``streets.npz``); 3: street furniture (``furniture.json``); 4: walkable
+headings (``walkable.npz``)."""
+
+READABLE_PACK_VERSIONS = (3, PACK_VERSION)
+"""Versions :meth:`City.load` reads: a version-3 pack differs only by lacking the optional
+walkable headings (its city has none; rebuild a CitySeeker pack to have them)."""
 
 
 @dataclass(eq=False)
@@ -69,6 +77,9 @@ class City:
         Free metadata (build parameters, counts, source details).
     furniture
         Street furniture (:mod:`flaneur.world.furniture`), where the source has it.
+    walkable
+        The walkable headings of every node (:mod:`flaneur.world.walkable`), where the source
+        has them (CitySeeker); ``None`` otherwise.
     """
 
     name: str
@@ -82,6 +93,7 @@ class City:
     edge_streets: NDArray[np.str_] = field(default_factory=lambda: np.zeros(0, dtype=str))
     metadata: dict[str, Any] = field(default_factory=dict)
     furniture: Furniture = field(default_factory=Furniture.empty)
+    walkable: WalkableHeadings | None = None
 
     def __post_init__(self) -> None:
         self.buildings = np.asarray(self.buildings, dtype=object)
@@ -95,6 +107,8 @@ class City:
         for key, mask in self.node_sets.items():
             if len(mask) != self.graph.n_nodes:
                 raise ValueError(f"node set {key!r} must have one flag per node")
+        if self.walkable is not None and self.walkable.n_nodes != self.graph.n_nodes:
+            raise ValueError("walkable headings must cover every node of the graph")
 
     def __repr__(self) -> str:
         return (
@@ -172,6 +186,11 @@ class City:
             )
         elif (out / "furniture.json").exists():
             (out / "furniture.json").unlink()
+        if self.walkable is not None:
+            w = self.walkable
+            np.savez(out / "walkable.npz", indptr=w.indptr, headings=w.headings)
+        elif (out / "walkable.npz").exists():
+            (out / "walkable.npz").unlink()
         if len(self.buildings):
             kind, coords, offsets = shapely.to_ragged_array(self.buildings)
             np.savez(
@@ -227,10 +246,11 @@ class City:
             raise DataError("expected a JSON object with a 'name' field", path=meta_path)
         if meta.get("format") != PACK_FORMAT:
             raise DataError(f"field 'format' must be {PACK_FORMAT!r}", path=meta_path)
-        if meta.get("format_version") != PACK_VERSION:
+        if meta.get("format_version") not in READABLE_PACK_VERSIONS:
             raise DataError(
                 f"pack format version {meta.get('format_version')!r} is not supported "
-                f"(this flaneur reads version {PACK_VERSION}); rebuild the pack",
+                f"(this flaneur reads versions {', '.join(map(str, READABLE_PACK_VERSIONS))})"
+                "; rebuild the pack",
                 path=meta_path,
             )
         for name in ("graph.npz", "places.json"):
@@ -254,6 +274,7 @@ class City:
                 json.loads((folder / "places.json").read_text(encoding="utf-8"))
             )
         furniture = _load_furniture(folder / "furniture.json")
+        walkable = _load_walkable(folder / "walkable.npz")
         buildings = np.zeros(0, dtype=object)
         heights = np.zeros(0)
         if (folder / "buildings.npz").is_file():
@@ -278,7 +299,17 @@ class City:
             edge_streets=edge_streets,
             metadata=meta.get("metadata", {}),
             furniture=furniture,
+            walkable=walkable,
         )
+
+
+def _load_walkable(path: Path) -> WalkableHeadings | None:
+    """The walkable headings of a pack (``None`` when absent); a bad file is a one-line
+    error."""
+    if not path.is_file():
+        return None
+    with _pack_file(path), np.load(path, allow_pickle=False) as npz:
+        return WalkableHeadings.from_arrays({k: npz[k] for k in npz.files})
 
 
 def _load_furniture(path: Path) -> Furniture:

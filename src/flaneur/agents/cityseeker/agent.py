@@ -30,7 +30,10 @@ count or budget in the prompts, the stop prompt shows the node's 360-degree pano
 views are 120 degrees wide (1024 x 512), an unparseable choice keeps CitySeeker's default
 confidence 0.5, B2 counts streets to the goal, B3's hint is the oracle's, R1 looks 1 street
 around, and retrieval (R1-R3) goes into the choice prompt only, R1/R2 in the last round of
-each cycle of ``rounds`` rounds only. Options given explicitly win over these defaults.
+each cycle of ``rounds`` rounds only. On a city with walkable headings (CitySeeker's data)
+the options are the panorama's walkable headings in the data's order, each leading along the
+out-edge of closest azimuth (:func:`~flaneur.agents.cityseeker.options.walkable_options`).
+Options given explicitly win over these defaults.
 
 Every step record carries ``prompt_id`` (the ids of the prompts sent, joined by ``+``),
 ``prompt`` (the full text of every prompt sent in the step, images as ``[image k: ...]``
@@ -48,7 +51,7 @@ import numpy as np
 
 from flaneur.agents.base import Action, Agent, EnvInfo, step_record
 from flaneur.agents.cityseeker.memory import GraphMemory, resolve_memory_path
-from flaneur.agents.cityseeker.options import Option, build_options
+from flaneur.agents.cityseeker.options import Option, build_options, walkable_options
 from flaneur.agents.cityseeker.parse import parse_choice, parse_stop
 from flaneur.agents.cityseeker.prompting import BuiltPrompt, PromptBuilder
 from flaneur.agents.cityseeker.state import BacktrackPlan, EpisodeRun, StepMemo
@@ -385,7 +388,7 @@ class CitySeekerAgent(Agent):
                 said.reason,
             )
         )
-        options = build_options(run.city, run.node, run.heading)
+        options = self._options(run)
         if said.stop or not options:
             thought = said.thought or ("no street to take" if not options else "")
             memo = StepMemo(run.step, run.node, run.heading, "stop", None, said.confidence, thought)
@@ -415,6 +418,13 @@ class CitySeekerAgent(Agent):
         for s in self.strategies:
             s.after_decision(run)
         return self._emit(memo, option.slot, f"{option.slot}:{option.fine}", calls)
+
+    def _options(self, run: EpisodeRun) -> list[Option]:
+        """The options of the current node: the walkable headings in the data's order under
+        ``paper`` where the city has them (CitySeeker's), else the graph's edges, most
+        frontal first."""
+        found = walkable_options(run.city, run.node, run.heading) if self.paper else None
+        return found if found is not None else build_options(run.city, run.node, run.heading)
 
     def _call(
         self,

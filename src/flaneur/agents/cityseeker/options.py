@@ -5,7 +5,9 @@ ascending compass heading. The agent presents the streets as lettered options or
 the most frontal to the most backward (so option A, CitySeeker's action 0, is the street
 closest to straight on), each with a coarse CitySeeker direction (``FRONT`` within 45
 degrees of the heading, ``LEFT`` / ``RIGHT`` up to 135, ``BACK`` beyond) and the scheme's
-finer label (``front``, ``slightly left``, ...).
+finer label (``front``, ``slightly left``, ...). Under ``--protocol paper`` on a city with
+walkable headings (CitySeeker's data) the options are the panorama's walkable headings
+instead, in the data's order (:func:`walkable_options`).
 
 Without views, each option is described from the map: the named places within about 50 m in
 that direction (``city.places.in_view``) and what the street leads to (the next node's number
@@ -97,6 +99,40 @@ def build_options(city: City, node: int, heading: float) -> list[Option]:
         )
         for i, (_, rel, slot, target, h, length) in enumerate(raw)
     ]
+
+
+def walkable_options(city: City, node: int, heading: float) -> list[Option] | None:
+    """CitySeeker's options at ``node`` (``--protocol paper``): the node's walkable headings
+    in the data's order (option A = the first), each leading along the out-edge of closest
+    azimuth (:mod:`flaneur.world.walkable`: no wrap at north, no tolerance; two headings may
+    lead along one edge). Each option faces its walkable heading (its view and direction
+    label), not its edge's. ``None`` when the city or the node has no walkable headings
+    (then :func:`build_options`' graph edges apply)."""
+    walkable = city.walkable
+    if walkable is None:
+        return None
+    edges = walkable.edges(city.graph, node)
+    if not edges:
+        return None
+    graph = city.graph
+    start = int(graph.indptr[node])
+    options = []
+    for i, (h, k) in enumerate(zip(walkable.of(node).tolist(), edges, strict=True)):
+        rel = relative_angle(h % 360.0, heading)
+        target, length = int(graph.targets[start + k]), float(graph.lengths[start + k])
+        options.append(
+            Option(
+                chr(ord("A") + i),
+                k + 1,
+                target,
+                h % 360.0,
+                rel,
+                coarse_label(rel),
+                direction_label(rel),
+                length,
+            )
+        )
+    return options
 
 
 def node_kind(city: City, node: int) -> str:
@@ -213,4 +249,5 @@ __all__ = [
     "places_toward",
     "render_panorama",
     "render_views",
+    "walkable_options",
 ]

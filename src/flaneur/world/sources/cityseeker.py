@@ -3,7 +3,13 @@
 ``connections.json`` is a list of directed edges between panorama images::
 
     {"start_filename": "00001354.jpg", "end_filename": "00001346.jpg",
-     "edge_azimuth": 34.4, "edge_distance": 13.38, "start_walkable_headings": [...], ...}
+     "edge_azimuth": 34.4, "edge_distance": 13.38, "start_walkable_headings": [...],
+     "end_walkable_headings": [...], ...}
+
+``start_walkable_headings`` / ``end_walkable_headings`` are the walkable headings of the
+edge's panoramas (the same list on every edge of a node, in the data's order); the city keeps
+them per node (:class:`~flaneur.world.walkable.WalkableHeadings`), from the first edge that
+lists a node's.
 
 Node coordinates appear only in the routes of ``questions.json`` (``complete_route`` entries
 with ``filename, latitude, longitude``). Nodes that no route visits are placed from placed
@@ -19,6 +25,7 @@ are great-circle distances between the placed nodes.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +35,7 @@ from flaneur.errors import DataError
 from flaneur.geo import destination, haversine
 from flaneur.world.city import City
 from flaneur.world.graph import StreetGraph
+from flaneur.world.walkable import WalkableHeadings
 
 CITYSEEKER_LICENCE = "Apache-2.0, research use (CitySeeker benchmark)"
 _EDGE_FIELDS = ("start_filename", "end_filename", "edge_azimuth", "edge_distance")
@@ -117,6 +125,94 @@ def _place_unlocated(
         lng[has] = np.bincount(target, weights=new_lng, minlength=n)[has] / counts[has]
 
 
+def _walkable(edge: dict[str, Any], key: str, i: int, path: Path) -> list[float] | None:
+    """The ``start_``/``end_walkable_headings`` of edge ``i`` (``None`` when absent or empty)."""
+    value = edge.get(key)
+    if value is None:
+        return None
+    try:
+        heads = [float(h) for h in value]
+    except (TypeError, ValueError):
+        raise DataError(f"edge #{i}: {key} must be a list of numbers", path=path) from None
+    if not all(np.isfinite(heads)):
+        raise DataError(f"edge #{i}: {key} must be finite numbers", path=path)
+    return heads or None
+
+
+@dataclass
+class _Edges:
+    """The edges of ``connections.json`` as node indices, and each node's walkable
+    headings (from the first edge that lists them, as start or end)."""
+
+    index: dict[str, int] = field(default_factory=dict)
+    src: list[int] = field(default_factory=list)
+    dst: list[int] = field(default_factory=list)
+    azimuth: list[float] = field(default_factory=list)
+    mercator: list[float] = field(default_factory=list)
+    walkable: dict[int, list[float]] = field(default_factory=dict)
+
+
+def _read_edges(path: Path) -> _Edges:
+    edges = _read_json(path, "a list of CitySeeker edges")
+    if not isinstance(edges, list) or not edges:
+        raise DataError("expected a non-empty JSON list of edges", path=path)
+    out = _Edges()
+    for i, edge in enumerate(edges):
+        if not isinstance(edge, dict) or any(k not in edge for k in _EDGE_FIELDS):
+            missing = [k for k in _EDGE_FIELDS if not isinstance(edge, dict) or k not in edge]
+            raise DataError(f"edge #{i}: missing field(s) {missing}", path=path)
+        try:
+            out.azimuth.append(float(edge["edge_azimuth"]))
+            out.mercator.append(float(edge["edge_distance"]))
+        except (TypeError, ValueError):
+            raise DataError(
+                f"edge #{i}: edge_azimuth and edge_distance must be numbers", path=path
+            ) from None
+        for end, nodes in (("start", out.src), ("end", out.dst)):
+            node = out.index.setdefault(str(edge[f"{end}_filename"]), len(out.index))
+            nodes.append(node)
+            heads = _walkable(edge, f"{end}_walkable_headings", i, path)
+            if heads is not None:
+                out.walkable.setdefault(node, heads)
+    return out
+
+
+def _cityseeker_parts(
+    folder: Path,
+) -> tuple[StreetGraph, dict[str, Any], WalkableHeadings | None]:
+    """The graph, build statistics and walkable headings of a CitySeeker city folder."""
+    read = _read_edges(folder / "connections.json")
+    coords = read_route_coordinates(cityseeker_questions_path(folder))
+    ids = list(read.index)
+    n = len(ids)
+    lat = np.full(n, np.nan)
+    lng = np.full(n, np.nan)
+    for node_id, (la, ln) in coords.items():
+        if node_id in read.index:
+            lat[read.index[node_id]], lng[read.index[node_id]] = la, ln
+    located = int((~np.isnan(lat)).sum())
+    if located == 0:
+        raise DataError("no route node of questions.json is in connections.json", path=folder)
+    src, dst = np.asarray(read.src), np.asarray(read.dst)
+    azimuth, mercator = np.asarray(read.azimuth), np.asarray(read.mercator)
+    rounds = _place_unlocated(n, src, dst, azimuth, mercator, lat, lng)
+    lengths = haversine(lat[src], lng[src], lat[dst], lng[dst])
+    unknown = np.isnan(lengths)
+    lengths[unknown] = mercator[unknown] * np.cos(np.radians(np.nanmean(lat)))
+    graph = StreetGraph.from_edges(ids, lat, lng, src, dst, headings=azimuth, lengths=lengths)
+    unlocated = int(np.isnan(lat).sum())
+    stats = {
+        "located_nodes": located,
+        "placed_nodes": n - located - unlocated,
+        "placement_rounds": rounds,
+        "unlocated_nodes": unlocated,
+    }
+    walkable = None
+    if read.walkable:
+        walkable = WalkableHeadings.from_lists([read.walkable.get(i, []) for i in range(n)])
+    return graph, stats, walkable
+
+
 def graph_from_cityseeker(folder: str | Path) -> tuple[StreetGraph, dict[str, Any]]:
     """Read a CitySeeker city folder into a :class:`StreetGraph`.
 
@@ -134,62 +230,22 @@ def graph_from_cityseeker(folder: str | Path) -> tuple[StreetGraph, dict[str, An
         coordinates (their edges keep the file's distance, converted to ground metres);
         :func:`city_from_cityseeker` lists them in the node set ``unlocated``.
     """
-    folder = Path(folder)
-    conn_path = folder / "connections.json"
-    edges = _read_json(conn_path, "a list of CitySeeker edges")
-    if not isinstance(edges, list) or not edges:
-        raise DataError("expected a non-empty JSON list of edges", path=conn_path)
-    coords = read_route_coordinates(cityseeker_questions_path(folder))
-    index: dict[str, int] = {}
-    src_l: list[int] = []
-    dst_l: list[int] = []
-    az_l: list[float] = []
-    dist_l: list[float] = []
-    for i, edge in enumerate(edges):
-        if not isinstance(edge, dict) or any(k not in edge for k in _EDGE_FIELDS):
-            missing = [k for k in _EDGE_FIELDS if not isinstance(edge, dict) or k not in edge]
-            raise DataError(f"edge #{i}: missing field(s) {missing}", path=conn_path)
-        try:
-            az_l.append(float(edge["edge_azimuth"]))
-            dist_l.append(float(edge["edge_distance"]))
-        except (TypeError, ValueError):
-            raise DataError(
-                f"edge #{i}: edge_azimuth and edge_distance must be numbers", path=conn_path
-            ) from None
-        for key, out in (("start_filename", src_l), ("end_filename", dst_l)):
-            out.append(index.setdefault(str(edge[key]), len(index)))
-    ids = list(index)
-    n = len(ids)
-    lat = np.full(n, np.nan)
-    lng = np.full(n, np.nan)
-    for node_id, (la, ln) in coords.items():
-        if node_id in index:
-            lat[index[node_id]], lng[index[node_id]] = la, ln
-    located = int((~np.isnan(lat)).sum())
-    if located == 0:
-        raise DataError("no route node of questions.json is in connections.json", path=folder)
-    src, dst = np.asarray(src_l), np.asarray(dst_l)
-    azimuth, mercator = np.asarray(az_l), np.asarray(dist_l)
-    rounds = _place_unlocated(n, src, dst, azimuth, mercator, lat, lng)
-    lengths = haversine(lat[src], lng[src], lat[dst], lng[dst])
-    unknown = np.isnan(lengths)
-    lengths[unknown] = mercator[unknown] * np.cos(np.radians(np.nanmean(lat)))
-    graph = StreetGraph.from_edges(ids, lat, lng, src, dst, headings=azimuth, lengths=lengths)
-    unlocated = int(np.isnan(lat).sum())
-    stats = {
-        "located_nodes": located,
-        "placed_nodes": n - located - unlocated,
-        "placement_rounds": rounds,
-        "unlocated_nodes": unlocated,
-    }
+    graph, stats, _ = _cityseeker_parts(Path(folder))
     return graph, stats
 
 
 def city_from_cityseeker(folder: str | Path, *, name: str | None = None) -> City:
-    """A :class:`City` from a CitySeeker city folder (no places: the tasks name categories)."""
+    """A :class:`City` from a CitySeeker city folder (no places: the tasks name categories).
+
+    The city keeps every node's walkable headings (``City.walkable``) when the edges list
+    them; its metadata says how they differ from the graph's out-edges
+    (:meth:`~flaneur.world.walkable.WalkableHeadings.compare`).
+    """
     folder = Path(folder)
-    graph, stats = graph_from_cityseeker(folder)
+    graph, stats, walkable = _cityseeker_parts(folder)
     unlocated = np.isnan(graph.lat)
+    if walkable is not None:
+        stats = {**stats, "walkable_headings": walkable.compare(graph)}
     return City(
         name=name or folder.name,
         graph=graph,
@@ -197,4 +253,5 @@ def city_from_cityseeker(folder: str | Path, *, name: str | None = None) -> City
         licence=CITYSEEKER_LICENCE,
         node_sets={"unlocated": unlocated} if unlocated.any() else {},
         metadata={"cityseeker": stats},
+        walkable=walkable,
     )

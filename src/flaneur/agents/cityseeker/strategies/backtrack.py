@@ -145,7 +145,13 @@ def _oracle_option(run: EpisodeRun, options: Sequence[Option]) -> Option | None:
         slot = env.teacher().act(env.state)
     except Exception:  # the teacher may fail on broken episodes; fall back to exploring
         return None
-    return next((o for o in options if o.slot == slot), None)
+    found = next((o for o in options if o.slot == slot), None)
+    if found is not None or not 1 <= slot <= len(run.graph.out_headings(run.node)):
+        return found
+    # walkable-heading options (paper) may not reach the teacher's street: as CitySeeker's
+    # get_proper_perspective_after_backtrack, the heading closest to it (|a - b|, no wrap)
+    street = float(run.graph.out_headings(run.node)[slot - 1])
+    return min(options, key=lambda o: abs(o.heading - street))
 
 
 class RewardBacktrack(Strategy):
