@@ -215,7 +215,9 @@ def test_unknown_option_names_it_and_lists_the_options():
 
     with pytest.raises(FlaneurError) as err:
         make_agent("aria", kep=3)
-    assert str(err.value) == "agent 'aria' has no option kep (its options: radius_m, keep)"
+    assert str(err.value) == (
+        "agent 'aria' has no option kep (its options: radius_m, keep, place_details)"
+    )
     with pytest.raises(FlaneurError, match="mode='flying' must be 'walking' or 'bicycling'"):
         make_agent("peng", mode="flying")
     with pytest.raises(FlaneurError, match="max_rounds=500 must be an integer from 1 to 40"):

@@ -69,7 +69,7 @@ def test_unknown_key_names_it_and_lists_the_options(tmp_path):
     proc = flaneur("virl", "aria", str(example), "radius_m=100", "kep=3", "-o", str(tmp_path / "o"))
     line = one_line_error(proc)
     assert "aria.yaml" in line and "unknown key(s) kep" in line
-    assert "agent 'aria' takes keep, radius_m" in line and "target_types" in line
+    assert "agent 'aria' takes keep, place_details, radius_m" in line and "target_types" in line
     assert not (tmp_path / "o").exists()
 
 

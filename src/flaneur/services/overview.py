@@ -3,21 +3,20 @@
 V-IRL summarises up to five Google reviews per place. Offline, :class:`TagOverview` writes
 one or two sentences from the place's OpenStreetMap tags (category, cuisine, brand, opening
 hours, wheelchair access, outdoor seating, takeaway, website). :class:`GooglePlacesReviews`
-plugs real reviews in through the same :class:`OverviewProvider` interface, with the key
-read from ``GOOGLE_MAPS_API_KEY`` (never printed or stored).
+plugs real reviews in through the same :class:`OverviewProvider` interface, from the one
+Google Places client (:mod:`flaneur.services.place_details`), with the key read from
+``GOOGLE_MAPS_API_KEY`` (never printed or stored).
 """
 
 from __future__ import annotations
 
-import os
 from typing import Protocol
 
-from flaneur.errors import FlaneurError
+from flaneur.services.place_details import KEY_ENV, GooglePlaces, PlaceDetails, require_key
 from flaneur.world.city import City
 from flaneur.world.taxonomy import category_label
 
-GOOGLE_KEY_ENV = "GOOGLE_MAPS_API_KEY"
-GOOGLE_PLACES_URL = "https://places.googleapis.com/v1/places:searchText"
+GOOGLE_KEY_ENV = KEY_ENV
 
 
 class OverviewProvider(Protocol):
@@ -81,47 +80,50 @@ class TagOverview:
         return place_overview(city, row)
 
 
+def details_overview(base: str, details: PlaceDetails | None, max_reviews: int = 5) -> str:
+    """``base`` followed by what Google Places says of the place: its rating and up to
+    ``max_reviews`` reviews, each with its stars, written as V-IRL hands reviews to its
+    model (``Review 0: <text (Rating: 5)>.``); ``base`` alone without details.
+
+    Examples
+    --------
+    ``"Cafe Regatta is a cafe. Google rating 4.6 of 5 (3,112 ratings). Reviews: Review 0:
+    <Cosy and cheap. (Rating: 5)>."``
+    """
+    if details is None:
+        return base
+    parts = [base]
+    if details.rating is not None:
+        parts.append(
+            f"Google rating {details.rating:g} of 5 ({details.user_rating_count:,} ratings)."
+        )
+    reviews = [
+        f"Review {i}: <{r.text}"
+        + (f" (Rating: {r.rating:g})" if r.rating is not None else "")
+        + ">."
+        for i, r in enumerate(details.reviews[:max_reviews])
+    ]
+    if reviews:
+        parts.append("Reviews: " + " ".join(reviews))
+    return " ".join(parts)
+
+
 class GooglePlacesReviews:
-    """Up to five Google reviews of a place, found by name near its position.
+    """The tag overview followed by a place's Google rating and up to five Google reviews
+    (:func:`details_overview`), from the one Google Places client
+    (:class:`~flaneur.services.place_details.GooglePlaces`: found by name near the place's
+    point, cached on disk).
 
     Needs ``GOOGLE_MAPS_API_KEY`` in the environment: a missing key is a
     :class:`~flaneur.errors.FlaneurError` naming the variable (never a silent fallback).
     """
 
-    def __init__(self, *, timeout_s: float = 10.0, max_reviews: int = 5) -> None:
-        self._key = os.environ.get(GOOGLE_KEY_ENV, "")
-        if not self._key:
-            raise FlaneurError(f"Google reviews need the environment variable {GOOGLE_KEY_ENV}")
-        self.timeout_s = timeout_s
+    def __init__(self, places: GooglePlaces | None = None, *, max_reviews: int = 5) -> None:
+        require_key("Google reviews")
+        self.places = places if places is not None else GooglePlaces()
         self.max_reviews = max_reviews
 
     def overview(self, city: City, row: int) -> str:
-        """The tag overview followed by the place's Google reviews."""
-        # lazy: httpx takes 0.18 s to import
-        import httpx
-
-        place = city.places[row]
-        body = {
-            "textQuery": place.label,
-            "locationBias": {
-                "circle": {
-                    "center": {"latitude": place.lat, "longitude": place.lng},
-                    "radius": 50.0,
-                }
-            },
-            "maxResultCount": 1,
-        }
-        headers = {"X-Goog-Api-Key": self._key, "X-Goog-FieldMask": "places.reviews"}
-        try:
-            reply = httpx.post(
-                GOOGLE_PLACES_URL, json=body, headers=headers, timeout=self.timeout_s
-            )
-            reply.raise_for_status()
-            found = reply.json().get("places") or []
-        except (httpx.HTTPError, ValueError) as err:
-            raise FlaneurError(f"Google Places request failed ({type(err).__name__})") from None
-        reviews = found[0].get("reviews", []) if found else []
-        texts = [str((r.get("text") or {}).get("text", "")).strip() for r in reviews]
-        texts = [t for t in texts if t][: self.max_reviews]
-        base = place_overview(city, row)
-        return base + (" Reviews: " + " | ".join(texts) if texts else "")
+        """The tag overview followed by the place's Google rating and reviews."""
+        details = self.places.details_of(city, row)
+        return details_overview(place_overview(city, row), details, self.max_reviews)

@@ -44,13 +44,40 @@ def get(
     headers: dict[str, str] | None = None,
     what: str = "request",
 ) -> httpx.Response:
-    """GET ``url`` and map failures to :class:`ProviderError` subclasses.
+    """GET ``url`` and map failures to :class:`ProviderError` subclasses (see :func:`send`)."""
+    return send(
+        client,
+        "GET",
+        url,
+        provider=provider,
+        secret=secret,
+        params=params,
+        headers=headers,
+        what=what,
+    )
+
+
+def send(
+    client: httpx.Client,
+    method: str,
+    url: str,
+    *,
+    provider: str,
+    secret: str | None,
+    params: dict[str, Any] | None = None,
+    headers: dict[str, str] | None = None,
+    json: Any = None,
+    what: str = "request",
+) -> httpx.Response:
+    """Send a ``method`` request (a JSON body ``json`` if given) and map failures to
+    :class:`ProviderError` subclasses.
 
     403/401 -> :class:`ProviderError` (bad key), 404 -> :class:`NoImageryError`,
-    429 -> :class:`QuotaError`, other 4xx/5xx and network failures -> :class:`ProviderError`.
+    429 -> :class:`QuotaError`, other 4xx/5xx and network failures -> :class:`ProviderError`
+    (``status`` ``None`` for a network failure). ``secret`` is scrubbed from every message.
     """
     try:
-        response = client.get(url, params=params, headers=headers)
+        response = client.request(method, url, params=params, headers=headers, json=json)
     except httpx.HTTPError as err:
         detail = scrub(str(err), secret) or type(err).__name__
         raise ProviderError(

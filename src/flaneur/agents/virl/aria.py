@@ -16,12 +16,22 @@ of any type, *overview fit* the similarity of intention and overview (clipped at
 the intention names a place or brand found within the radius ("the nearest Hesburger"),
 those places are the candidates. With a model (``--llm``), the model names the type (prompt
 ``aria/type``) and rates each candidate from its overview (``aria/rate``).
+
+Ratings, reviews and photos (option ``place_details``): ``offline`` (the default) has none,
+and every recommendation and the result say so (``"place_details": "absent (offline: no
+Google Places key)"``); ``google`` asks Google Places for each candidate
+(:mod:`flaneur.services.place_details`, needs ``GOOGLE_MAPS_API_KEY``): its overview then
+ends with Google's rating and up to five reviews with their stars (what V-IRL's model reads,
+V-IRL after summarising them; here they go to ``aria/rate`` as they are), the offline rating
+takes Google's stars over 5 for *prominence*, and the recommendation carries the details
+(``google``: rating, rating count, reviews, photo names).
 """
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar, Literal
 
 import numpy as np
 
@@ -38,7 +48,15 @@ from flaneur.agents.virl.thinking import Thinker
 from flaneur.options import Range, option
 from flaneur.services.geocode import normalize
 from flaneur.services.nearby import NearbyResult, nearby_search
-from flaneur.services.overview import OverviewProvider, TagOverview
+from flaneur.services.overview import OverviewProvider, TagOverview, details_overview
+from flaneur.services.place_details import (
+    FOUND,
+    OFFLINE,
+    GooglePlaces,
+    PlaceDetails,
+    not_found,
+    require_key,
+)
 from flaneur.tasks.items import TaskItem
 from flaneur.world.city import City
 from flaneur.world.taxonomy import normalize_category
@@ -57,20 +75,26 @@ def rate_offline(
     *,
     radius_m: float = RADIUS_M,
     overview: str | None = None,
+    google_rating: float | None = None,
 ) -> dict[str, Any]:
     """The offline rating of one candidate (module docstring): its overview (from the tags
-    unless given), ``rating`` and the ``explanation`` of the parts."""
+    unless given), ``rating`` and the ``explanation`` of the parts. With a
+    ``google_rating`` (1-5 stars) the prominence part is that rating over 5 instead of the
+    tag stand-in."""
     text = TagOverview().overview(city, result.row) if overview is None else overview
     best_type = max(types.values()) if types else 1.0
     fit = max((types.get(c, 0.0) for c in result.categories), default=0.0)
     type_fit = max(0.0, fit / best_type) if best_type > 0 else 0.0
     over = float(max(0.0, embedder().similarity([intention], [text])[0, 0]))
     near = max(0.0, 1.0 - result.distance_m / radius_m)
-    prom = min(result.prominence, 4.0) / 4.0
+    if google_rating is None:
+        prom, quality = min(result.prominence, 4.0) / 4.0, f"prominence {result.prominence:g}"
+    else:
+        prom, quality = min(max(google_rating / 5.0, 0.0), 1.0), f"Google rating {google_rating:g}"
     parts = {"type": type_fit, "overview": over, "near": near, "prominence": prom}
     why = (
         f"type fit {type_fit:.2f}, overview fit {over:.2f}, "
-        f"{result.distance_m:.0f} m away, prominence {result.prominence:g}"
+        f"{result.distance_m:.0f} m away, {quality}"
     )
     return {"overview": text, "rating": weighted_rating(parts, WEIGHTS), "explanation": why}
 
@@ -79,14 +103,29 @@ def rate_offline(
 class Recommender:
     """Aria's steps for one scenario (also Diego's meal search) in ``city``: the run's model
     through the ``aria`` prompts (``thinker``; offline without a model), the search radius
-    and number of candidates (``radius_m``, ``keep``) and the ``overviews`` (default: text
-    from OSM tags)."""
+    and number of candidates (``radius_m``, ``keep``), the ``overviews`` (default: text
+    from OSM tags) and the Google Places client of ratings, reviews and photos (``places``;
+    ``None``: offline, and every candidate says they are absent)."""
 
     city: City
     thinker: Thinker
     radius_m: float = RADIUS_M
     keep: int = KEEP
     overviews: OverviewProvider = field(default_factory=TagOverview)
+    places: GooglePlaces | None = None
+
+    @property
+    def place_details(self) -> str:
+        """Where ratings, reviews and photos come from: ``"google"``, or absent offline."""
+        return OFFLINE if self.places is None else FOUND
+
+    async def details(self, row: int) -> tuple[PlaceDetails | None, str]:
+        """Google's details of place ``row`` (off the event loop) and what the row says of
+        them: ``"google"``, absent offline, or absent because Google has no such place."""
+        if self.places is None:
+            return None, OFFLINE
+        found = await asyncio.to_thread(self.places.details_of, self.city, row)
+        return found, FOUND if found is not None else not_found(self.places.match_radius_m)
 
     async def place_types(self, intention: str, background: str = "") -> tuple[dict, str]:
         """Type scores (best first) and who chose them (``"llm"`` or ``"embedder"``)."""
@@ -130,8 +169,11 @@ class Recommender:
     async def rate(
         self, intention: str, background: str, types: dict[str, float], result: NearbyResult
     ) -> dict[str, Any]:
-        """Overview and rating of one candidate (the model's, else the offline one)."""
-        overview = self.overviews.overview(self.city, result.row)
+        """Overview and rating of one candidate (the model's, else the offline one); with
+        Google details the overview holds Google's rating and reviews and the offline rating
+        takes Google's stars for prominence."""
+        details, status = await self.details(result.row)
+        overview = details_overview(self.overviews.overview(self.city, result.row), details)
         asked = await ask_rating(
             self.thinker,
             "rate",
@@ -144,12 +186,23 @@ class Recommender:
         if asked is not None:
             rated = {"overview": overview, "rating": asked[0], "explanation": asked[1]}
         else:
+            stars = details.rating if details is not None else None
             rated = rate_offline(
-                self.city, intention, types, result, radius_m=self.radius_m, overview=overview
+                self.city,
+                intention,
+                types,
+                result,
+                radius_m=self.radius_m,
+                overview=overview,
+                google_rating=stars,
             )
         place_id = str(self.city.places.ids[result.row])
         by = "llm" if asked is not None else "offline"
-        return {**result.to_dict(), "place_id": place_id, **rated, "rated_by": by}
+        out = {**result.to_dict(), "place_id": place_id, **rated, "rated_by": by}
+        out["place_details"] = status
+        if details is not None:
+            out["google"] = details.to_dict()
+        return out
 
     async def recommend(self, xy: Any, intention: str, background: str = "") -> dict[str, Any]:
         """Ranked recommendations around a metric point, best first."""
@@ -167,6 +220,7 @@ class Recommender:
         return {
             "place_types": {k: round(v, 3) for k, v in types.items()},
             "types_chosen_by": chosen_by,
+            "place_details": self.place_details,
             "recommendations": rated,
         }
 
@@ -177,20 +231,47 @@ class AriaOptions:
 
     radius_m: Annotated[float, Range(10, 5000)] = option(RADIUS_M, "search radius in metres")
     keep: Annotated[int, Range(1, 50)] = option(KEEP, "candidates rated (the nearest)")
+    place_details: Literal["offline", "google"] = option(
+        "offline",
+        "ratings, reviews and photos of places: google asks Google Places (needs "
+        "GOOGLE_MAPS_API_KEY; billed per place, cached); offline says they are absent",
+    )
 
 
 class AriaAgent(ScenarioPlanner):
-    """The place recommender on ``virl-aria`` scenarios (see the module docstring)."""
+    """The place recommender on ``virl-aria`` scenarios (see the module docstring).
+
+    ``places`` (not an option) is the Google Places client ``place_details=google`` uses
+    (default: one made on first use, reading ``GOOGLE_MAPS_API_KEY``).
+    """
 
     name: ClassVar[str] = "aria"
     solves: ClassVar[tuple[str, ...]] = ("virl-aria",)
     Options: ClassVar[type] = AriaOptions
+
+    def __init__(self, *, places: GooglePlaces | None = None, **options: Any) -> None:
+        super().__init__(**options)
+        self._places = places
+
+    @classmethod
+    def check_setup(cls, options: dict[str, Any], setup: Any) -> None:
+        """``place_details=google`` needs ``GOOGLE_MAPS_API_KEY``."""
+        if options.get("place_details") == "google":
+            require_key("place_details=google")
+
+    def places(self) -> GooglePlaces | None:
+        """The Google Places client with ``place_details=google``, else ``None``."""
+        if self.options.place_details != "google":
+            return None
+        if self._places is None:
+            self._places = GooglePlaces()
+        return self._places
 
     async def solve(self, item: TaskItem, info: SolveInfo) -> dict[str, Any]:
         """Places for the persona's intention around its start, best first."""
         scene = self.begin(item, info)
         persona, options = scene.persona, self.options
         found = await Recommender(
-            info.city, scene.thinker, options.radius_m, options.keep
+            info.city, scene.thinker, options.radius_m, options.keep, places=self.places()
         ).recommend(info.city.graph.xy[scene.start], persona.intention, persona.background)
         return scene.result(intention=persona.intention, **found)
