@@ -17,9 +17,9 @@ from collections.abc import Iterator
 
 import pytest
 
+from flaneur.agents import ablations
 from flaneur.agents.prompts import load_prompt
 from flaneur.agents.velma import VelmaAgent
-from flaneur.agents.velma import agent as velma_agent
 from flaneur.agents.velma.paper import (
     PaperTrajectory,
     example_draws,
@@ -78,7 +78,7 @@ def server() -> Iterator[FakeOpenAIServer]:
 def _isolated(monkeypatch, tmp_path):
     monkeypatch.setenv("FLANEUR_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    monkeypatch.setattr(velma_agent, "_SAID", set())
+    monkeypatch.setattr(ablations, "_SAID", set())  # say-once warnings, said again per test
 
 
 @pytest.fixture
@@ -351,5 +351,6 @@ def test_no_image_ablation_is_said_in_rows_summary_and_once(server, protocol, tm
     rows, _ = read_rows(tmp_path / "run" / "episodes.jsonl")
     assert rows and all(r["ablations"] == ["no image"] for r in rows)
     assert summary["runs"][0]["ablations"] == ["no image"]
+    assert summary["runs"][0]["perception"] == "none"  # every row ran blind
     eps = as_dataset(toy_episodes(), "touchdown")  # the toy city has places: no ablation
     assert "ablations" not in run(server, toy_city(), eps[0], eps, navigate("stop"), protocol)

@@ -111,9 +111,9 @@ def test_owlvit_adapter_with_stub_transformers(monkeypatch, tmp_path):
             return inputs
 
     transformers = types.SimpleNamespace(
-        AutoProcessor=types.SimpleNamespace(from_pretrained=lambda path: Processor()),
+        AutoProcessor=types.SimpleNamespace(from_pretrained=lambda path, **kw: Processor()),
         AutoModelForZeroShotObjectDetection=types.SimpleNamespace(
-            from_pretrained=lambda path: Model()
+            from_pretrained=lambda path, **kw: Model()
         ),
     )
     torch = types.SimpleNamespace(no_grad=contextlib.nullcontext)

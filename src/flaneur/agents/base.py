@@ -137,8 +137,11 @@ class Agent(abc.ABC):
 
     def ablations(self) -> tuple[str, ...]:
         """The ablations the last episode ran under for want of something the run lacks
-        (VELMA without imagery: ``("no image",)``); its row lists them (``ablations``), and
-        the summary lists those of each agent and task set. Default: none."""
+        (VELMA without imagery: ``("no image",)``; an agent that perceives only named
+        places, in a city without any: ``("nothing to see",)``); its row lists them
+        (``ablations``), and the summary lists those of each agent and task set, with
+        ``"perception": "none"`` when every row ran blind (:mod:`flaneur.agents.ablations`).
+        Default: none."""
         return ()
 
 

@@ -40,6 +40,7 @@ def check_requirements(
     has_views: bool,
     options: dict[str, Any] | None = None,
     landmarks: str | None = None,
+    views: str | None = None,
 ) -> None:
     """Raise one line when an agent's declared needs do not fit the run's set-up.
 
@@ -58,6 +59,9 @@ def check_requirements(
         The agent's options in this run.
     landmarks
         The run's ``--landmarks`` value.
+    views
+        The run's ``--views`` value, when known (``check_setup`` sees it as
+        ``setup.views``; else ``"views"`` stands for any views when ``has_views``).
     """
     schemes = tuple(getattr(cls, "schemes", ()))
     if scheme and schemes and scheme not in schemes:
@@ -72,7 +76,8 @@ def check_requirements(
     check_setup = getattr(cls, "check_setup", None)
     if check_setup is not None:
         llm = "llm" if has_model else None
-        setup = RunSetup(scheme, llm, "views" if has_views else None, landmarks)
+        shown = (views or "views") if has_views else None
+        setup = RunSetup(scheme, llm, shown, landmarks)
         try:
             check_setup(dict(options or {}), setup)
         except FlaneurError as err:

@@ -24,6 +24,7 @@ from flaneur.cli.bench_detection import bench_detection_app
 from flaneur.cli.bench_runs import run_figures, run_short_form, show_run
 from flaneur.cli.bench_vln import bench_vln_app
 from flaneur.cli.output import console, err_console, print_json
+from flaneur.cli.run import check_views
 from flaneur.errors import FlaneurError
 from flaneur.evaluate.protocol import check_protocol
 from flaneur.evaluate.runlog import read_rows
@@ -43,7 +44,6 @@ bench_app = typer.Typer(
 CSV_HELP = "Also write per-type and per-region accuracy (table,name,accuracy,weight) here."
 OPTION_HELP = "An option of the solver, KEY=VALUE (repeatable; VALUE read as JSON when it parses)."
 LLM_HELP = "Model of model-using solvers, e.g. openai/gpt-4o-mini, vllm/NAME, ollama/NAME."
-VIEWS_HELP = "Views to show (synthetic, panorama:DIR, google, ...); default: SyntheticViews."
 
 
 @bench_app.command("types")
@@ -99,7 +99,7 @@ def _solver_command(kind: str, flag: str, default: str, solvers: str, metric: st
         llm_base_url: str | None = typer.Option(
             None, "--llm-base-url", help="Server URL for --llm."
         ),
-        views: str | None = typer.Option(None, "--views", help=VIEWS_HELP),
+        views: str | None = ro.VIEWS,
         seed: int = typer.Option(0, "--seed", min=0, help="Run seed."),
         protocol: str = ro.PROTOCOL,
         limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N places."),
@@ -108,6 +108,7 @@ def _solver_command(kind: str, flag: str, default: str, solvers: str, metric: st
         csv_path: Path | None = typer.Option(None, "--csv", help=CSV_HELP),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
     ) -> None:
+        check_views(views)
         summary = run_short_form(
             kind,
             task,

@@ -1,10 +1,13 @@
 """``flaneur bench detection``: V-IRL's place detection, a short form of ``flaneur run``.
 
-It runs one detector on a ``virl-detection`` task set (a registered id, by default
-``helsinki-virl-detection-v1``, or an item file of ``flaneur tasks generate CITY --kind
-virl-detection``) through :func:`flaneur.evaluate.runner.run_benchmark` into ``--out`` and
-prints the task-set figures (AR, AR10, AR20, localisation AR, matched-box accuracy) beside
-V-IRL's Table 3. A detector's options go through ``flaneur run --option NAME.KEY=VALUE``.
+It runs one detector (``--detector NAME``: any of
+:data:`~flaneur.perception.detection.DETECTORS`, plug-ins too) on a ``virl-detection`` task
+set (a registered id, by default ``helsinki-virl-detection-v1``, or an item file of
+``flaneur tasks generate CITY --kind virl-detection``) on the views of ``--views`` (as
+``flaneur run`` takes them; default the city's synthetic views) through
+:func:`flaneur.evaluate.runner.run_benchmark` into ``--out`` and prints the task-set figures
+(AR, AR10, AR20, localisation AR, matched-box accuracy) beside V-IRL's Table 3. A
+detector's options go through ``flaneur run --option NAME.KEY=VALUE``.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from rich.table import Table
 
 from flaneur.cli import run_options as ro
 from flaneur.cli.bench_runs import figure_table, run_figures, run_short_form, show_run
+from flaneur.cli.run import check_views
 from flaneur.evaluate.protocol import check_protocol
 
 bench_detection_app = typer.Typer(help="V-IRL's place detection benchmark.")
@@ -72,8 +76,9 @@ def detection_command(
         "scene",
         "--detector",
         help="scene (simulator), oracle, ocr, yolo-world, yolo, owlvit or a plug-in; its "
-        "options: flaneur run --option NAME.KEY=VALUE.",
+        "options: flaneur run --option NAME.KEY=VALUE. scene and oracle need synthetic views.",
     ),
+    views: str | None = ro.VIEWS,
     seed: int = typer.Option(0, "--seed", min=0, help="Run seed."),
     protocol: str = ro.PROTOCOL,
     limit: int | None = typer.Option(None, "--limit", min=1, help="Only the first N viewpoints."),
@@ -84,6 +89,7 @@ def detection_command(
     nearest place within 25 m in their heading span; AR, AR10, AR20 and the accuracy of
     matched boxes (V-IRL Table 3)."""
 
+    check_views(views)
     progress = "none" if as_json else "rich"
     summary = run_short_form(
         "virl-detection",
@@ -96,6 +102,7 @@ def detection_command(
         seed=seed,
         protocol=check_protocol(protocol),
         limit=limit,
+        views=views,
         concurrency=2,
     )
     figures = run_figures(summary, detector, out)

@@ -22,6 +22,7 @@ from rich.table import Table
 from flaneur.cli import run_options as ro
 from flaneur.cli.bench_runs import run_short_form
 from flaneur.cli.output import console, print_json
+from flaneur.cli.run import check_views
 from flaneur.errors import FlaneurError
 from flaneur.evaluate.protocol import check_protocol
 
@@ -122,9 +123,7 @@ def vln_command(
     ),
     agent: str = typer.Option("ling", "--agent", help="ling, or oracle (the oracle solver)."),
     city: str | None = typer.Option(None, "--city", help="City of an episode file."),
-    views: str | None = typer.Option(
-        None, "--views", help="Views of ocr/clip/vlm (default synthetic)."
-    ),
+    views: str | None = ro.VIEWS,
     clip_weights: str | None = typer.Option(
         None, "--clip-weights", help="open_clip weights for -r clip: a file or pretrained tag."
     ),
@@ -143,6 +142,7 @@ def vln_command(
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """V-IRL's VLN benchmark through the runner, scored with V-IRL's six metrics."""
+    check_views(views)
     if resume and out is None:
         raise FlaneurError("--resume needs --out (the folder of the runs to finish)")
     with tempfile.TemporaryDirectory(prefix="flaneur-vln-") as scratch:

@@ -1,4 +1,5 @@
-"""``flaneur render``: street views of a city pack rendered offline (or a contact sheet)."""
+"""``flaneur render``: street views of a city pack (or a contact sheet): rendered offline by
+default, or from the provider of ``--views`` as ``flaneur run`` takes it."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from flaneur.cli import run_options as ro
 from flaneur.cli.failures import check_output_path
 from flaneur.cli.output import console, print_json
+from flaneur.cli.run import check_views
 from flaneur.errors import FlaneurError
 
 if TYPE_CHECKING:
@@ -45,29 +48,32 @@ def render_command(
     pitch: float = typer.Option(0.0, "--pitch", help="Pitch in degrees (up positive)."),
     size: str = typer.Option("800x460", "--size", help="Image size WIDTHxHEIGHT."),
     out: Path = typer.Option(..., "-o", "--out", help="Output image (.png or .jpg)."),
+    views: str | None = ro.VIEWS,
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
-    """Render the synthetic street view of NODE (or a contact sheet of N headings)."""
+    """Render the street view of NODE (or a contact sheet of N headings): synthetic, or from
+    the provider of --views."""
     # lazy: CLI start-up (docs/DESIGN.md, Imports)
     from flaneur.views.base import parse_size
-    from flaneur.views.synthetic import SyntheticViews
+    from flaneur.views.registry import views_from_spec
     from flaneur.world.builtin import load_city
 
     check_output_path(out, "--out", folder=False)
+    check_views(views)
     wh = parse_size(size)
     if not 0.0 < fov < 180.0:
         raise FlaneurError(f"--fov must be in (0, 180) degrees, not {fov:g}")
     if out.suffix.lower() not in (".png", ".jpg", ".jpeg"):
         raise FlaneurError(f"output must end in .png or .jpg, not {out.name!r}")
     city = load_city(pack)
-    provider = SyntheticViews(city, scene_cache=True)
+    provider = views_from_spec(views or "synthetic", city)
     node_index = city.graph.index(node)
     t0 = time.perf_counter()
     if around:
         headings = [(heading + k * 360.0 / around) % 360.0 for k in range(around)]
-        views = [provider.view(node_index, h, pitch=pitch, fov=fov, size=wh) for h in headings]
-        image = contact_sheet([v.image for v in views], [f"{h:.0f} deg" for h in headings])
-        signs = sorted({s["name"] for v in views for s in v.metadata.get("signs", [])})
+        shown = [provider.view(node_index, h, pitch=pitch, fov=fov, size=wh) for h in headings]
+        image = contact_sheet([v.image for v in shown], [f"{h:.0f} deg" for h in headings])
+        signs = sorted({s["name"] for v in shown for s in v.metadata.get("signs", [])})
     else:
         view = provider.view(node_index, heading, pitch=pitch, fov=fov, size=wh)
         image, headings = view.image, [view.heading]
@@ -77,6 +83,7 @@ def render_command(
     image.save(out)
     result = {
         "city": city.name,
+        "views": views or "synthetic",
         "node": node,
         "headings": headings,
         "fov": fov,

@@ -128,7 +128,7 @@ def _run_config(flags: ro.RunFlags) -> tuple[RunConfig, list[str]]:
     specs = resolve_cli_tasks(
         flags.tasks, fmt=flags.task_format, city=flags.city, registries=flags.registry
     )
-    _check_plugin("--views", flags.views, "flaneur.views.registry", "VIEWS")
+    check_views(flags.views)
     _check_plugin(
         "--landmarks", flags.landmarks, "flaneur.perception.landmarks.registry", "LANDMARKS"
     )
@@ -351,6 +351,18 @@ def _check_plugin(option: str, value: str | None, module: str, registry: str) ->
         raise typer.BadParameter(
             f"{option} must be one of {', '.join(names)} or package.module:Class, not {value!r}"
         )
+
+
+def check_views(value: str | None) -> None:
+    """The check of a ``--views`` value that every command looking at the street makes
+    before anything runs (``run``, ``virl``, ``bench``, ``render``): a registered provider
+    (built-in, entry point) or ``package.module:Class``, and ``panorama:DIR`` an existing
+    folder; else a one-line usage error."""
+    _check_plugin("--views", value, "flaneur.views.registry", "VIEWS")
+    kind, _, arg = (value or "").partition(":")
+    if kind == "panorama" and not Path(arg).expanduser().is_dir():
+        shown = f"{arg!r} is not a folder" if arg else "it needs a folder"
+        raise typer.BadParameter(f"--views panorama:DIR: {shown}")
 
 
 def names_option(option: str, value: str, what: str) -> list[str]:

@@ -11,6 +11,7 @@ import typer
 from flaneur.cli import run_options as ro
 from flaneur.cli.failures import check_output_path
 from flaneur.cli.output import console, print_json
+from flaneur.cli.run import check_views
 from flaneur.errors import ArgumentError, FlaneurError, check_finite
 from flaneur.evaluate.protocol import check_protocol
 
@@ -58,11 +59,7 @@ def _agent_command(name: str, summary: str):
         llm_base_url: str | None = typer.Option(
             None, "--llm-base-url", help="OpenAI-compatible server URL."
         ),
-        views: str | None = typer.Option(
-            None,
-            "--views",
-            help="View provider for agents that look (synthetic, panorama:DIR, ...).",
-        ),
+        views: str | None = ro.VIEWS,
         json_out: bool = typer.Option(False, "--json", help="Print the result as one JSON object."),
         protocol: str = ro.PROTOCOL,
         feedback: str | None = typer.Option(
@@ -82,6 +79,7 @@ def _agent_command(name: str, summary: str):
         if feedback is not None and name != "diego":
             raise ArgumentError(f"--feedback is an option of diego, not of {name}")
         check_output_path(out, "--out", folder=True)
+        check_views(views)
         extra = [f"feedback={json.dumps(feedback)}"] if feedback is not None else []
         result = run_scenario(
             name,

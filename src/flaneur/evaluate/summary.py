@@ -23,6 +23,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from flaneur.agents.ablations import perception_of
 from flaneur.evaluate.provenance import git_commit, package_versions
 from flaneur.evaluate.runlog import OUTSIDE_AGENTS
 from flaneur.metrics import summarize
@@ -139,6 +140,8 @@ def run_entry(
     ablations = sorted({str(a) for r in mine for a in r.get("ablations") or ()})
     if ablations:
         entry["ablations"] = ablations  # e.g. VELMA's "no image" without imagery
+    if perception_of(mine) == "none":
+        entry["perception"] = "none"  # every row ran blind: nothing to see
     figures = context.kind.aggregate(mine, context) if context is not None and scored else None
     if figures:
         entry["task_metrics"] = figures

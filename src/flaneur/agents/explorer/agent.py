@@ -37,6 +37,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from flaneur.agents.ablations import nothing_to_see
 from flaneur.agents.base import Action, Agent, EnvInfo, step_record
 from flaneur.agents.baselines import episode_seed
 from flaneur.agents.explorer.coverage import CoveragePlan, near_matrix
@@ -215,6 +216,12 @@ class ExplorerAgent(Agent):
         self.graph = self.city.graph
         self.targets_of, self.headings_of = self.graph.adjacency
         self.perception = self._perception(env_info)
+        self.blind = nothing_to_see(
+            "explorer",
+            self.city,
+            places_only=isinstance(self.perception, MapPerception),
+            hint="add --views synthetic --landmarks ocr to read signs",
+        )
         self.scorer = NeedScorer(self._embedder, episode.instruction, self.thresholds)
         base = self.seed if self.seed is not None else int(env_info.seed)
         self.rng = np.random.default_rng(episode_seed(base, episode.id))
@@ -239,6 +246,11 @@ class ExplorerAgent(Agent):
                 )
             return OCRPerception(self.city, views, ocr=self._ocr)
         return map_perception(self.city, radius_m=self.view_radius_m)
+
+    def ablations(self) -> tuple[str, ...]:
+        """``("nothing to see",)`` when it perceives only named places and the city has
+        none (:func:`flaneur.agents.ablations.nothing_to_see`)."""
+        return getattr(self, "blind", ())
 
     # ------------------------------------------------------------------ acting
     async def act(self, observation: Mapping[str, Any]) -> Action:

@@ -39,6 +39,7 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
+from flaneur.agents.ablations import nothing_to_see
 from flaneur.agents.base import Action, Agent, EnvInfo, StepRecord, step_record
 from flaneur.agents.baselines import episode_seed
 from flaneur.agents.explorer.glossary import gloss
@@ -168,6 +169,12 @@ class HiroAgent(Agent):
             active=self.options.active,
         )
         self.thinker = HiroThinker(env_info.model) if env_info.model is not None else None
+        self.blind = nothing_to_see(
+            "hiro",
+            self.city,
+            places_only=True,  # a box counts only when it matches a named place
+            hint="give it a city with places",
+        )
         self.use_vlm = self.thinker is not None and self.options.road_choice != "ocr"
         self.subs: list[SubNeed] = split_need(episode.instruction)
         self.sub = 0
@@ -181,6 +188,11 @@ class HiroAgent(Agent):
         self.arrival: float | None = None
         self.returning = False
         self.vlm_errors = 0
+
+    def ablations(self) -> tuple[str, ...]:
+        """``("nothing to see",)`` when it perceives only named places and the city has
+        none (:func:`flaneur.agents.ablations.nothing_to_see`)."""
+        return getattr(self, "blind", ())
 
     # ------------------------------------------------------------------ acting
     async def act(self, observation: Mapping[str, Any]) -> Action:

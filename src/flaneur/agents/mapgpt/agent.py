@@ -44,6 +44,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Literal
 
+from flaneur.agents.ablations import nothing_to_see
 from flaneur.agents.base import Action, Agent, EnvInfo, step_record
 from flaneur.agents.mapgpt import paper as mp
 from flaneur.agents.mapgpt import prompt_builder as pb
@@ -188,6 +189,12 @@ class MapGPTAgent(Agent):
         self.describe_images = mode == "one-stage" and landmarks == "map"
         self.describer = PlaceDescriber(
             self.city, source=source, views=views, model=self.model, radius_m=self.radius_m
+        )
+        self.blind = nothing_to_see(
+            "mapgpt",
+            self.city,
+            places_only=mode == "two-stage" and source == "map",
+            hint="add --views synthetic (images) or --views synthetic --landmarks ocr",
         )
         self.system_prompt, self.step_prompt = self._prompts(mode == "one-stage")
         self.map = OnlineMap(self.graph)
@@ -422,6 +429,11 @@ class MapGPTAgent(Agent):
             self.planning = parsed.planning or mp.NO_PLAN_READ
         elif parsed.planning:
             self.planning = " ".join(parsed.planning.split())
+
+    def ablations(self) -> tuple[str, ...]:
+        """``("nothing to see",)`` when it perceives only named places and the city has
+        none (:func:`flaneur.agents.ablations.nothing_to_see`)."""
+        return getattr(self, "blind", ())
 
     async def act(self, observation: Mapping[str, Any]) -> Action:
         """One model call: prompt, parse, and the chosen slot."""

@@ -51,6 +51,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
+from flaneur.agents.ablations import NO_IMAGE
+from flaneur.agents.ablations import say_once as say_once_as
 from flaneur.agents.base import Action, Agent, EnvInfo, step_record
 from flaneur.agents.prompts import load_prompt, prompt_hash
 from flaneur.agents.velma.baselines import VELMA_SEED, forced_first_forward
@@ -99,18 +101,13 @@ from flaneur.tasks.episode import Episode
 IMAGE_SCORERS = ("ocr", "clip", "vlm")
 """Built-in scorers of view images; a plug-in scorer (``flaneur.landmarks``) works too."""
 
-NO_IMAGE = "no image"
-"""The ablation a run without imagery runs (said in rows: ``"ablations": ["no image"]``)."""
-
 log = logging.getLogger("flaneur.agents.velma")
-_SAID: set[tuple[str, str]] = set()
 
 
 def say_once(key: tuple[str, str], text: str) -> None:
-    """Log ``text`` as a warning the first time ``key`` is seen in this process."""
-    if key not in _SAID:
-        _SAID.add(key)
-        log.warning(text)
+    """Log ``text`` as a warning the first time ``key`` is seen in this process
+    (:func:`flaneur.agents.ablations.say_once` on VELMA's logger)."""
+    say_once_as(("velma", *key), text, log)
 
 
 @dataclass(frozen=True)

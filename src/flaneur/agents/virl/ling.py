@@ -48,6 +48,7 @@ from typing import Annotated, Any, ClassVar
 
 import numpy as np
 
+from flaneur.agents.ablations import nothing_to_see
 from flaneur.agents.base import Action, Agent, EnvInfo, StepRecord, step_record
 from flaneur.agents.envinfo import env_info_for
 from flaneur.agents.virl.common import walking_env
@@ -148,6 +149,12 @@ class LingAgent(Agent):
         scorer = landmark_scorer(self.city, env_info, self.options, self.scorer)
         radius, fov = self.options.landmark_radius_m, self.options.view_fov
         self.sight = Sight(self.city, scorer, env_info.views, radius_m=radius, fov=fov)
+        self.blind = nothing_to_see(
+            "ling",
+            self.city,
+            places_only=scorer is None,  # the map (V-IRL's oracle row)
+            hint="add --views synthetic --landmarks ocr to read signs",
+        )
         self.thinker = Thinker(env_info.model, "ling")
         self.local = Thinker(env_info.model, "local")
         self.question = str(episode.metadata.get("question") or "").strip()
@@ -244,6 +251,11 @@ class LingAgent(Agent):
         return True
 
     # ------------------------------------------------------------------ acting
+    def ablations(self) -> tuple[str, ...]:
+        """``("nothing to see",)`` when it perceives only named places and the city has
+        none (:func:`flaneur.agents.ablations.nothing_to_see`)."""
+        return getattr(self, "blind", ())
+
     async def act(self, observation: Mapping[str, Any]) -> Action:
         """V-IRL's turns in place, then ``forward()`` or ``stop()``."""
         self.node = int(observation["node"])

@@ -13,7 +13,10 @@ How it perceives is its options (:class:`RobotOptions`): the detector (the scene
 on synthetic views by default, seeded by ``seed`` or else the run's ``--seed``; or
 ``yolo-world``, ``yolo``, ``owlvit`` with ``weights``), the views, the thresholds, and a
 ``memory`` (``memory.json`` of an earlier run) to continue from. Views come from the run's
-``--views`` provider, else from the city's :class:`~flaneur.views.synthetic.SyntheticViews`.
+``--views`` provider (``flaneur run --views``, ``flaneur virl rx399 --views``: synthetic,
+``panorama:DIR``, ``google``, ``mapillary`` or a plug-in), else from the city's synthetic
+views, made as ``--views synthetic`` makes them. The scene simulator and the oracle report
+what the offline renderer drew: with other views the run stops before it starts, one line.
 
 The plan (JSON-ready; RX-399 writes no file) holds the count table per category of the
 objects *along the way* (estimated within :data:`~flaneur.perception.survey.RANGE_M`, 20 m,
@@ -34,7 +37,13 @@ from typing import Annotated, Any, ClassVar, Literal
 from flaneur.agents.base import Planner, SolveInfo
 from flaneur.errors import DataError, FlaneurError
 from flaneur.options import Range, option
-from flaneur.perception.detection import DETECTORS, REAL_DETECTORS, Detector, make_detector
+from flaneur.perception.detection import (
+    DETECTORS,
+    REAL_DETECTORS,
+    Detector,
+    check_detector_views,
+    make_detector,
+)
 from flaneur.perception.detection.active import ACTIVE_THRESHOLD, PASSIVE_THRESHOLD
 from flaneur.perception.memory import VisualMemory
 from flaneur.perception.survey import (
@@ -46,7 +55,7 @@ from flaneur.perception.survey import (
     survey_route,
 )
 from flaneur.tasks.items import TaskItem
-from flaneur.views.synthetic import SyntheticViews
+from flaneur.views.registry import views_from_spec
 from flaneur.world.city import City
 
 PROPOSAL_THRESHOLD = 0.45
@@ -136,6 +145,12 @@ class RobotAgent(Planner):
         if self.options.seed is not None or self.options.detector != "scene":
             self.detector(0)  # a real detector fails here, before any scenario runs
 
+    @classmethod
+    def check_setup(cls, options: dict[str, Any], setup: Any) -> None:
+        """The scene simulator and the oracle need synthetic views (``--views synthetic`` or
+        none)."""
+        check_detector_views(str(options.get("detector") or "scene"), setup.views)
+
     def settings(self) -> SurveySettings:
         """The survey settings of the options."""
         o = self.options
@@ -168,12 +183,13 @@ class RobotAgent(Planner):
         return self._detectors[key]
 
     def provider(self, info: SolveInfo) -> Any:
-        """The run's view provider, else the city's offline renderer (made once)."""
+        """The run's view provider, else the city's offline renderer (made once, as
+        ``--views synthetic`` makes it)."""
         if info.views is not None:
             return info.views
         key = id(info.city)
         if key not in self._views:
-            self._views[key] = SyntheticViews(info.city, scene_cache=True)
+            self._views[key] = views_from_spec("synthetic", info.city)
         return self._views[key]
 
     def start_memory(self, city: City) -> VisualMemory:

@@ -171,6 +171,7 @@ class TaskKind(abc.ABC):
             has_views=bool(config.views),
             options=options,
             landmarks=config.landmarks,
+            views=config.views,
         )
 
     def make_factory(self, options_for: Callable[[str], dict[str, Any]]) -> SolverFactory:

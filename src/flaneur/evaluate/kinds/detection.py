@@ -33,11 +33,11 @@ from flaneur.bench.types import VIRL_TO_FLANEUR, load_type_list, type_label
 from flaneur.errors import DataError, FlaneurError
 from flaneur.evaluate.kinds.base import Job, TaskContext
 from flaneur.evaluate.kinds.items import ItemKind, viewing
-from flaneur.perception.detection import DETECTORS, Detector, SceneDetector
+from flaneur.perception.detection import DETECTORS, Detector, check_detector_views
 from flaneur.registry import Registry
 from flaneur.tasks.items import TaskItem
 from flaneur.tasks.spec import TaskSpec
-from flaneur.views.synthetic import SyntheticViews
+from flaneur.views.registry import views_from_spec
 from flaneur.world.city import City
 
 
@@ -119,17 +119,13 @@ class DetectionKind(ItemKind):
         self, name: str, cls: Any, *, options: dict[str, Any], config: Any, scheme: str
     ) -> None:
         super().check_setup(name, cls, options=options, config=config, scheme=scheme)
-        views = str(getattr(config, "views", None) or "synthetic")
-        if issubclass(cls, SceneDetector) and views.partition(":")[0] != "synthetic":
-            raise FlaneurError(
-                f"detector {name!r} reports what the offline renderer drew: it needs synthetic "
-                f"views, not --views {views}"
-            )
+        check_detector_views(name, getattr(config, "views", None))
 
     def prepare(self, spec: TaskSpec, city: City, items: list[Any], config: Any) -> Any:
-        """The city's offline renderer (unless the run has ``--views``) and its places."""
+        """The city's offline renderer (unless the run has ``--views``; made as ``--views
+        synthetic`` makes it, with the scene cache) and its places."""
 
-        synthetic = None if getattr(config, "views", None) else SyntheticViews(city)
+        synthetic = None if getattr(config, "views", None) else views_from_spec("synthetic", city)
         return DetectionState(city, synthetic)
 
     async def solve(self, job: Job, solver: Any, info: SolveInfo) -> dict[str, Any]:

@@ -45,7 +45,7 @@ from flaneur.evaluate.kinds.items import ItemError, ItemKind, viewing
 from flaneur.registry import Registry
 from flaneur.tasks.items import TaskItem
 from flaneur.tasks.spec import TaskSpec
-from flaneur.views.synthetic import SyntheticViews
+from flaneur.views.registry import views_from_spec
 from flaneur.world.city import City
 
 
@@ -68,11 +68,11 @@ class _ViewKind(ItemKind):
     """What both benchmarks share: the view of an item, and the item's types and region."""
 
     def prepare(self, spec: TaskSpec, city: City, items: list[Any], config: Any) -> Any:
-        """The city's offline renderer, unless the run has ``--views``."""
+        """The city's offline renderer, unless the run has ``--views`` (made as ``--views
+        synthetic`` makes it, with the scene cache)."""
         if getattr(config, "views", None):
             return None
-
-        return SyntheticViews(city)
+        return views_from_spec("synthetic", city)
 
     def view_of(self, job: Job, info: SolveInfo) -> Image.Image:
         """The item's view (see the module docstring); :class:`ItemError` when there is none."""

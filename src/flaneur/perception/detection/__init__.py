@@ -10,8 +10,9 @@ detection task, ``detector = NAME`` of RX-399 and Imani); each class declares it
 * ``oracle`` — :class:`OracleDetector`, the simulator without errors (the exact boxes the
   renderer drew): the place detection benchmark's oracle;
 * ``ocr`` — :class:`StorefrontDetector`, PP-OCR text boxes labelled with a place type;
-* ``yolo-world``, ``yolo``, ``owlvit`` — real models from user weights
-  (:class:`YOLOWorldDetector`, :class:`YOLODetector`, :class:`OwlViTDetector`).
+* ``yolo-world``, ``yolo``, ``owlvit``, ``grounding-dino`` — real models from user weights
+  (:class:`YOLOWorldDetector`, :class:`YOLODetector`, :class:`OwlViTDetector` for OWL-ViT
+  and OWLv2, :class:`GroundingDinoDetector`).
 
 Outside packages add detectors under the entry-point group ``flaneur.detectors``.
 :func:`active_detect` is V-IRL's re-aim-and-zoom check.
@@ -32,6 +33,7 @@ from flaneur.perception.detection.active import (
     zoom_request,
 )
 from flaneur.perception.detection.adapters import (
+    GroundingDinoDetector,
     OwlViTDetector,
     YOLODetector,
     YOLOWorldDetector,
@@ -61,10 +63,11 @@ for _name, _entry in {
     "yolo-world": YOLOWorldDetector,
     "yolo": YOLODetector,
     "owlvit": OwlViTDetector,
+    "grounding-dino": GroundingDinoDetector,
 }.items():
     DETECTORS.register(_name, _entry)
 
-REAL_DETECTORS = ("yolo-world", "yolo", "owlvit")
+REAL_DETECTORS = ("yolo-world", "yolo", "owlvit", "grounding-dino")
 """Built-in detectors that run a model from ``weights`` on any imagery."""
 
 
@@ -82,6 +85,26 @@ def make_detector(name: str, **options: Any) -> Detector:
     return cls(**values)
 
 
+def check_detector_views(name: str, views: str | None) -> None:
+    """Raise one line when detector ``name`` reports what the offline renderer drew (the
+    scene simulator, the oracle: :class:`SceneDetector` and its subclasses) and the run's
+    ``views`` (a ``--views`` value; ``None``: synthetic) are not the synthetic ones.
+
+    Raises
+    ------
+    FlaneurError
+        ``detector 'scene' reports what the offline renderer drew: it needs synthetic
+        views, not --views panorama:DIR``; also for an unknown name.
+    """
+    spec = str(views or "synthetic")
+    cls = DETECTORS.get(name)
+    if issubclass(cls, SceneDetector) and spec.partition(":")[0] != "synthetic":
+        raise FlaneurError(
+            f"detector {name!r} reports what the offline renderer drew: it needs synthetic "
+            f"views, not --views {spec}"
+        )
+
+
 __all__ = [
     "ACTIVE_THRESHOLD",
     "DETECTORS",
@@ -90,6 +113,7 @@ __all__ = [
     "Detection",
     "DetectionError",
     "Detector",
+    "GroundingDinoDetector",
     "OracleDetector",
     "OwlViTDetector",
     "SceneDetector",
@@ -99,6 +123,7 @@ __all__ = [
     "YOLODetector",
     "YOLOWorldDetector",
     "active_detect",
+    "check_detector_views",
     "make_detector",
     "passive_detect",
     "zoom_request",

@@ -4,7 +4,8 @@
   as its classes), and :class:`YOLODetector`, a plain Ultralytics YOLO model (closed
   vocabulary: boxes whose class name is a requested label, or normalises to the same
   taxonomy category, are kept);
-* :class:`OwlViTDetector` — OWL-ViT / OWLv2 through Hugging Face ``transformers``.
+* :class:`OwlViTDetector` — OWL-ViT / OWLv2 through Hugging Face ``transformers``;
+* :class:`GroundingDinoDetector` — Grounding DINO through ``transformers``.
 
 The libraries are imported on first use and the weights come from a path the user gives;
 nothing is downloaded. A missing library or weights file is a one-line
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from flaneur.options import Range, option
 from flaneur.perception.detection.base import Detection, DetectionError, Detector, pixel_box
@@ -135,27 +137,66 @@ def _numpy(value: Any) -> Any:
     return value
 
 
+def view_boxes(boxes: Any, width: int, height: int) -> NDArray[np.float64]:
+    """``(n, 4)`` pixel boxes ``(x0, y0, x1, y1)`` clipped to a ``width`` x ``height``
+    view; a box left with no area (it lay outside the view, as OWLv2's boxes in the padding
+    below or right of a view can) becomes NaN, for the caller to drop."""
+    out = np.asarray(_numpy(boxes), dtype=float).reshape(-1, 4).copy()
+    out[:, 0::2] = np.clip(out[:, 0::2], 0.0, float(width))
+    out[:, 1::2] = np.clip(out[:, 1::2], 0.0, float(height))
+    empty = (out[:, 2] <= out[:, 0]) | (out[:, 3] <= out[:, 1])
+    out[empty] = np.nan
+    return out
+
+
+def _kept(
+    boxes: NDArray[np.float64], scores: Any, ks: Any, labels: Sequence[str]
+) -> list[Detection]:
+    scores = np.asarray(_numpy(scores), dtype=float).reshape(-1)
+    ks = np.asarray(_numpy(ks), dtype=int).reshape(-1)
+    return [
+        Detection(pixel_box(box), labels[int(k)], float(s))
+        for box, s, k in zip(boxes, scores, ks, strict=True)
+        if not np.isnan(box[0])
+    ]
+
+
 class OwlViTDetector(Detector):
-    """OWL-ViT (or OWLv2) open-vocabulary detection through ``transformers``.
+    """OWL-ViT or OWLv2 open-vocabulary detection through ``transformers``.
+
+    Each label is asked as ``"a photo of a <label>"`` (underscores as spaces); a box's score
+    is the sigmoid of its best label's logit, its label that label (transformers'
+    post-processing, which also scales OWLv2's boxes from the padded square to the view);
+    boxes are clipped to the view and those left outside it dropped.
 
     Parameters
     ----------
     weights
-        A local model folder (``save_pretrained`` output, e.g. of
-        ``google/owlvit-base-patch32``).
+        A local model folder (``save_pretrained`` output of the model and its processor, e.g.
+        of ``google/owlvit-base-patch32`` or ``google/owlv2-base-patch16-ensemble``); read
+        with ``local_files_only``, so nothing is downloaded.
     min_score
         Scores below this are not even kept in the cache.
+    batch_size
+        Views given to the model at once.
     """
 
     name = "owlvit"
     Options = ModelOptions
+    what = "OWL-ViT"
 
     def __init__(
-        self, weights: str | Path | None = None, *, min_score: float = 0.05, **kwargs: Any
+        self,
+        weights: str | Path | None = None,
+        *,
+        min_score: float = 0.05,
+        batch_size: int = 8,
+        **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        self.weights = _weights(weights, "OWL-ViT")
+        self.weights = _weights(weights, self.what)
         self.min_score = min_score
+        self.batch_size = max(1, int(batch_size))
         self._parts: tuple[Any, Any, Any] | None = None
 
     def settings(self) -> dict[str, Any]:
@@ -164,23 +205,32 @@ class OwlViTDetector(Detector):
     def _load(self) -> tuple[Any, Any, Any]:
         if self._parts is None:
             try:
-                # optional extra flaneur[clip]
+                # lazy: optional extra flaneur[vision] (torch and transformers take ~5 s)
                 import torch
                 import transformers
             except ImportError:
                 raise DetectionError(
-                    "the owlvit detector needs PyTorch and transformers: "
-                    "pip install torch transformers"
+                    f"the {self.name} detector needs PyTorch and transformers: "
+                    "pip install torch transformers (or flaneur[vision])"
                 ) from None
-            processor = transformers.AutoProcessor.from_pretrained(str(self.weights))
+            path = str(self.weights)
+            processor = transformers.AutoProcessor.from_pretrained(path, local_files_only=True)
             model = transformers.AutoModelForZeroShotObjectDetection.from_pretrained(
-                str(self.weights)
+                path, local_files_only=True
             )
             model.eval()
             self._parts = (torch, processor, model)
         return self._parts
 
     def _detect_many(self, views: Sequence[View], labels: tuple[str, ...]) -> list[list[Detection]]:
+        out: list[list[Detection]] = []
+        for start in range(0, len(views), self.batch_size):
+            out.extend(self._detect_batch(views[start : start + self.batch_size], labels))
+        return out
+
+    def _detect_batch(
+        self, views: Sequence[View], labels: tuple[str, ...]
+    ) -> list[list[Detection]]:
         torch, processor, model = self._load()
         images = [v.image.convert("RGB") for v in views]
         prompts = [[f"a photo of a {lab.replace('_', ' ')}" for lab in labels]] * len(images)
@@ -188,18 +238,90 @@ class OwlViTDetector(Detector):
         with torch.no_grad():
             outputs = model(**inputs)
         sizes = [(im.size[1], im.size[0]) for im in images]
-        results = processor.post_process_object_detection(
-            outputs, threshold=self.min_score, target_sizes=sizes
-        )
+        # the name of newer transformers (5.x has only it), else the older one
+        post = getattr(processor, "post_process_grounded_object_detection", None)
+        post = post or processor.post_process_object_detection
+        results = post(outputs, threshold=self.min_score, target_sizes=sizes)
+        return [
+            _kept(view_boxes(r["boxes"], *im.size), r["scores"], r["labels"], labels)
+            for r, im in zip(results, images, strict=True)
+        ]
+
+
+def grounding_prompt(labels: Sequence[str]) -> tuple[str, list[tuple[int, int]]]:
+    """Grounding DINO's text for ``labels`` and each label's character span in it:
+    lower-case phrases ended by dots (``"trash bin. bench."``), underscores as spaces."""
+    phrases = [" ".join(lab.replace("_", " ").lower().split()) for lab in labels]
+    spans, pos = [], 0
+    for phrase in phrases:
+        spans.append((pos, pos + len(phrase)))
+        pos += len(phrase) + 2
+    return ". ".join(phrases) + ".", spans
+
+
+def label_tokens(
+    offsets: Sequence[tuple[int, int]], spans: Sequence[tuple[int, int]], positions: int
+) -> NDArray[np.float64]:
+    """``(labels, positions)``: row ``k`` is 1 at the tokens inside label ``k``'s span
+    (from the tokenizer's character offsets; special tokens have empty offsets)."""
+    out = np.zeros((len(spans), positions))
+    for t, (a, b) in enumerate(offsets[:positions]):
+        for k, (lo, hi) in enumerate(spans):
+            if b > a and lo <= a and b <= hi:
+                out[k, t] = 1.0
+    return out
+
+
+def cxcywh_to_xyxy(boxes: Any, width: int, height: int) -> NDArray[np.float64]:
+    """Boxes ``(cx, cy, w, h)`` relative to the image as pixel ``(x0, y0, x1, y1)``."""
+    b = np.asarray(_numpy(boxes), dtype=float).reshape(-1, 4)
+    half = b[:, 2:] / 2.0
+    corners = np.concatenate([b[:, :2] - half, b[:, :2] + half], axis=1)
+    return corners * np.array([width, height, width, height], dtype=float)
+
+
+class GroundingDinoDetector(OwlViTDetector):
+    """Grounding DINO open-set detection through ``transformers``.
+
+    The labels are asked as one text (:func:`grounding_prompt`); a query's score for a
+    label is the mean over the label's tokens of the sigmoid of the query's token logits
+    (mmdetection's rule, so a label of several words needs all of them), its box's score
+    and label those of its best label. Boxes (centre and size relative to the view) become
+    pixel corners of the view, clipped to it.
+
+    Parameters
+    ----------
+    weights
+        A local model folder (``save_pretrained`` output of the model and its processor, e.g.
+        of ``IDEA-Research/grounding-dino-tiny``); nothing is downloaded.
+    min_score
+        Scores below this are not even kept in the cache.
+    batch_size
+        Views given to the model at once.
+    """
+
+    name = "grounding-dino"
+    what = "Grounding DINO"
+
+    def _detect_batch(
+        self, views: Sequence[View], labels: tuple[str, ...]
+    ) -> list[list[Detection]]:
+        torch, processor, model = self._load()
+        images = [v.image.convert("RGB") for v in views]
+        text, spans = grounding_prompt(labels)
+        inputs = processor(images=images, text=[text] * len(images), return_tensors="pt")
+        with torch.no_grad():
+            outputs = model(**inputs)
+        probs = np.asarray(_numpy(torch.sigmoid(outputs.logits)), dtype=float)
+        offsets = processor.tokenizer(text, return_offsets_mapping=True)["offset_mapping"]
+        tokens = label_tokens(offsets, spans, probs.shape[-1])
+        per_label = (
+            probs @ tokens.T / np.maximum(tokens.sum(axis=1), 1.0)
+        )  # (views, queries, labels)
         out = []
-        for result in results:
-            boxes = np.asarray(_numpy(result["boxes"]), dtype=float).reshape(-1, 4)
-            scores = np.asarray(_numpy(result["scores"]), dtype=float).reshape(-1)
-            ks = np.asarray(_numpy(result["labels"]), dtype=int).reshape(-1)
-            out.append(
-                [
-                    Detection(pixel_box(box), labels[int(k)], float(s))
-                    for box, s, k in zip(boxes, scores, ks, strict=True)
-                ]
-            )
+        for k, im in enumerate(images):
+            scores, ks = per_label[k].max(axis=1), per_label[k].argmax(axis=1)
+            keep = scores >= self.min_score
+            boxes = view_boxes(cxcywh_to_xyxy(outputs.pred_boxes[k], *im.size), *im.size)
+            out.append(_kept(boxes[keep], scores[keep], ks[keep], labels))
         return out
