@@ -26,6 +26,7 @@ from flaneur.cli.report import report_command
 from flaneur.cli.run import run_command, validate_app
 from flaneur.cli.serve import serve_command
 from flaneur.cli.tasks import tasks_app
+from flaneur.cli.train import train_app
 from flaneur.cli.virl import virl_app
 
 app = typer.Typer(
@@ -43,6 +44,7 @@ app.add_typer(city_app, name="city")
 app.add_typer(tasks_app, name="tasks")
 app.add_typer(bench_app, name="bench")
 app.add_typer(export_app, name="export")
+app.add_typer(train_app, name="train")
 app.command("demo")(demo_command)
 app.command("run")(run_command)
 app.command("agents")(agents_command)

@@ -11,6 +11,7 @@ model string       backend                          default base URL
 ``ollama/M``       :class:`OpenAICompatible`        ``http://localhost:11434/v1``
 ``llama-server/M`` :class:`OpenAICompatible`        ``http://localhost:8080/v1``
 ``llamacpp/F``     :class:`LlamaCppModel`           (in-process, ``F`` a ``.gguf``)
+``hf:P``           :class:`HFModel`                 (in-process, ``P`` a folder or ``.gguf``)
 any other ``M``    :class:`OpenAICompatible`        ``base_url`` (required)
 =================  ==============================  ===============================
 
@@ -34,6 +35,7 @@ from urllib.parse import urlsplit
 from flaneur.models.base import ChatModel
 from flaneur.models.cache import ResponseCache
 from flaneur.models.errors import ModelConfigError
+from flaneur.models.hf import HF_PREFIX, HFModel
 from flaneur.models.llamacpp import LlamaCppModel
 from flaneur.models.openai_compatible import OpenAICompatible
 from flaneur.models.usage import PriceTable, UsageTracker
@@ -55,6 +57,8 @@ PROVIDERS: dict[str, Provider] = {
     "llama-server": Provider("http://localhost:8080/v1", key_required=False),
 }
 LOCAL_PROVIDER = "llamacpp"
+HF_PROVIDER = "hf"
+IN_PROCESS = frozenset({LOCAL_PROVIDER, HF_PROVIDER})
 BATCHING_PROVIDERS = frozenset({"vllm", "sglang"})
 
 REMOTE_TIMEOUT_S = 60.0
@@ -127,7 +131,8 @@ def parse_model_string(model: str, *, base_url: str | None = None) -> ModelSpec:
     model
         E.g. ``openai/gpt-4o-mini``, ``vllm/Qwen/Qwen2.5-VL-7B-Instruct``, ``ollama/llava``,
         ``llamacpp/models/x.gguf``, a bare path ending in ``.gguf`` (absolute or relative;
-        the in-process backend), or any name when ``base_url`` is given.
+        the in-process backend), ``hf:PATH`` (a local transformers folder or GGUF file run
+        by transformers), or any name when ``base_url`` is given.
     base_url
         Explicit server URL, overriding the provider's default.
 
@@ -137,6 +142,10 @@ def parse_model_string(model: str, *, base_url: str | None = None) -> ModelSpec:
         For an empty name, or an unknown prefix without ``base_url``.
     """
     text = model.strip()
+    if text.startswith(HF_PREFIX):
+        if not text[len(HF_PREFIX) :]:
+            raise ModelConfigError("hf: needs a local model folder or GGUF file, e.g. hf:runs/ft")
+        return ModelSpec(HF_PROVIDER, text[len(HF_PREFIX) :], None, key_required=False)
     prefix, sep, rest = text.partition("/")
     bare_gguf = text.lower().endswith(".gguf") and prefix not in (*PROVIDERS, LOCAL_PROVIDER)
     if bare_gguf and not base_url:
@@ -204,13 +213,17 @@ def make_model(
     Returns
     -------
     ChatModel
-        An :class:`OpenAICompatible` or :class:`LlamaCppModel`.
+        An :class:`OpenAICompatible`, :class:`LlamaCppModel` or :class:`HFModel`.
     """
     spec = parse_model_string(model, base_url=base_url)
     if cache is None and cache_mode != "off":
         cache = ResponseCache(cache_path, cache_mode)
     if spec.provider == LOCAL_PROVIDER:
         return LlamaCppModel(
+            spec.model, cache=cache, usage=usage, default_params=default_params, **options
+        )
+    if spec.provider == HF_PROVIDER:
+        return HFModel(
             spec.model, cache=cache, usage=usage, default_params=default_params, **options
         )
 
@@ -264,7 +277,7 @@ class ModelConfig:
             "failure_threshold": self.failure_threshold,
             "max_tokens_cap": self.max_tokens,
         }
-        if spec.provider == LOCAL_PROVIDER:
+        if spec.provider in IN_PROCESS:
             options.update(self.backend_options)
         else:
             if self.backend_options:
