@@ -42,6 +42,7 @@ from flaneur.perception.detection import (
     REAL_DETECTORS,
     Detector,
     check_detector_views,
+    check_scene_provider,
     make_detector,
 )
 from flaneur.perception.detection.active import ACTIVE_THRESHOLD, PASSIVE_THRESHOLD
@@ -213,6 +214,7 @@ class RobotAgent(Planner):
         memory = self.start_memory(info.city)
         provider = self.provider(info)
         detector = self.detector(info.seed)
+        check_scene_provider(detector, provider, str(self.options.detector))
         walked = await asyncio.to_thread(
             survey_route,
             provider,

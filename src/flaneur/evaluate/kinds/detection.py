@@ -33,7 +33,12 @@ from flaneur.bench.types import VIRL_TO_FLANEUR, load_type_list, type_label
 from flaneur.errors import DataError, FlaneurError
 from flaneur.evaluate.kinds.base import Job, TaskContext
 from flaneur.evaluate.kinds.items import ItemKind, viewing
-from flaneur.perception.detection import DETECTORS, Detector, check_detector_views
+from flaneur.perception.detection import (
+    DETECTORS,
+    Detector,
+    check_detector_views,
+    check_scene_provider,
+)
 from flaneur.registry import Registry
 from flaneur.tasks.items import TaskItem
 from flaneur.tasks.spec import TaskSpec
@@ -134,6 +139,7 @@ class DetectionKind(ItemKind):
         labels = {type_label(t): VIRL_TO_FLANEUR[t] for t in types}
         detector = job.context.state.detector(solver, labels, info.seed)
         provider = info.views if info.views is not None else job.context.state.synthetic
+        check_scene_provider(detector, provider, job.agent)
         node, pitch = item.get("node"), item.get("pitch", 0.0)
         if not isinstance(node, str) or not isinstance(pitch, int | float):
             raise DataError(f"item {item.id!r}: fields 'node' and 'pitch' are malformed")

@@ -42,6 +42,8 @@ from flaneur.perception.detection.base import Detection, DetectionError, Detecto
 from flaneur.perception.detection.scene import OracleDetector, SceneDetector, SceneNoise
 from flaneur.perception.detection.storefront import StorefrontDetector
 from flaneur.registry import Registry
+from flaneur.views.registry import VIEWS
+from flaneur.views.synthetic import SyntheticViews
 
 
 def _check_detector(name: str, entry: Any) -> None:
@@ -85,10 +87,16 @@ def make_detector(name: str, **options: Any) -> Detector:
     return cls(**values)
 
 
+IMAGERY_PROVIDERS = ("panorama", "google", "mapillary")
+"""``--views`` providers of real imagery: what the scene simulator reports is not in them."""
+
+
 def check_detector_views(name: str, views: str | None) -> None:
-    """Raise one line when detector ``name`` reports what the offline renderer drew (the
-    scene simulator, the oracle: :class:`SceneDetector` and its subclasses) and the run's
-    ``views`` (a ``--views`` value; ``None``: synthetic) are not the synthetic ones.
+    """Raise one line, before anything runs, when detector ``name`` reports what the offline
+    renderer drew (the scene simulator, the oracle: :class:`SceneDetector` and its
+    subclasses) and ``views`` (a ``--views`` value; ``None``: synthetic) names real imagery
+    (:data:`IMAGERY_PROVIDERS`) or a provider class other than the offline renderer; a
+    provider made by a function is checked when it is made (:func:`check_scene_provider`).
 
     Raises
     ------
@@ -98,10 +106,37 @@ def check_detector_views(name: str, views: str | None) -> None:
     """
     spec = str(views or "synthetic")
     cls = DETECTORS.get(name)
-    if issubclass(cls, SceneDetector) and spec.partition(":")[0] != "synthetic":
+    if issubclass(cls, SceneDetector) and not _may_render_synthetic(spec):
         raise FlaneurError(
             f"detector {name!r} reports what the offline renderer drew: it needs synthetic "
             f"views, not --views {spec}"
+        )
+
+
+def _may_render_synthetic(spec: str) -> bool:
+    """Whether the provider ``spec`` names may be the offline renderer: not real imagery, and
+    not a provider class other than :class:`SyntheticViews` (a factory function may return
+    one; what it returns is checked by :func:`check_scene_provider`)."""
+    kind = spec.partition(":")[0]
+    if kind in IMAGERY_PROVIDERS:
+        return False
+    entry = VIEWS.get(kind) if kind in VIEWS.names() else None
+    return not (isinstance(entry, type) and not issubclass(entry, SyntheticViews))
+
+
+def check_scene_provider(detector: Detector, provider: Any, name: str) -> None:
+    """Raise one line when ``detector`` reports what the offline renderer drew and
+    ``provider`` (the run's view provider, made) is not the offline renderer.
+
+    Raises
+    ------
+    FlaneurError
+        Naming the detector and the provider's class.
+    """
+    if isinstance(detector, SceneDetector) and not isinstance(provider, SyntheticViews):
+        raise FlaneurError(
+            f"detector {name!r} reports what the offline renderer drew: it needs synthetic "
+            f"views, not {type(provider).__name__}"
         )
 
 
@@ -124,6 +159,7 @@ __all__ = [
     "YOLOWorldDetector",
     "active_detect",
     "check_detector_views",
+    "check_scene_provider",
     "make_detector",
     "passive_detect",
     "zoom_request",
