@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 
 import pytest
 
@@ -188,6 +189,15 @@ def test_data_is_never_run_as_markup(site):
     assert site["errors"] == []
 
 
+def wait_until(page, expression, timeout_s=30.0):
+    """Evaluate ``expression`` in ``page`` until it is true (a page whose Content-Security-Policy
+    forbids eval cannot run Playwright's own polling)."""
+    deadline = time.monotonic() + timeout_s
+    while not page.evaluate(expression):
+        assert time.monotonic() < deadline, f"not true within {timeout_s} s: {expression}"
+        time.sleep(0.05)
+
+
 def map_pixel(bounds, x, y, size=420):
     """Where common.js's streetMap draws metres (x, y) inside its SVG."""
     x0, y0, x1, y1 = bounds
@@ -313,11 +323,12 @@ def test_a_tile_layer_only_with_the_option(site, served, tmp_path):
             page = site["browser"].new_page(viewport={"width": 1200, "height": 860})  # CSP on
             page.goto(url + PAGES[1])
             page.wait_for_selector("body[data-ready]")
-            page.wait_for_function(
-                "[...document.querySelectorAll('svg.map g.tiles image')].length > 0"
-            )
-            page.wait_for_function(
-                f"performance.getEntriesByType('resource').some(e => e.name.startsWith('{tiles_url}'))"
+            # polled from here: with the page's script policy on, wait_for_function's own
+            # polling is refused (no eval), and the first check can come before the tiles
+            wait_until(page, "[...document.querySelectorAll('svg.map g.tiles image')].length > 0")
+            wait_until(
+                page,
+                f"performance.getEntriesByType('resource').some(e => e.name.startsWith('{tiles_url}'))",
             )
             first = page.locator("svg.map > *").first
             assert first.get_attribute("class") == "tiles"  # drawn under the streets
