@@ -123,3 +123,18 @@ def test_other_settings_in_the_folder_and_a_model_too_large_stop_with_one_line(
         main(train_args(tiny_model, tmp_path / "y", "--full"))
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "needs about" in err and "use --lora" in err
+
+
+def test_a_model_loaded_from_gguf_is_exported_as_its_float32_weights(tiny_model, tmp_path):
+    """transformers keeps GGUF as the quantization of a model loaded from a GGUF file and
+    refuses to save it; the export drops that mark (the weights are already float32)."""
+    from flaneur.models.hf import load_causal_lm
+    from flaneur.train.setup import export_model
+
+    model, tokenizer = load_causal_lm(str(tiny_model))
+    model.config.quantization_config = {"quant_method": "gguf"}
+    export_model(model, tokenizer, tmp_path / "out")
+    config = json.loads((tmp_path / "out" / "config.json").read_text())
+    assert "quantization_config" not in config
+    again, _ = load_causal_lm(str(tmp_path / "out"))
+    assert sum(p.numel() for p in again.parameters()) == sum(p.numel() for p in model.parameters())

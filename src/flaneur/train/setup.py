@@ -105,13 +105,30 @@ def trainable_state(model: Any) -> dict[str, Any]:
     return {n: p.detach().clone() for n, p in model.named_parameters() if p.requires_grad}
 
 
+def forget_gguf(model: Any) -> Any:
+    """``model`` without the marks of a GGUF file it was loaded from: its weights are already
+    de-quantized to float32, but transformers keeps GGUF as its quantization and refuses
+    ``save_pretrained`` ("quantized with gguf and is not serializable")."""
+    quant = getattr(model.config, "quantization_config", None)
+    method = (
+        quant.get("quant_method")
+        if isinstance(quant, dict)
+        else getattr(quant, "quant_method", None)
+    )
+    if str(method).lower().endswith("gguf"):
+        model.hf_quantizer = None
+        del model.config.quantization_config
+    return model
+
+
 def export_model(model: Any, tokenizer: Any, folder: Path) -> None:
-    """Save a plain ``transformers`` folder (LoRA merged into a copy of the weights)."""
+    """Save a plain ``transformers`` folder (LoRA merged into a copy of the weights; a model
+    loaded from GGUF saved as the float32 weights it holds)."""
     plain = model
     if hasattr(model, "merge_and_unload"):
         plain = copy.deepcopy(model).merge_and_unload()
     folder.mkdir(parents=True, exist_ok=True)
-    plain.save_pretrained(str(folder))
+    forget_gguf(plain).save_pretrained(str(folder))
     tokenizer.save_pretrained(str(folder))
 
 
@@ -121,6 +138,7 @@ __all__ = [
     "check_memory",
     "count_parameters",
     "export_model",
+    "forget_gguf",
     "needed_bytes",
     "trainable_model",
     "trainable_state",
