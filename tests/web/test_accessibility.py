@@ -5,12 +5,11 @@ annotation page with a task chosen). Screenshots go to the test's folder."""
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
 from axe_playwright_python.sync_playwright import Axe
 
-from flaneur.web.browser import launch, missing_browser
+from flaneur.web.browser import missing_browser
+from harness.web_client import browser_site
 
 pytestmark = pytest.mark.skipif(
     missing_browser() is not None, reason=f"browser tests: {missing_browser()}"
@@ -23,19 +22,9 @@ SERIOUS = ("serious", "critical")
 def site(served, tmp_path_factory):
     """The app on 127.0.0.1 in a thread and a Chromium page (axe is injected past the
     pages' script policy, as the other browser tests do)."""
-    from playwright.sync_api import sync_playwright
-
-    from flaneur.web import create_app
-    from flaneur.web.server import serve_in_thread
-
-    root = tmp_path_factory.mktemp("a11y")
-    shutil.copytree(served, root / "runs")
-    app = create_app([root / "runs"], play_dir=root / "play", cache_dir=root / "views")
-    with serve_in_thread(app) as url, sync_playwright() as playwright:
-        browser = launch(playwright)
-        page = browser.new_page(viewport={"width": 1200, "height": 860}, bypass_csp=True)
-        yield {"url": url, "page": page, "root": root}
-        browser.close()
+    with browser_site(tmp_path_factory.mktemp("a11y"), served) as found:
+        page = found["browser"].new_page(viewport={"width": 1200, "height": 860}, bypass_csp=True)
+        yield {**found, "page": page}
 
 
 def serious_violations(page) -> list[str]:  # type: ignore[no-untyped-def]

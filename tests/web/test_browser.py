@@ -9,7 +9,8 @@ import time
 import pytest
 
 from flaneur.evaluate.runlog import read_rows
-from flaneur.web.browser import launch, missing_browser, play_with_keyboard
+from flaneur.web.browser import missing_browser, play_with_keyboard
+from harness.web_client import browser_site
 
 TASK = "web-toy-v1"
 pytestmark = pytest.mark.skipif(
@@ -20,32 +21,14 @@ pytestmark = pytest.mark.skipif(
 @pytest.fixture(scope="module")
 def site(served, tmp_path_factory):
     """The app on 127.0.0.1 in a thread, a browser page, and the folders it writes."""
-    from playwright.sync_api import sync_playwright
-
-    from flaneur.web import create_app
-    from flaneur.web.server import serve_in_thread
-
-    root = tmp_path_factory.mktemp("site")
-    runs = root / "runs"
-    shutil.copytree(served, runs)
-    app = create_app([runs], play_dir=root / "play", cache_dir=root / "views", poll_s=0.1)
-    with serve_in_thread(app) as url, sync_playwright() as playwright:
-        browser = launch(playwright)
-        page = browser.new_page(viewport={"width": 1200, "height": 860}, bypass_csp=True)
+    with browser_site(tmp_path_factory.mktemp("site"), served, poll_s=0.1) as found:
+        page = found["browser"].new_page(viewport={"width": 1200, "height": 860}, bypass_csp=True)
         errors: list[str] = []
         page.on("pageerror", lambda err: errors.append(str(err)))
         page.on(
             "dialog", lambda dialog: (errors.append(f"dialog {dialog.message}"), dialog.dismiss())
         )
-        yield {
-            "url": url,
-            "page": page,
-            "root": root,
-            "runs": runs,
-            "errors": errors,
-            "browser": browser,
-        }
-        browser.close()
+        yield {**found, "page": page, "errors": errors}
 
 
 def test_runs_page_tables_sort_and_link(site):

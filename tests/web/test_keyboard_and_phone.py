@@ -6,7 +6,6 @@ keys, and the replay steps from its slider and buttons. Screenshots go to the te
 
 from __future__ import annotations
 
-import shutil
 from typing import Any
 
 import pytest
@@ -15,7 +14,8 @@ from axe_playwright_python.sync_playwright import Axe
 from flaneur.env.schemes.turns import TurnsScheme
 from flaneur.env.teacher import gold_rollout
 from flaneur.evaluate.runlog import read_rows
-from flaneur.web.browser import launch, missing_browser, play_with_keyboard
+from flaneur.web.browser import missing_browser, play_with_keyboard
+from harness.web_client import browser_site
 
 pytestmark = pytest.mark.skipif(
     missing_browser() is not None, reason=f"browser tests: {missing_browser()}"
@@ -32,18 +32,8 @@ IMAGES_LOADED = (
 @pytest.fixture(scope="module")
 def site(served, tmp_path_factory):
     """The app on 127.0.0.1 in a thread, a Chromium browser, and the folders it writes."""
-    from playwright.sync_api import sync_playwright
-
-    from flaneur.web import create_app
-    from flaneur.web.server import serve_in_thread
-
-    root = tmp_path_factory.mktemp("phone")
-    shutil.copytree(served, root / "runs")
-    app = create_app([root / "runs"], play_dir=root / "play", cache_dir=root / "views")
-    with serve_in_thread(app) as url, sync_playwright() as playwright:
-        browser = launch(playwright)
-        yield {"url": url, "browser": browser, "root": root}
-        browser.close()
+    with browser_site(tmp_path_factory.mktemp("phone"), served) as found:
+        yield found
 
 
 @pytest.fixture()

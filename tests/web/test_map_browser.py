@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import shutil
 
 import pytest
 from axe_playwright_python.sync_playwright import Axe
@@ -11,10 +10,9 @@ from axe_playwright_python.sync_playwright import Axe
 from flaneur.evaluate.runner import RunConfig, run_benchmark
 from flaneur.tasks.registry import register_task
 from flaneur.tasks.spec import TaskSpec
-from flaneur.web import create_app
-from flaneur.web.browser import launch, missing_browser
-from flaneur.web.server import serve_in_thread
+from flaneur.web.browser import missing_browser
 from harness.named_toy import named_toy_city
+from harness.web_client import browser_site
 
 TASK = "web-toy-v1"
 NAMED = "web-toy-named-v1"
@@ -28,22 +26,15 @@ pytestmark = pytest.mark.skipif(
 @pytest.fixture(scope="module")
 def site(served, toy_task, tmp_path_factory):
     """The app on 127.0.0.1 with the toy runs and a run in the toy city with street names."""
-    # lazy: playwright comes with the test extra (the module is skipped without it)
-    from playwright.sync_api import sync_playwright
-
     city, episodes = named_toy_city(), toy_task[1]
     build = lambda _d: (city, episodes)  # noqa: E731
     spec = TaskSpec(NAMED, "toy city with street names", build=build, city="toy", scheme="turns")
     register_task(spec, replace=True)
     root = tmp_path_factory.mktemp("maps")
-    shutil.copytree(served, root / "runs")
     config = RunConfig(agents=("oracle",), tasks=(NAMED,), limit=1)
     run_benchmark(config, root / "runs" / "named", progress="none")
-    app = create_app([root / "runs"], play_dir=root / "play", cache_dir=root / "views")
-    with serve_in_thread(app) as url, sync_playwright() as playwright:
-        browser = launch(playwright)
-        yield {"url": url, "browser": browser, "root": root}
-        browser.close()
+    with browser_site(root, served) as found:
+        yield found
 
 
 @pytest.fixture()
