@@ -10,12 +10,11 @@ import pytest
 from flaneur.agents.cityseeker import CitySeekerAgent, GraphMemory
 from flaneur.agents.cityseeker.memory import resolve_memory_path
 from flaneur.env import NavigationEnv, toy_episodes
-from flaneur.env.state import angular_distance
 from flaneur.evaluate.episode import run_episode
 from flaneur.models import make_model
 from flaneur.tasks.episode import Episode
 from flaneur.testing import FakeOpenAIServer
-from harness.cityseeker_policies import hinted_option, option_headings, prompt_kind, reply
+from harness.cityseeker_policies import hinted_option, option_headings, prompt_kind, reply, toward
 
 
 @pytest.fixture(autouse=True)
@@ -52,16 +51,6 @@ def policy(choose=lambda text: "A", confidence=0.9, stop_at=None):
         return reply("choice", choice=choose(text), confidence=confidence)
 
     return answer
-
-
-def toward(heading):
-    """Pick the option whose street points closest to ``heading``."""
-
-    def choose(text):
-        heads = option_headings(text)
-        return min(heads, key=lambda k: angular_distance(heads[k], heading))
-
-    return choose
 
 
 def backtracks(row):

@@ -19,7 +19,6 @@ from flaneur.agents.cityseeker.state import EpisodeRun
 from flaneur.agents.cityseeker.strategies.backtrack import _oracle_option
 from flaneur.agents.cityseeker.strategies.retrieval import paper_retrieves, this_cycle
 from flaneur.env import NavigationEnv, toy_city, toy_episodes
-from flaneur.env.state import angular_distance
 from flaneur.evaluate.episode import run_episode
 from flaneur.models import make_model
 from flaneur.tasks.cityseeker_questions import load_cityseeker_questions
@@ -28,7 +27,7 @@ from flaneur.testing import FakeOpenAIServer
 from flaneur.world import City, StreetGraph
 from flaneur.world.sources.cityseeker import city_from_cityseeker
 from harness.cityseeker_city import write_walkable_city
-from harness.cityseeker_policies import hinted_option, option_headings, prompt_kind, reply
+from harness.cityseeker_policies import hinted_option, option_headings, prompt_kind, reply, toward
 
 
 @pytest.fixture(autouse=True)
@@ -67,14 +66,6 @@ def answers(choose=lambda text: "A", confidence=0.9):
         return reply("choice", choice=choose(text), confidence=confidence)
 
     return answer
-
-
-def toward(heading):
-    def choose(text):
-        heads = option_headings(text)
-        return min(heads, key=lambda k: angular_distance(heads[k], heading))
-
-    return choose
 
 
 def of_kind(requests, kind):

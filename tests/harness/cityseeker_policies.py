@@ -19,6 +19,7 @@ import json
 import re
 from dataclasses import dataclass
 
+from flaneur.env.state import angular_distance
 from flaneur.testing.fake_openai import FakeRequest
 
 OPTION_LINE = re.compile(r"^([A-Z])\. (FRONT|LEFT|RIGHT|BACK) \(", re.MULTILINE)
@@ -52,6 +53,16 @@ def hinted_option(text: str) -> str | None:
     """The letter a B3 hint recommends, if the prompt has one."""
     match = HINT_LINE.search(text)
     return match.group(1) if match else None
+
+
+def toward(heading: float):  # type: ignore[no-untyped-def]
+    """``choose(prompt)`` picking the option whose street points closest to ``heading``."""
+
+    def choose(text: str) -> str:
+        heads = option_headings(text)
+        return min(heads, key=lambda k: angular_distance(heads[k], heading))
+
+    return choose
 
 
 def reply(

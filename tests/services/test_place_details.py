@@ -10,10 +10,7 @@ import asyncio
 import io
 import json
 import logging
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from PIL import Image
@@ -37,12 +34,13 @@ from flaneur.tasks.items import TaskItem
 from flaneur.views.base import ProviderError, QuotaError
 from flaneur.views.cache import ViewCache
 from flaneur.world.packs import save_pack
+from harness.http_stub import LocalHTTP
 
 KEY = "AIzaTEST-key-never-shown-0123456789"
 METRES_LAT = 1 / 111_195.0  # degrees of latitude per metre
 
 
-class FakePlaces:
+class FakePlaces(LocalHTTP):
     """Google's Places API (New) on 127.0.0.1: ``routes[(method, path)] = handler(request)
     -> (status, content type, body)``; every request is recorded as a dict (method, path,
     query, headers, json)."""
@@ -50,52 +48,14 @@ class FakePlaces:
     def __init__(self) -> None:
         self.routes: dict = {}
         self.requests: list[dict] = []
-        fake = self
+        super().__init__(self._answer)
 
-        class Handler(BaseHTTPRequestHandler):
-            def _answer(self, method: str) -> None:
-                parts = urlsplit(self.path)
-                size = int(self.headers.get("Content-Length") or 0)
-                raw = self.rfile.read(size) if size else b""
-                request = {
-                    "method": method,
-                    "path": parts.path,
-                    "query": {k: v[0] for k, v in parse_qs(parts.query).items()},
-                    "headers": {k.lower(): v for k, v in self.headers.items()},
-                    "json": json.loads(raw) if raw else None,
-                }
-                fake.requests.append(request)
-                handler = fake.routes.get((method, parts.path))
-                if handler is None:
-                    status, ctype, body = 404, "text/plain", "no route"
-                else:
-                    status, ctype, body = handler(request)
-                data = body if isinstance(body, bytes) else str(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", ctype)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def do_GET(self) -> None:
-                self._answer("GET")
-
-            def do_POST(self) -> None:
-                self._answer("POST")
-
-            def log_message(self, *args) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(
-            target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        )
-        self.thread.start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+    def _answer(self, request: dict) -> tuple[int, str, object]:
+        self.requests.append(request)
+        handler = self.routes.get((request["method"], request["path"]))
+        if handler is None:
+            return 404, "text/plain", "no route"
+        return handler(request)
 
 
 def place(name, lat, lng, *, rating=4.5, count=120, reviews=None, photos=1, pid="G1"):

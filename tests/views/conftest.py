@@ -6,6 +6,7 @@ import pytest
 
 from flaneur.views.synthetic import SyntheticViews
 from flaneur.views.toy import grid_city
+from harness.http_stub import LocalHTTP
 
 
 @pytest.fixture(scope="session")
@@ -20,53 +21,24 @@ def toy_views(toy):
     return SyntheticViews(toy).prepare()
 
 
-class FakeHTTP:
+class FakeHTTP(LocalHTTP):
     """A local HTTP server whose answers the test sets per path; it records every request.
 
-    ``routes[path] = handler(query: dict, headers: dict) -> (status, content_type, body)``.
+    ``routes[path] = handler(query: dict, headers: dict) -> (status, content_type, body)``;
+    ``requests`` holds ``(path, query, headers)`` of each request.
     """
 
     def __init__(self) -> None:
-        import threading
-        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-        from urllib.parse import parse_qs, urlsplit
-
         self.routes: dict = {}
         self.requests: list[tuple[str, dict, dict]] = []
-        fake = self
+        super().__init__(self._answer)
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                parts = urlsplit(self.path)
-                query = {k: v[0] for k, v in parse_qs(parts.query).items()}
-                headers = {k.lower(): v for k, v in self.headers.items()}
-                fake.requests.append((parts.path, query, headers))
-                handler = fake.routes.get(parts.path)
-                if handler is None:
-                    status, ctype, body = 404, "text/plain", b"no route"
-                else:
-                    status, ctype, body = handler(query, headers)
-                if isinstance(body, str):
-                    body = body.encode()
-                self.send_response(status)
-                self.send_header("Content-Type", ctype)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(
-            target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        )
-        self.thread.start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+    def _answer(self, request: dict) -> tuple[int, str, object]:
+        self.requests.append((request["path"], request["query"], request["headers"]))
+        handler = self.routes.get(request["path"])
+        if handler is None:
+            return 404, "text/plain", b"no route"
+        return handler(request["query"], request["headers"])
 
 
 @pytest.fixture
