@@ -19,7 +19,7 @@ the first ``--eval-limit`` episodes of ``--eval`` by the normal runner (``--agen
 * ``rbl-1``, ``rbl-2``, ...: after each of ``--rounds`` RBL epochs continuing from ``ft``;
 * ``forward`` and ``random``: the baselines on the same episodes and scheme.
 
-Prints one JSON object: ``tokens_per_s`` (measured first, on the first training example:
+Prints one JSON object: ``tokens_per_s`` (measured first, on the first training episode:
 a no-grad forward pass and a LoRA training step), per stage TC and SPD with 95 % intervals
 (:func:`flaneur.metrics.summary.aggregate`), rows and errors, and the paired test against
 forward (:func:`flaneur.report.run_report.compare_runs`: difference of TC with its interval
@@ -93,37 +93,44 @@ def default_model() -> str:
 
 
 def tokens_per_second(model_path: str, task: str, data_dir: str | None, loaded: Any) -> dict:
-    """Prefill and LoRA training-step throughput on the first training example."""
+    """Throughput on the first training episode's gold decisions, packed into one sequence
+    (:mod:`flaneur.train.packing`): a no-grad pass and a LoRA training step, in tokens of
+    the packed sequence and in decisions per second."""
     # lazy: torch and the training modules are an optional extra (flaneur[train])
     from flaneur.env.schemes.turns import TurnsScheme
     from flaneur.models.hf import import_torch_transformers
     from flaneur.tasks.registry import load_task, navigation_episodes
     from flaneur.train.examples import gold_examples
+    from flaneur.train.packing import by_episode, packed_loss
     from flaneur.train.setup import trainable_model
-    from flaneur.train.tokens import collate, encode, pad_id, summed_loss
+    from flaneur.train.tokens import encode
 
     city, items = loaded[task] if loaded and task in loaded else load_task(task, data_dir)
     episode = navigation_episodes(items, task=task)[0]
-    example = gold_examples(TurnsScheme(city.graph), city, episode)[-1]
+    examples = gold_examples(TurnsScheme(city.graph), city, episode)
     started = time.perf_counter()
     model, tokenizer = trainable_model(model_path, lora=True)
     load_s = time.perf_counter() - started
     torch, _ = import_torch_transformers()
-    batch = collate(torch, [encode(tokenizer, example)], pad_id(tokenizer))
-    n = int(batch["input_ids"].numel())
+    one_by_one = sum(len(p) + len(t) for p, t in (encode(tokenizer, e) for e in examples))
+    packed = by_episode(tokenizer, examples)[0]
+    n = len(packed.ids)
     started = time.perf_counter()
     with torch.no_grad():
-        summed_loss(torch, model, batch)
+        packed_loss(torch, model, packed)
     prefill = time.perf_counter() - started
     started = time.perf_counter()
-    loss, _ = summed_loss(torch, model, batch)
+    loss, _ = packed_loss(torch, model, packed)
     loss.backward()
     step = time.perf_counter() - started
     return {
-        "example_tokens": n,
+        "episode_decisions": len(examples),
+        "episode_tokens_one_by_one": one_by_one,
+        "episode_tokens_packed": n,
         "model_load_s": round(load_s, 2),
         "prefill_tokens_per_s": round(n / prefill, 1),
         "train_tokens_per_s": round(n / step, 1),
+        "train_decisions_per_s": round(len(examples) / step, 2),
         "threads": torch.get_num_threads(),
     }
 

@@ -51,7 +51,7 @@ def gold_loss(folder: Path) -> float:
 
     from flaneur.models.hf import load_causal_lm
     from flaneur.train.examples import gold_examples
-    from flaneur.train.tokens import action_loss
+    from flaneur.train.packing import action_loss
 
     city = toy_city()
     examples = [

@@ -37,6 +37,7 @@ from flaneur.models.errors import (
     ModelContextOverflow,
     ModelError,
 )
+from flaneur.models.hf_prefix import DEFAULT_SLOTS, PrefixCaches
 from flaneur.models.messages import Message, to_openai
 from flaneur.models.usage import UsageTracker
 
@@ -159,14 +160,18 @@ def eos_ids(model: Any, tokenizer: Any) -> set[int]:
     return ids
 
 
-def next_cache(model: Any, out: Any) -> dict[str, Any]:
-    """The key-value cache of ``out`` as the keyword the model's ``forward`` takes
-    (``cache`` from transformers 5.2x on, ``past_key_values`` before)."""
+def cache_of(out: Any) -> Any:
+    """The key-value cache a forward pass returned (``cache`` from transformers 5.2x on,
+    ``past_key_values`` before)."""
+    return out.cache if getattr(out, "cache", None) is not None else out.past_key_values
+
+
+def cache_kwargs(model: Any, cache: Any) -> dict[str, Any]:
+    """``cache`` as the keyword the model's ``forward`` takes (``cache`` or
+    ``past_key_values``, by transformers version)."""
     inner = model.get_base_model() if hasattr(model, "get_base_model") else model
     names = inspect.signature(inner.forward).parameters
-    if "cache" in names and hasattr(out, "cache"):
-        return {"cache": out.cache}
-    return {"past_key_values": out.past_key_values}
+    return {"cache": cache} if "cache" in names else {"past_key_values": cache}
 
 
 class HFModel(BaseChatModel):
@@ -181,6 +186,10 @@ class HFModel(BaseChatModel):
         saving it); ``model_path`` then only names it.
     seed
         Seed of sampled replies (``temperature`` > 0).
+    prefix_slots
+        Key-value caches of recent prompts kept for prompts that extend them
+        (:mod:`flaneur.models.hf_prefix`); 0 computes every prompt in full. Call
+        :meth:`forget_prefixes` after changing the weights of a ``model`` passed in.
     cache, usage, default_params, failure_threshold, max_tokens_cap
         See :class:`~flaneur.models.base.BaseChatModel`.
     """
@@ -195,6 +204,7 @@ class HFModel(BaseChatModel):
         model: Any = None,
         tokenizer: Any = None,
         seed: int = 0,
+        prefix_slots: int = DEFAULT_SLOTS,
         cache: ResponseCache | None = None,
         usage: UsageTracker | None = None,
         default_params: Mapping[str, Any] | None = None,
@@ -215,6 +225,12 @@ class HFModel(BaseChatModel):
         self.seed = int(seed)
         self._model, self._tokenizer = model, tokenizer
         self._lock = threading.Lock()  # one forward pass at a time
+        self.prefixes = PrefixCaches(prefix_slots)
+
+    def forget_prefixes(self) -> None:
+        """Drop the kept key-value caches (they belong to the weights that made them)."""
+        with self._lock:
+            self.prefixes.clear()
 
     def identity(self) -> dict[str, Any]:
         """Backend kind, path and the size and time of its weight files (cache identity)."""
@@ -262,8 +278,13 @@ class HFModel(BaseChatModel):
         stops = eos_ids(model, tokenizer)
         tokens: list[int] = []
         positions: list[tuple[int, float, list[tuple[int, float]]]] = []
+        prompt = [int(i) for i in ids[0].tolist()]
         with torch.no_grad():
-            out = model(input_ids=ids, use_cache=True)
+            reused, kept = self.prefixes.take(prompt)
+            if kept is None:
+                out = model(input_ids=ids, use_cache=True)
+            else:
+                out = model(input_ids=ids[:, reused:], use_cache=True, **cache_kwargs(model, kept))
             for _ in range(max_new):
                 logp = torch.log_softmax(out.logits[0, -1].float(), dim=-1)
                 if temperature > 0:
@@ -280,7 +301,8 @@ class HFModel(BaseChatModel):
                 tokens.append(token)
                 positions.append((token, float(logp[token]), top))
                 step = torch.tensor([[token]], dtype=ids.dtype)
-                out = model(input_ids=step, use_cache=True, **next_cache(model, out))
+                out = model(input_ids=step, use_cache=True, **cache_kwargs(model, cache_of(out)))
+        self.prefixes.put(prompt + tokens, cache_of(out))
         return tokens, positions
 
     def _completion(
@@ -331,6 +353,8 @@ class HFModel(BaseChatModel):
 __all__ = [
     "HF_PREFIX",
     "HFModel",
+    "cache_kwargs",
+    "cache_of",
     "eos_ids",
     "import_torch_transformers",
     "load_causal_lm",

@@ -43,12 +43,11 @@ from flaneur.train.examples import (
     gold_examples,
     student_walk,
 )
+from flaneur.train.packing import by_episode, packed_loss
 from flaneur.train.setup import check_memory, export_model, trainable_model, trainable_state
-from flaneur.train.tokens import collate, encode, pad_id, summed_loss
 from flaneur.world.city import City
 
 METHODS = ("ft", "rbl")
-MICRO_BATCH = 8
 Loaded = dict[str, tuple[City, list[Any]]]
 
 
@@ -187,20 +186,20 @@ def instance_examples(
 
 
 def train_step(trainer: Trainer, examples: list[Example]) -> float:
-    """One AdamW step on ``examples``; their mean action-token loss."""
+    """One AdamW step on ``examples`` (each episode's packed into one sequence,
+    :mod:`flaneur.train.packing`); their mean action-token loss."""
     torch, model = trainer.torch, trainer.model
-    encoded = [encode(trainer.tokenizer, e) for e in examples]
-    tokens = sum(sum(1 for v in labels if v != -100) for _, labels in encoded)
+    packed = by_episode(trainer.tokenizer, examples)
+    tokens = sum(p.labelled for p in packed)
     trainer.optimizer.zero_grad()
     total = 0.0
-    pad = pad_id(trainer.tokenizer)
-    for start in range(0, len(encoded), MICRO_BATCH):
-        loss, _ = summed_loss(
-            torch, model, collate(torch, encoded[start : start + MICRO_BATCH], pad)
-        )
+    for sequence in packed:
+        loss, _ = packed_loss(torch, model, sequence)
         (loss / max(tokens, 1)).backward()
         total += float(loss.detach())
     trainer.optimizer.step()
+    if trainer.student is not None:
+        trainer.student.forget_prefixes()  # its kept keys and values came from the old weights
     return total / max(tokens, 1)
 
 
