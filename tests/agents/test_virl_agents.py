@@ -260,6 +260,19 @@ def test_diego_feedback_words_and_the_end_of_the_day(helsinki):
     ]
 
 
+def test_paper_diego_go_home_goes_to_the_drafting_not_the_end(helsinki):
+    # V-IRL's code hands a remark to the revision of the current activity; the day ends only
+    # when a drafted activity is "end". Offline the drafting rule does not read remarks, so
+    # the day goes on to the wish (flaneur: it ends at once, the test above).
+    persona = persona_from_dict({**PERSONA, "status": {"hunger": 90}})
+    start = helsinki.graph.index(str(helsinki.graph.ids[0]))
+    planner = DayPlanner(helsinki, Thinker(None, "diego"), protocol="paper")
+    day = asyncio.run(planner.plan_day(persona, start, "here", ["Ateneum"], ["go home"]))
+    kinds = [a["type"] for a in day["plan"]]
+    assert day["feedback_heard"] == ["go home"] and kinds == ["transport", "normal", "end"]
+    assert day["unvisited"] == [] and "asked to end the day" not in json.dumps(day)
+
+
 def test_diego_feedback_sources(tmp_path):
     (tmp_path / "f.txt").write_text("I am tired of museums\n\nmore coffee please\n")
     assert scenario_feedback(str(tmp_path / "f.txt"))[0] == [

@@ -357,3 +357,11 @@ def test_paper_ling_asks_local_as_v_irl(city, tmp_path):
     asked = [a for r in rows[0]["records"] for a in r.get("asked", [])]
     assert asked[0]["destination"] == bank.name
     assert not DISTANCE.search(asked[0]["instruction"])
+
+
+def test_paper_ling_step_limit_is_the_benchmarks():
+    # V-IRL's VLN benchmark gives Ling 40 actions; its single-trip configs say 30 and 35
+    from flaneur.agents.virl.ling import LingOptions
+
+    assert LingOptions().step_limit == 40
+    assert LingOptions(step_limit=30).step_limit == 30

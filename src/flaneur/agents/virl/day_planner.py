@@ -58,7 +58,12 @@ class DayPlanner:
     """Diego's planning of one day in ``city`` (one scenario; a new one per plan): the run's
     model through the ``diego`` prompts (``thinker``; offline without a model; meals are found
     through Aria's prompts, recorded in the same list), travel times from Directions or
-    guessed (``grounded=False``: the ablation), at most ``max_rounds`` planning rounds."""
+    guessed (``grounded=False``: the ablation), at most ``max_rounds`` planning rounds.
+
+    Under ``protocol="paper"`` a remark only goes to the drafting of the next activity, as
+    V-IRL's code hands it to the revision of the current one, and the day ends only when a
+    drafted activity is ``end``; under ``flaneur`` a remark such as "go home" ends it at once
+    (:func:`~flaneur.agents.virl.day_rules.ends_the_day`)."""
 
     def __init__(
         self,
@@ -67,11 +72,13 @@ class DayPlanner:
         *,
         grounded: bool = True,
         max_rounds: int = MAX_ACTIVITIES,
+        protocol: str = "flaneur",
     ) -> None:
         self.city = city
         self.thinker = thinker
         self.grounded = grounded
         self.max_rounds = max_rounds
+        self.paper = protocol == "paper"
         meals = Thinker(thinker.model, "aria", records=thinker.records)
         self.aria = Recommender(city, meals, radius_m=MEAL_RADIUS_M)
 
@@ -211,7 +218,7 @@ class DayPlanner:
             said, ask = await self._remark(notes, ask, state, plan)
             if said:
                 heard.append(said)
-                if ends_the_day(said):
+                if not self.paper and ends_the_day(said):
                     ended = f"the person asked to end the day ({said!r})"
                     break
                 if not self.thinker.online:

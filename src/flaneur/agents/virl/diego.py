@@ -121,14 +121,15 @@ class DiegoAgent(ScenarioPlanner):
         wishes = wish_list(item.get("wishes"))
         remarks, ask = scenario_feedback(item.get("feedback"))
         day = (scene.persona, scene.start, scene.label, wishes)
-        grounded = await DayPlanner(info.city, scene.thinker, max_rounds=rounds).plan_day(
-            *day, list(remarks), ask=ask
-        )
+        protocol = info.protocol
+        grounded = await DayPlanner(
+            info.city, scene.thinker, max_rounds=rounds, protocol=protocol
+        ).plan_day(*day, list(remarks), ask=ask)
         if not self.options.ablation:
             return scene.result(grounded_plan=grounded)
         heard = remarks or list(grounded["feedback_heard"])  # the same remarks
         ungrounded = await DayPlanner(
-            info.city, scene.thinker, grounded=False, max_rounds=rounds
+            info.city, scene.thinker, grounded=False, max_rounds=rounds, protocol=protocol
         ).plan_day(*day, list(heard))
         mae = "travel_time_mae_min"
         errors = {"grounded": grounded[mae], "ungrounded": ungrounded[mae]}
