@@ -36,14 +36,17 @@ def test_hf_model_strings_name_local_paths_only(tmp_path):
 @needs_train_extra
 def test_the_action_words_get_log_probabilities(tiny_model):
     model = make_model(f"hf:{tiny_model}")
-    score, reply = asyncio.run(score_actions(model, [system("Act."), user("Go east .")]))
+    messages = [system("Act."), user("Go east .")]
+    params = {"temperature": 0, "max_tokens": 8, "logprobs": True, "top_logprobs": 20}
+    reply = asyncio.run(model.complete(messages, **params))
     top = reply.logprobs[0].top
     assert len(top) == 20 and top == tuple(sorted(top, key=lambda t: -t[1]))
     assert reply.usage.completion_tokens == len(reply.logprobs) <= 8
-    words = {t for t, _ in top} & {"FORWARD", "LEFT", "RIGHT", "TURN_AROUND", "STOP"}
-    assert set(score.scores) == words  # every action word in the top-20 is scored
-    again = asyncio.run(score_actions(model, [system("Act."), user("Go east .")]))[1]
+    again = asyncio.run(model.complete(messages, **params))
     assert again.text == reply.text  # greedy: the same reply
+    score, scored = asyncio.run(score_actions(model, messages))
+    actions = {"FORWARD", "LEFT", "RIGHT", "TURN_AROUND", "STOP"}
+    assert set(score.scores) == actions and scored.text == score.choice  # whole words scored
 
 
 @needs_train_extra

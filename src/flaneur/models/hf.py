@@ -38,13 +38,23 @@ from flaneur.models.errors import (
     ModelError,
 )
 from flaneur.models.hf_prefix import DEFAULT_SLOTS, PrefixCaches
+from flaneur.models.hf_words import word_logprobs
 from flaneur.models.messages import Message, to_openai
 from flaneur.models.usage import UsageTracker
 
 HF_PREFIX = "hf:"
 INSTALL_HINT = "pip install 'flaneur[train]' (torch==2.13.0, transformers, peft)"
 _PASSED = frozenset(
-    {"temperature", "max_tokens", "stop", "seed", "logprobs", "top_logprobs", "top_p"}
+    {
+        "temperature",
+        "max_tokens",
+        "stop",
+        "seed",
+        "logprobs",
+        "top_logprobs",
+        "top_p",
+        "score_words",
+    }
 )
 _IGNORED = frozenset({"n", "user", "min_mass"})
 DEFAULT_MAX_TOKENS = 64
@@ -196,6 +206,7 @@ class HFModel(BaseChatModel):
 
     backend_kind = "hf"
     supports_logprobs = True
+    scores_words = True
 
     def __init__(
         self,
@@ -254,6 +265,8 @@ class HFModel(BaseChatModel):
             t0 = time.perf_counter()
             prompt = render_chat(tokenizer, messages)
             ids = tokenizer(prompt, add_special_tokens=False, return_tensors="pt")["input_ids"]
+            if params.get("score_words"):
+                return self._scored(model, tokenizer, ids, list(params["score_words"]), t0)
             max_new = int(params.get("max_tokens") or DEFAULT_MAX_TOKENS)
             limit = getattr(model.config, "max_position_embeddings", None)
             if limit and ids.shape[1] + max_new > int(limit):
@@ -266,6 +279,33 @@ class HFModel(BaseChatModel):
             except (MemoryError, self.torch.OutOfMemoryError):
                 raise ModelError(f"hf/{self.model_path.name}: out of memory") from None
             return self._completion(tokenizer, ids, tokens, positions, params, t0)
+
+    def _scored(
+        self, model: Any, tokenizer: Any, ids: Any, words: list[str], t0: float
+    ) -> Completion:
+        """The reply that scores ``words`` whole (:mod:`flaneur.models.hf_words`): the most
+        likely word as the text, and one position whose top entries are every word with its
+        summed log-probability, as :func:`~flaneur.models.scoring.choose_literal` reads."""
+        tokens = [tokenizer(w, add_special_tokens=False)["input_ids"] for w in words]
+        if any(not t for t in tokens):
+            raise ModelConfigError("score_words: a word the tokenizer reads as no token")
+        prompt = [int(i) for i in ids[0].tolist()]
+        try:
+            scores = word_logprobs(
+                self.torch, model, prompt, tokens, self.prefixes, cache_kwargs, cache_of
+            )
+        except (MemoryError, self.torch.OutOfMemoryError):
+            raise ModelError(f"hf/{self.model_path.name}: out of memory") from None
+        ranked = sorted(zip(words, scores, strict=True), key=lambda ws: -ws[1])
+        best, best_lp = ranked[0]
+        return Completion(
+            text=best,
+            finish_reason="stop",
+            usage=Usage(prompt_tokens=len(prompt), completion_tokens=0),
+            latency_s=time.perf_counter() - t0,
+            logprobs=(TokenLogprob(best, best_lp, tuple(ranked)),),
+            model=self.model_path.name,
+        )
 
     def _generate(
         self, model: Any, tokenizer: Any, ids: Any, max_new: int, params: Mapping[str, Any]

@@ -250,7 +250,10 @@ async def score_actions(
 ) -> tuple[ActionScore, Completion]:
     """Ask ``model`` for the next word and choose a literal from its reply.
 
-    Requests ``top_logprobs`` when ``model.supports_logprobs``; ``temperature`` defaults to 0.
+    Requests ``top_logprobs`` when ``model.supports_logprobs``; a model that
+    ``scores_words`` (the in-process ``hf:`` backend) instead scores each literal whole, its
+    summed token log-probability (``score_words``), so words the tokenizer splits compete
+    fairly. ``temperature`` defaults to 0.
 
     Returns
     -------
@@ -259,7 +262,10 @@ async def score_actions(
     """
     params.setdefault("temperature", 0)
     params.setdefault("max_tokens", max_tokens)
-    if getattr(model, "supports_logprobs", False):
+    if getattr(model, "scores_words", False):
+        params.setdefault("score_words", list(literals))  # whole words, exactly
+        params.setdefault("logprobs", True)
+    elif getattr(model, "supports_logprobs", False):
         params.setdefault("top_logprobs", top_logprobs)
     completion = await model.complete(messages, **params)
     return choose_literal(completion, literals, aliases=aliases, min_mass=min_mass), completion
