@@ -14,9 +14,14 @@ from PIL import Image
 from flaneur.agents import ForwardAgent, RandomAgent
 from flaneur.agents.baselines import cityseeker_episode
 from flaneur.agents.cityseeker import CitySeekerAgent
-from flaneur.agents.cityseeker.options import build_options, walkable_options
+from flaneur.agents.cityseeker.options import (
+    build_options,
+    paper_direction,
+    paper_forward,
+    walkable_options,
+)
 from flaneur.agents.cityseeker.state import EpisodeRun
-from flaneur.agents.cityseeker.strategies.backtrack import _oracle_option
+from flaneur.agents.cityseeker.strategies.backtrack import _oracle_option, paper_way_back
 from flaneur.agents.cityseeker.strategies.retrieval import paper_retrieves, this_cycle
 from flaneur.env import NavigationEnv, toy_city, toy_episodes
 from flaneur.evaluate.episode import run_episode
@@ -269,6 +274,129 @@ def test_paper_b3_hint_is_the_oracle(city, server):
     plain, requests = play(city, server, low, ep, "flaneur", strategies="b3")
     assert plain["privileged"] == []
     assert any("most promising option now is" in t for t in of_kind(requests, "choice"))
+
+
+def line_city() -> City:
+    """p0 - p1 - ... - p7 eastward along the equator, 0.0001 degrees (11 m) apart, two-way."""
+    ids = [f"p{k}" for k in range(8)]
+    src = [k for k in range(7)] + [k + 1 for k in range(7)]
+    dst = [k + 1 for k in range(7)] + [k for k in range(7)]
+    graph = StreetGraph.from_edges(ids, [0.0] * 8, [k * 1e-4 for k in range(8)], src, dst)
+    return City(name="line", graph=graph)
+
+
+def confidences(*values):
+    """Always continue and walk east; the k-th choice reply has confidence ``values[k]`` (the
+    last one repeated)."""
+    told = itertools.count()
+
+    def answer(req):
+        text = req.last_user_text
+        if prompt_kind(text) == "stop":
+            return reply("stop", decision="continue", confidence=0.9)
+        k = next(told)
+        return reply(
+            "choice", choice=toward(90.0)(text), confidence=values[min(k, len(values) - 1)]
+        )
+
+    return answer
+
+
+def test_paper_way_back_slices_the_last_three_nodes_as_released():
+    # Map._backtrack: trajectory[-backtrack_steps - 1 : -1], the first is where it goes back to
+    assert paper_way_back([0, 1, 2, 3, 4], 3) == [1, 2, 3]
+    assert paper_way_back([0, 1, 2], 3) == [0, 1]  # three steps taken: back to the start
+    assert paper_way_back([0, 1], 3) == [0]
+    assert paper_way_back([0], 3) == []  # nothing before the last position: it stays
+
+
+def test_paper_b1_goes_back_the_last_three_nodes_along_its_trail(server):
+    line = line_city()
+    ep = Episode(id="east", city="line", instruction="Find the museum.", start_node="p0",
+                 start_heading=90.0, goal_nodes=("p7",), max_steps=10)  # fmt: skip
+    dips = confidences(0.9, 0.9, 0.9, 0.9, 0.3)  # mean of the last 3 decisions: 0.70 at p5
+    paper, _ = play(line, server, dips, ep, "paper", strategies="b1")
+    path = ["p0", "p1", "p2", "p3", "p4", "p5", "p4", "p3", "p2", "p1", "p2"]
+    assert paper["path"] == path  # decided on p0..p4; re-recorded p3, p2, p1; on p1
+    events = [e for r in paper["records"] for e in r.get("strategy_events", [])]
+    assert "b1: mean confidence 0.70 over the last 3 decisions is below 0.75; going back the " \
+        "last 3 nodes to p1" in events  # fmt: skip
+    assert len(backtracks(paper)) == 4  # one step of the budget per street walked
+    flaneur, _ = play(line, server, confidences(0.9, 0.9, 0.9, 0.9, 0.3), ep, "flaneur",
+                      strategies="b1")  # fmt: skip
+    assert flaneur["path"][:8] == ["p0", "p1", "p2", "p3", "p4", "p5", "p4", "p5"]  # trusted p4
+    low = confidences(0.3)  # from the start: three decisions, then back to the start, twice
+    paper, _ = play(line, server, low, short(ep, 13), "paper", strategies="b1")
+    assert paper["path"] == ["p0", "p1", "p2", "p3", "p2", "p1", "p0",
+                             "p1", "p2", "p3", "p2", "p1", "p0", "p1"]  # fmt: skip
+    # recorded p0 p1 p2 | p1 p0 (re-recorded) | p0 p1 p2: the last 3 before p2 are p0 p0 p1
+    events = [e for r in paper["records"] for e in r.get("strategy_events", [])]
+    assert [e.rsplit("; ", 1)[1] for e in events if e.startswith("b1:")] == [
+        "going back the last 2 nodes to p0",
+        "going back the last 3 nodes to p0",
+    ]
+
+
+# ---------------------------------------------------------------------- directions
+@pytest.mark.parametrize(
+    ("forward", "heading", "label"),
+    [
+        (0.0, 0.0, "FRONT"),
+        (0.0, 22.4999, "FRONT"),
+        (0.0, 22.5, "FRONT_LEFT"),  # each bin's lower edge belongs to it
+        (0.0, 67.4999, "FRONT_LEFT"),
+        (0.0, 67.5, "LEFT"),  # 90 degrees clockwise (on the right) is LEFT in the released code
+        (0.0, 112.5, "BACK_LEFT"),
+        (0.0, 157.4999, "BACK_LEFT"),
+        (0.0, 157.5, "BACK"),
+        (0.0, 202.5, "BACK_RIGHT"),
+        (0.0, 247.5, "RIGHT"),
+        (0.0, 292.5, "FRONT_RIGHT"),
+        (0.0, 337.4999, "FRONT_RIGHT"),
+        (0.0, 337.5, "FRONT"),
+        (350.0, 12.5, "FRONT_LEFT"),  # (12.5 - 350 + 360) % 360 = 22.5
+        (-90.0, 0.0, "LEFT"),  # a geodesic azimuth in (-180, 180]: -90 is 270
+        (90.0, -90.0, "BACK"),
+    ],
+)
+def test_paper_directions_bin_as_the_released_code(forward, heading, label):
+    assert paper_direction(forward, heading) == label
+
+
+def test_paper_options_carry_the_eight_directions(city, server):
+    ep = short(toy_episodes()[1], 1)  # X4 facing east: N1 0°, E1 90°, S1 180°, W1 270°
+    _, requests = play(city, server, answers(), ep, "paper")
+    lines = re.findall(r"^([A-D]\. [^:]*):", of_kind(requests, "choice")[0], re.M)
+    assert lines == [
+        "A. FRONT (toward the east, 90°)",
+        "B. RIGHT (toward the north, 0°)",  # as the released code: anticlockwise is RIGHT
+        "C. LEFT (toward the south, 180°)",
+        "D. BACK (toward the west, 270°)",
+    ]
+    _, requests = play(city, server, answers(), ep, "flaneur")
+    assert "B. LEFT (left, toward the north, 0°)" in of_kind(requests, "choice")[0]
+
+
+def test_paper_forward_is_the_last_decided_move_even_after_backtracking():
+    #     e          a - b east, b - c - d - e north, 0.0001 degrees apart on the equator
+    #     d
+    #     c          decided a -> b -> c -> d -> e, then walked back e -> d -> c -> b -> a
+    # a - b
+    lat = [0.0, 0.0, 1e-4, 2e-4, 3e-4]
+    lng = [0.0, 1e-4, 1e-4, 1e-4, 1e-4]
+    pairs = [(0, 1), (1, 2), (2, 3), (3, 4)]
+    src = [a for a, b in pairs] + [b for a, b in pairs]
+    dst = [b for a, b in pairs] + [a for a, b in pairs]
+    ell = City(name="ell", graph=StreetGraph.from_edges(list("abcde"), lat, lng, src, dst))
+    decided = [(0, False), (1, False), (2, False), (3, False)]
+    assert paper_forward(ell, 4, 0.0, decided) == 0.0  # on e: the heading the move gave
+    assert paper_forward(ell, 0, 90.0, []) == 90.0  # no move yet: the start heading
+    back = [*decided, (4, True), (3, True), (2, True), (1, True)]
+    # from d (last decided move's start) to a: 0.0001 deg west (11,131.95 m per degree of
+    # longitude at the equator, WGS84) and 0.0002 deg south (110,574.27 m per degree of
+    # latitude): azimuth -(180 - atan(11.132 / 22.115)) = -153.28, not the 270 it faces
+    assert paper_forward(ell, 0, 270.0, back) == pytest.approx(-153.28, abs=0.02)
+    assert paper_direction(-153.28, 90.0) == "BACK_RIGHT"  # relative 243.3; 270: BACK
 
 
 # ---------------------------------------------------------------------- retrieval

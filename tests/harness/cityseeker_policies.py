@@ -22,9 +22,11 @@ from dataclasses import dataclass
 from flaneur.env.state import angular_distance
 from flaneur.testing.fake_openai import FakeRequest
 
-OPTION_LINE = re.compile(r"^([A-Z])\. (FRONT|LEFT|RIGHT|BACK) \(", re.MULTILINE)
+OPTION_LINE = re.compile(r"^([A-Z])\. ([A-Z_]+) \(", re.MULTILINE)
 STEP_LINE = re.compile(r"Step (\d+) of at most (\d+)")
-HEADING_LINE = re.compile(r"^([A-Z])\. [A-Z]+ \([^,]+, toward the [a-z-]+, (\d+)°\)", re.MULTILINE)
+HEADING_LINE = re.compile(
+    r"^([A-Z])\. [A-Z_]+ \((?:[^,()]+, )?toward the [a-z-]+, (\d+)°\)", re.MULTILINE
+)
 HINT_LINE = re.compile(r"(?:most promising option now is|best option from here is) option ([A-Z])")
 
 
@@ -40,7 +42,8 @@ def prompt_kind(text: str) -> str:
 
 
 def options_of(text: str) -> list[tuple[str, str]]:
-    """``[(letter, FRONT|LEFT|RIGHT|BACK), ...]`` listed in a choice prompt."""
+    """``[(letter, direction), ...]`` listed in a choice prompt (FRONT, LEFT, RIGHT, BACK;
+    under ``paper`` CitySeeker's eight: FRONT_LEFT, ...)."""
     return OPTION_LINE.findall(text)
 
 

@@ -26,6 +26,7 @@ from scipy.sparse import csgraph
 from scipy.spatial import cKDTree
 
 from flaneur.geo import EARTH_RADIUS_M, haversine
+from flaneur.metrics.cityseeker import mercator_edge_lengths
 from flaneur.world.graph import StreetGraph
 
 if TYPE_CHECKING:
@@ -33,6 +34,9 @@ if TYPE_CHECKING:
 
 HOPS = "hops"
 METRES = "length"
+MERCATOR = "mercator"
+"""Weight of :meth:`MetricCache.pair_distances` in Web-Mercator metres
+(:func:`~flaneur.metrics.cityseeker.mercator_edge_lengths`; CitySeeker's ``edge_distance``)."""
 _CELLS_PER_CHUNK = 2_000_000
 """Upper bound on the size of one dense Dijkstra result (targets x nodes)."""
 
@@ -49,17 +53,33 @@ class MetricCache:
     def __init__(self, city: City) -> None:
         self.city = city
         self.graph: StreetGraph = city.graph
-        self._pairs: dict[str, dict[tuple[int, int], float]] = {HOPS: {}, METRES: {}}
+        self._pairs: dict[str, dict[tuple[int, int], float]] = {HOPS: {}, METRES: {}, MERCATOR: {}}
+        self._reversed: dict[str, sparse.csr_matrix] = {}
         self.category_masks: dict[tuple[str, float], NDArray[np.bool_]] = {}
         self.episode_facts: dict[tuple, Any] = {}
 
     # ------------------------------------------------------------------ graph helpers
+    def _reverse(self, weight: str) -> sparse.csr_matrix:
+        """The graph reversed (``[b, a]`` = weight of edge a -> b), built on first use."""
+        matrix = self._reversed.get(weight)
+        if matrix is None:
+            forward = self.mercator if weight == MERCATOR else self.graph.adjacency_matrix(weight)
+            matrix = self._reversed[weight] = forward.T.tocsr()
+        return matrix
+
     @cached_property
-    def _reverse(self) -> dict[str, sparse.csr_matrix]:
-        return {
-            HOPS: self.graph.adjacency_matrix("hops").T.tocsr(),
-            METRES: self.graph.adjacency_matrix("length").T.tocsr(),
-        }
+    def mercator_lengths(self) -> NDArray[np.float64]:
+        """Edge lengths in Web-Mercator metres (NaN where an end has no coordinates)."""
+        return mercator_edge_lengths(self.graph)
+
+    @cached_property
+    def mercator(self) -> sparse.csr_matrix:
+        """Edge lengths in Web-Mercator metres as a sparse matrix; an edge with an end
+        without coordinates has infinite length (never on a shortest path)."""
+        g = self.graph
+        data = np.where(np.isnan(self.mercator_lengths), np.inf, self.mercator_lengths)
+        data = np.maximum(data, 1e-6)  # csgraph reads explicit zeros as missing edges
+        return sparse.csr_matrix((data, g.targets, g.indptr), shape=(g.n_nodes, g.n_nodes))
 
     @cached_property
     def _centre(self) -> tuple[float, float]:
@@ -126,7 +146,8 @@ class MetricCache:
         sources, targets
             Node indices of equal length.
         weight
-            ``"length"`` (metres along edges) or ``"hops"`` (number of edges).
+            ``"length"`` (metres along edges), ``"hops"`` (number of edges) or
+            ``"mercator"`` (Web-Mercator metres along edges).
         cap
             Optional per-pair limit: distances above it are reported as ``inf`` without
             searching further (used for "is any node within r metres" questions).
@@ -191,11 +212,19 @@ class MetricCache:
         straight = np.nan_to_num(self.straight_m(src, dst), nan=np.inf)
         if weight == HOPS:
             return np.ceil(2.0 * straight / self.typical_edge_m) + 8.0
+        if weight == MERCATOR:  # Mercator metres: ground metres / cos(latitude), near the centre
+            return (2.0 * straight + 60.0) / np.cos(np.radians(min(abs(self._centre[0]), 80.0)))
         return 2.0 * straight + 60.0
 
     def _grow(self, limits: NDArray[np.float64], weight: str) -> NDArray[np.float64]:
         grown = limits * 4.0
-        ceiling = self.graph.n_nodes if weight == HOPS else 4.0 * float(self.graph.lengths.sum())
+        if weight == HOPS:
+            ceiling = float(self.graph.n_nodes)
+        elif weight == MERCATOR:
+            finite = self.mercator_lengths[np.isfinite(self.mercator_lengths)]
+            ceiling = 4.0 * float(finite.sum())
+        else:
+            ceiling = 4.0 * float(self.graph.lengths.sum())
         return np.where(grown >= ceiling, np.inf, grown)
 
     def _bounded_search(
@@ -214,7 +243,7 @@ class MetricCache:
         order = np.argsort(target_limit, kind="stable")
         chunk = max(1, _CELLS_PER_CHUNK // max(1, self.graph.n_nodes))
         found = np.full(src.shape, np.inf)
-        matrix = self._reverse[weight]
+        matrix = self._reverse(weight)
         for start in range(0, len(order), chunk):
             part = order[start : start + chunk]
             goals = [target_list[j] for j in part.tolist()]

@@ -17,7 +17,14 @@ from numpy.typing import NDArray
 
 from flaneur.geo import haversine
 from flaneur.metrics import cityseeker, r2r, velma, virl
-from flaneur.metrics.distances import HOPS, METRES, MetricCache, as_index_array, cache_for
+from flaneur.metrics.distances import (
+    HOPS,
+    MERCATOR,
+    METRES,
+    MetricCache,
+    as_index_array,
+    cache_for,
+)
 from flaneur.metrics.facts import EpisodeFacts, episode_facts
 from flaneur.metrics.table import added_metrics
 from flaneur.tasks.episode import Episode
@@ -88,7 +95,7 @@ def batch_metrics(
     facts = episode_facts(cache, episodes)
     walks = [_as_path(city, p) for p in paths]
     stops = np.asarray([w[-1] for w in walks], dtype=np.int64)
-    ne, spd = _goal_distances(cache, facts, stops)
+    ne, spd, mercator = _goal_distances(cache, facts, stops)
     straight = _Straight(cache, walks, facts)
     taken = _walk_lengths(cache, walks)
     osr = _oracle_success(cache, facts, straight, ne <= success_radius_m, success_radius_m)
@@ -107,8 +114,7 @@ def batch_metrics(
                 walk,
                 straight.per_run(i),
                 float(taken[i]),
-                float(ne[i]),
-                float(spd[i]),
+                (float(ne[i]), float(spd[i]), float(mercator[i])),
                 bool(osr[i]),
                 float(dtw_all[i]),
                 gold,
@@ -167,19 +173,18 @@ def _check_lengths(
 
 def _goal_distances(
     cache: MetricCache, facts: Sequence[EpisodeFacts], stops: NDArray[np.int64]
-) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """Per run, the graph distance from its stop to the nearest of its target goals: in
-    metres (``ne``) and in hops (``spd``)."""
+    metres (``ne``), in hops (``spd``) and in Web-Mercator metres (``spd_mercator_m``)."""
     n = len(facts)
     owner = np.repeat(np.arange(n), [len(f.targets) for f in facts])
     goal_of = np.concatenate([f.targets for f in facts])
-    metres = cache.pair_distances(stops[owner], goal_of, METRES)
-    hops = cache.pair_distances(stops[owner], goal_of, HOPS)
-    ne = np.full(n, np.inf)
-    spd = np.full(n, np.inf)
-    np.minimum.at(ne, owner, metres)
-    np.minimum.at(spd, owner, hops)
-    return ne, spd
+    out = []
+    for weight in (METRES, HOPS, MERCATOR):
+        best = np.full(n, np.inf)
+        np.minimum.at(best, owner, cache.pair_distances(stops[owner], goal_of, weight))
+        out.append(best)
+    return out[0], out[1], out[2]
 
 
 def _reference_dtw(
@@ -317,8 +322,7 @@ def _row(
     walk: NDArray[np.int64],
     straight: Sequence[NDArray[np.float64]],
     taken_m: float,
-    ne_m: float,
-    spd_hops: float,
+    goal_distances: tuple[float, float, float],
     osr: bool,
     dtw_m: float,
     gold: list[velma.Action] | None,
@@ -329,6 +333,7 @@ def _row(
 ) -> dict[str, Value]:
     graph = cache.graph
     stop = int(walk[-1])
+    ne_m, spd_hops, mercator_m = goal_distances
     sr = bool(np.isfinite(ne_m) and ne_m <= radius_m)
     has_ref = fact.reference.size > 0
     ndtw = None  # no reference, or a node without coordinates
@@ -371,6 +376,7 @@ def _row(
         },
         "tcc": tcc,
         "spd_m": _finite(ne_m),
+        "spd_mercator_m": _finite(mercator_m),
         "virl_success": virl.virl_success(final_straight),
         "arrival_ratio": virl.arrival_ratio(fact.keys, walk),
         "reaction_accuracy": reaction,

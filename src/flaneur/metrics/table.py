@@ -221,6 +221,18 @@ METRICS: tuple[Metric, ...] = (
         source="CitySeeker",
     ),
     Metric(
+        "spd_mercator_m",
+        "SPD Mercator m",
+        "CitySeeker",
+        False,
+        definition=(
+            "shortest-path Web-Mercator metres from the stop to the goal: edges weighted by "
+            "the planar EPSG:3857 distance between their ends (CitySeeker's `edge_distance`, "
+            "≈ `spd_m` / cos(latitude))"
+        ),
+        source="CitySeeker (its data's unit)",
+    ),
+    Metric(
         "virl_success",
         "V-IRL success",
         "V-IRL",

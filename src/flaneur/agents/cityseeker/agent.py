@@ -21,19 +21,25 @@ conversation history) unless a strategy adds memory. The agent stops by itself a
 
 Strategies (``strategies="b1,r3"``, see :mod:`flaneur.agents.cityseeker.strategies`) add
 text to the prompts or make the agent walk back: a backtrack is a queue of heading choices
-along a shortest path, executed one per step without a model call (``thoughts``:
-``"backtracking to ..."``).
+along a shortest path (B1/B3 under ``paper``: along the agent's own trail), executed one per
+step without a model call (``thoughts``: ``"backtracking to ..."``).
 
 Under ``--protocol paper`` (``env_info.protocol == "paper"``) the agent follows CitySeeker's
 paper and released code where flaneur differs on purpose (``docs/fidelity.md``): no step
 count or budget in the prompts, the stop prompt shows the node's 360-degree panorama, option
 views are 120 degrees wide (1024 x 512), an unparseable choice keeps CitySeeker's default
-confidence 0.5, B2 counts streets to the goal, B3's hint is the oracle's, R1 looks 1 street
-around, and retrieval (R1-R3) goes into the choice prompt only, R1/R2 in the last round of
-each cycle of ``rounds`` rounds only. On a city with walkable headings (CitySeeker's data)
-the options are the panorama's walkable headings in the data's order, each leading along the
-out-edge of closest azimuth (:func:`~flaneur.agents.cityseeker.options.walkable_options`).
-Options given explicitly win over these defaults.
+confidence 0.5, B1 and B3 go back the last 3 nodes of CitySeeker's trajectory
+(:func:`~flaneur.agents.cityseeker.strategies.backtrack.paper_way_back`), B2 counts streets to
+the goal, B3's hint is the oracle's, R1 looks 1 street around, and retrieval (R1-R3) goes into
+the choice prompt only, R1/R2 in the last round of each cycle of ``rounds`` rounds only. The
+options carry CitySeeker's eight direction labels, binned as its code bins them from the
+direction of the last decided move
+(:func:`~flaneur.agents.cityseeker.options.paper_direction`,
+:func:`~flaneur.agents.cityseeker.options.paper_forward`). On a city with walkable headings
+(CitySeeker's data) the options are the panorama's walkable headings in the data's order,
+each leading along the out-edge of closest azimuth
+(:func:`~flaneur.agents.cityseeker.options.walkable_options`). Options given explicitly win
+over these defaults.
 
 Every step record carries ``prompt_id`` (the ids of the prompts sent, joined by ``+``),
 ``prompt`` (the full text of every prompt sent in the step, images as ``[image k: ...]``
@@ -51,7 +57,13 @@ import numpy as np
 
 from flaneur.agents.base import Action, Agent, EnvInfo, step_record
 from flaneur.agents.cityseeker.memory import GraphMemory, resolve_memory_path
-from flaneur.agents.cityseeker.options import Option, build_options, walkable_options
+from flaneur.agents.cityseeker.options import (
+    Option,
+    build_options,
+    paper_forward,
+    walkable_options,
+    with_paper_directions,
+)
 from flaneur.agents.cityseeker.parse import parse_choice, parse_stop
 from flaneur.agents.cityseeker.prompting import BuiltPrompt, PromptBuilder
 from flaneur.agents.cityseeker.state import BacktrackPlan, EpisodeRun, StepMemo
@@ -340,13 +352,10 @@ class CitySeekerAgent(Agent):
         run.backtracks += 1
         for s in self.strategies:
             s.on_plan(run, plan)
-        path: list[int] = []
-        if plan.target != run.node:
-            try:
-                path = run.graph.shortest_path(run.node, plan.target)
-            except ValueError:
-                run.events.append(f"cannot reach {run.node_id(plan.target)}; not backtracking")
-                return False
+        path, missed = self._way_back(plan)
+        if missed is not None:
+            run.events.append(f"cannot reach {run.node_id(missed)}; not backtracking")
+            return False
         if len(path) < 2:
             for s in self.strategies:
                 s.on_return(run, plan)
@@ -354,6 +363,24 @@ class CitySeekerAgent(Agent):
         run.queue.extend(path[1:])
         run.returning = plan
         return True
+
+    def _way_back(self, plan: BacktrackPlan) -> tuple[list[int], int | None]:
+        """The nodes of the walk back, the current one first: through ``plan.via`` street by
+        street (a shortest path where a street of it is missing this way), else a shortest
+        path to ``plan.target``; and the first node it cannot reach (``None``: none)."""
+        graph = self.run.graph
+        path = [self.run.node]
+        for node in plan.via or (plan.target,):
+            if node == path[-1]:
+                continue
+            if plan.via and graph.has_edge(path[-1], node):
+                path.append(node)
+                continue
+            try:
+                path += graph.shortest_path(path[-1], node)[1:]
+            except ValueError:
+                return path, node
+        return path, None
 
     def _walk(self) -> Action:
         run = self.run
@@ -422,9 +449,15 @@ class CitySeekerAgent(Agent):
     def _options(self, run: EpisodeRun) -> list[Option]:
         """The options of the current node: the walkable headings in the data's order under
         ``paper`` where the city has them (CitySeeker's), else the graph's edges, most
-        frontal first."""
+        frontal first; under ``paper`` labelled with CitySeeker's eight directions from its
+        forward azimuth."""
         found = walkable_options(run.city, run.node, run.heading) if self.paper else None
-        return found if found is not None else build_options(run.city, run.node, run.heading)
+        options = found if found is not None else build_options(run.city, run.node, run.heading)
+        if not self.paper:
+            return options
+        moves = [(m.node, m.backtrack) for m in run.history if m.target is not None]
+        forward = paper_forward(run.city, run.node, run.heading, moves)
+        return with_paper_directions(options, forward)
 
     def _call(
         self,

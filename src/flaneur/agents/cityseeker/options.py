@@ -7,7 +7,9 @@ closest to straight on), each with a coarse CitySeeker direction (``FRONT`` with
 degrees of the heading, ``LEFT`` / ``RIGHT`` up to 135, ``BACK`` beyond) and the scheme's
 finer label (``front``, ``slightly left``, ...). Under ``--protocol paper`` on a city with
 walkable headings (CitySeeker's data) the options are the panorama's walkable headings
-instead, in the data's order (:func:`walkable_options`).
+instead, in the data's order (:func:`walkable_options`), and under ``paper`` every option
+carries CitySeeker's label of eight instead (:func:`paper_direction`, relative to
+:func:`paper_forward`'s direction of the last move).
 
 Without views, each option is described from the map: the named places within about 50 m in
 that direction (``city.places.in_view``) and what the street leads to (the next node's number
@@ -18,10 +20,14 @@ under ``--protocol paper`` the stop prompt shows the node's panorama (:func:`ren
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from functools import cache
 from typing import Any
 
+import numpy as np
 from PIL import Image
+from pyproj import Geod
 
 from flaneur.env.state import direction_label, relative_angle
 from flaneur.world.city import City
@@ -37,6 +43,110 @@ def coarse_label(relative: float) -> str:
     if a <= 135.0:
         return "RIGHT" if relative > 0 else "LEFT"
     return "BACK"
+
+
+PAPER_DIRECTIONS = (
+    "FRONT",
+    "FRONT_LEFT",
+    "LEFT",
+    "BACK_LEFT",
+    "BACK",
+    "BACK_RIGHT",
+    "RIGHT",
+    "FRONT_RIGHT",
+)
+"""CitySeeker's eight relative directions, in the order of its ``Direction`` enum
+(``utils/items.py``): bin ``k`` of :func:`paper_direction` is ``PAPER_DIRECTIONS[k]``."""
+
+
+def paper_direction(forward: float, heading: float) -> str:
+    """CitySeeker's relative direction of ``heading`` seen from ``forward`` (both compass
+    degrees), as its ``Compass.get_relative_direction`` (``utils/operation.py``) computes it.
+
+    The angle ``r = (heading % 360 - forward % 360 + 360) % 360`` falls in bin
+    ``int((r + 22.5) // 45) % 8`` of :data:`PAPER_DIRECTIONS`: ``FRONT`` for ``r`` in
+    [337.5, 360) or [0, 22.5), ``FRONT_LEFT`` for [22.5, 67.5), ``LEFT`` for [67.5, 112.5),
+    ... (each bin's lower edge included). Compass angles grow clockwise, so a street 90
+    degrees clockwise of the forward direction - on the right - is ``LEFT``: the released
+    code's bins name the sides the other way round, and this function keeps its labels.
+
+    Parameters
+    ----------
+    forward
+        Direction of the last move (CitySeeker's forward azimuth).
+    heading
+        The option's heading.
+
+    Returns
+    -------
+    str
+        One of :data:`PAPER_DIRECTIONS`.
+    """
+    relative = (heading % 360 - forward % 360 + 360) % 360
+    return PAPER_DIRECTIONS[int((relative + 22.5) // 45) % 8]
+
+
+@cache
+def _wgs84() -> Geod:
+    return Geod(ellps="WGS84")
+
+
+def step_azimuth(city: City, source: int, target: int) -> float:
+    """The WGS84 geodesic azimuth from node ``source`` to node ``target`` (CitySeeker's
+    ``Compass.get_step_forward_azimuth``, in (-180, 180]); NaN when a node has no
+    coordinates."""
+    graph = city.graph
+    lat = graph.lat[[source, target]]
+    lng = graph.lng[[source, target]]
+    if not (np.isfinite(lat).all() and np.isfinite(lng).all()):
+        return math.nan
+    azimuth, _, _ = _wgs84().inv(float(lng[0]), float(lat[0]), float(lng[1]), float(lat[1]))
+    return float(azimuth)
+
+
+def paper_forward(
+    city: City, node: int, heading: float, moves: Sequence[tuple[int, bool]]
+) -> float:
+    """CitySeeker's forward azimuth at ``node``: the direction its relative labels are taken
+    from (``src/mllm/agent.py``, ``Compass.get_step_forward_azimuth(last_position,
+    curr_position)``).
+
+    Its ``last_position`` is where the last move *the model decided* started: after an
+    ordinary move the azimuth of that move (the heading the agent faces, the street's
+    azimuth), after a backtrack the azimuth from there to the node backtracked to (the
+    released ``_backtrack`` moves the agent without updating ``last_position``). Before any
+    decided move, ``heading`` (the start heading; CitySeeker's default azimuth is 0, north,
+    where its questions start).
+
+    Parameters
+    ----------
+    city, node, heading
+        The city, the current node and the heading the agent faces.
+    moves
+        The episode's steps so far, oldest first, as ``(node it stood on, walked back)``
+        (stops left out).
+
+    Returns
+    -------
+    float
+        Compass degrees (``heading`` where a node has no coordinates).
+    """
+    walked_back = False
+    for source, back in reversed(moves):
+        if back:
+            walked_back = True
+            continue
+        if not walked_back:
+            return heading
+        azimuth = step_azimuth(city, source, node)
+        return heading if math.isnan(azimuth) else azimuth
+    return heading
+
+
+def with_paper_directions(options: Sequence[Option], forward: float) -> list[Option]:
+    """``options`` labelled with CitySeeker's eight directions (:func:`paper_direction` of
+    each option's heading from ``forward``) instead of FRONT / LEFT / RIGHT / BACK."""
+    return [replace(o, coarse=paper_direction(forward, o.heading)) for o in options]
 
 
 def compass(heading: float) -> str:
@@ -61,7 +171,8 @@ class Option:
     relative
         Angle from the agent's heading (negative = left).
     coarse
-        ``FRONT`` / ``LEFT`` / ``RIGHT`` / ``BACK``.
+        ``FRONT`` / ``LEFT`` / ``RIGHT`` / ``BACK`` (``paper``: one of
+        :data:`PAPER_DIRECTIONS`).
     fine
         The scheme's label (``front``, ``slightly left``, ...).
     length_m
@@ -239,6 +350,7 @@ def render_panorama(views: Any, node: int, node_id: str, heading: float) -> Imag
 
 
 __all__ = [
+    "PAPER_DIRECTIONS",
     "Option",
     "build_options",
     "coarse_label",
@@ -246,8 +358,12 @@ __all__ = [
     "describe_here",
     "describe_option",
     "node_kind",
+    "paper_direction",
+    "paper_forward",
     "places_toward",
     "render_panorama",
     "render_views",
+    "step_azimuth",
     "walkable_options",
+    "with_paper_directions",
 ]

@@ -7,8 +7,11 @@ message, the user text and one ``[image k: ...]`` line per attached image.
 
 Under ``--protocol paper`` (``PromptBuilder(paper=True)``) the prompts are CitySeeker's in
 what they show: no step count and no step budget (CitySeeker's prompts have neither), the
-stop prompt's image is the 360-degree panorama of the node (:func:`render_panorama`), and
-the option views are 120 degrees wide, 1024 x 512 (CitySeeker's ``PanoParams``).
+stop prompt's image is the 360-degree panorama of the node (:func:`render_panorama`), the
+option views are 120 degrees wide, 1024 x 512 (CitySeeker's ``PanoParams``), and each option
+line names CitySeeker's direction of eight alone (``B. FRONT_LEFT (toward the east, 95°)``:
+flaneur's finer label is left out, as the released code's bins name left and right the other
+way round; :func:`~flaneur.agents.cityseeker.options.paper_direction`).
 """
 
 from __future__ import annotations
@@ -177,7 +180,8 @@ class PromptBuilder:
             images, notes = self._views(run, [o.heading for o in options])
         lines = []
         for i, o in enumerate(options):
-            head = f"{o.letter}. {o.coarse} ({o.fine}, toward the {compass(o.heading)}"
+            fine = "" if self.paper else f"{o.fine}, "  # paper: CitySeeker's label alone
+            head = f"{o.letter}. {o.coarse} ({fine}toward the {compass(o.heading)}"
             head += f", {o.heading:.0f}°)"
             if images:
                 lines.append(f"{head}: see image {i + 1}")

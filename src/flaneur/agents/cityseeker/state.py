@@ -48,11 +48,25 @@ class StepMemo:
 
 @dataclass(slots=True)
 class BacktrackPlan:
-    """A strategy's request to walk back to ``target`` (a node index)."""
+    """A strategy's request to walk back to ``target`` (a node index).
+
+    Attributes
+    ----------
+    target
+        Where the walk ends.
+    reason
+        The strategy event that says why.
+    code
+        The strategy (``"b1"``, ...).
+    via
+        The nodes to walk through in order, ending at ``target`` (B1 under ``paper``: the
+        agent's own trail, reversed); empty: along a shortest path.
+    """
 
     target: int
     reason: str
     code: str
+    via: tuple[int, ...] = ()
 
 
 @dataclass

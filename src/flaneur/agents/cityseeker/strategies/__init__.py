@@ -11,7 +11,8 @@ into the agent's step loop at five points (all optional):
 
 ========  ==========================================================================
 ``b1``    confidence backtracking: mean confidence of the last ``k`` decisions below
-          ``theta`` -> walk back to the last trusted node
+          ``theta`` -> walk back to the last trusted node (``paper``: the last ``k``
+          nodes of CitySeeker's trajectory)
 ``b2``    step-reward backtracking: graph distance to the goal rising ``k`` moves in a
           row -> walk back to where it started rising (uses the oracle distance, like
           CitySeeker's step reward)

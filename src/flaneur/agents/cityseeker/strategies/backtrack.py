@@ -1,13 +1,16 @@
 """Backtracking strategies: B1 (confidence), B2 (step reward) and B3 (B1 plus a hint).
 
 A backtracking strategy returns a :class:`BacktrackPlan`; the agent then walks back along a
-shortest path (``city.graph.shortest_path``), one heading choice per step, without asking
-the model, and records each move (``thoughts``: ``"backtracking to ..."``).
+shortest path (``city.graph.shortest_path``; through the plan's ``via`` nodes when it names
+them), one heading choice per step, without asking the model, and records each move
+(``thoughts``: ``"backtracking to ..."``).
 
 * **B1** keeps the confidences of the model's decided moves since the last backtrack. When
   the mean of the last ``k`` (default 3) is below ``theta`` (0.75), it returns to the *last
   trusted node*: the node reached by the latest decided move whose confidence was at least
-  ``theta`` (the start node if there is none). A missing confidence counts as 0.
+  ``theta`` (the start node if there is none). A missing confidence counts as 0. Under
+  ``paper`` it goes back as CitySeeker's code does instead (:func:`paper_way_back`), walking
+  its own trail.
 * **B2** keeps the graph distance to the goal (metres along streets, nearest goal) at every
   node reached by a decided move. When it rose ``k`` moves in a row, it returns to the node
   where it started rising. The distance is privileged: it is the oracle distance
@@ -17,10 +20,12 @@ the model, and records each move (``thoughts``: ``"backtracking to ..."``).
   not tried from that node in this episode (or, with ``b3_oracle=True``, the teacher's
   option - privileged).
 
-Under ``--protocol paper`` (``run.paper``): B2's distance is CitySeeker's "steps to
-destination", the number of streets (hops) on a shortest path to the goal (its released
-``get_steps_between_two_viewpoints``), and B3's hint is the paper's oracle (the agent turns
-``b3_oracle`` on): the option that starts a shortest path to the goal.
+Under ``--protocol paper`` (``run.paper``): B1 and B3 go back as CitySeeker's released
+``Map._backtrack`` (``src/map.py``) does, not to the last trusted node (:func:`paper_way_back`);
+B2's distance is CitySeeker's "steps to destination", the number of streets (hops) on a
+shortest path to the goal (its released ``get_steps_between_two_viewpoints``), and B3's hint
+is the paper's oracle (the agent turns ``b3_oracle`` on): the option that starts a shortest
+path to the goal.
 """
 
 from __future__ import annotations
@@ -59,7 +64,8 @@ class ConfidenceBacktrack(Strategy):
 
     def _state(self, run: EpisodeRun) -> dict:
         return run.cache.setdefault(
-            "confidence", {"window": [], "trusted": run.start, "pending": None}
+            "confidence",
+            {"window": [], "trusted": run.start, "pending": None, "positions": []},
         )
 
     def after_decision(self, run: EpisodeRun) -> None:
@@ -67,6 +73,7 @@ class ConfidenceBacktrack(Strategy):
         state = self._state(run)
         conf = memo.confidence if memo.confidence is not None else 0.0
         state["window"].append(conf)
+        state["positions"].append(memo.node)  # CitySeeker's trajectory (paper_way_back)
         if conf >= self.theta and memo.target is not None:
             state["trusted"] = memo.target
 
@@ -77,15 +84,32 @@ class ConfidenceBacktrack(Strategy):
         mean = float(np.mean(window[-self.k :]))
         if mean >= self.theta:
             return None
-        target = self._state(run)["trusted"]
-        reason = (
+        below = (
             f"{self.code}: mean confidence {mean:.2f} over the last {self.k} decisions is below "
-            f"{self.theta:g}; returning to the last trusted node {run.node_id(target)}"
+            f"{self.theta:g}"
         )
+        if run.paper:
+            return self._paper_plan(run, below)
+        target = self._state(run)["trusted"]
+        reason = f"{below}; returning to the last trusted node {run.node_id(target)}"
         return BacktrackPlan(target, reason, self.code)
 
+    def _paper_plan(self, run: EpisodeRun, below: str) -> BacktrackPlan:
+        """CitySeeker's way back (:func:`paper_way_back`): along the agent's trail to the
+        position ``k + 1`` decisions back."""
+        positions = self._state(run)["positions"]
+        back = paper_way_back(positions, self.k)
+        if not back:
+            return BacktrackPlan(run.node, f"{below}; nothing recorded to go back to", self.code)
+        via = (positions[-1], *reversed(back))
+        where = f"going back the last {len(back)} nodes to {run.node_id(back[0])}"
+        return BacktrackPlan(back[0], f"{below}; {where}", self.code, via)
+
     def on_plan(self, run: EpisodeRun, plan: BacktrackPlan) -> None:
-        self._state(run)["window"].clear()
+        state = self._state(run)
+        state["window"].clear()
+        if run.paper and plan.code == self.code:
+            state["positions"].extend(plan.via[1:])  # re-recorded newest first, as CitySeeker
 
     def on_return(self, run: EpisodeRun, plan: BacktrackPlan) -> None:
         if self.with_hint:
@@ -126,6 +150,35 @@ class ConfidenceBacktrack(Strategy):
             f"decisions were uncertain. {before}The most promising option now is option "
             f"{best.letter} ({best.coarse}, toward the {compass(best.heading)})."
         )
+
+
+def paper_way_back(positions: Sequence[int], k: int) -> list[int]:
+    """The positions B1 goes back through under ``paper``, oldest first (empty: it stays).
+
+    CitySeeker's ``Map._backtrack`` (``src/map.py``; ``backtrack_steps = 3`` in ``main.py``)
+    slices the positions its trajectory recorded, ``trajectory[-k - 1 : -1]``: the ``k``
+    positions before the last one, fewer when fewer were recorded. It records them again,
+    newest first, and puts the agent on the oldest. A position is recorded at every decided
+    step (the node the agent decided on; the node a move reaches is recorded only when the
+    agent decides there) and for every node a backtrack re-records. So from the node the
+    low-confidence move reached, the agent goes ``k + 1`` streets back along its own trail,
+    to where it decided ``k + 1`` steps before (to the start when it has decided only ``k``
+    times; with one recorded position the slice is empty and it stays).
+
+    Parameters
+    ----------
+    positions
+        The recorded positions, oldest first (the last: where the low-confidence move
+        started).
+    k
+        CitySeeker's ``backtrack_steps`` (B1's window, 3).
+
+    Returns
+    -------
+    list of int
+        ``positions[-k - 1 : -1]``: the first is where the agent goes back to.
+    """
+    return list(positions[-k - 1 : -1])
 
 
 class HintedBacktrack(ConfidenceBacktrack):
@@ -211,4 +264,10 @@ def goal_hops(run: EpisodeRun) -> np.ndarray:
     return hops.min(axis=0)
 
 
-__all__ = ["ConfidenceBacktrack", "HintedBacktrack", "RewardBacktrack", "goal_hops"]
+__all__ = [
+    "ConfidenceBacktrack",
+    "HintedBacktrack",
+    "RewardBacktrack",
+    "goal_hops",
+    "paper_way_back",
+]
