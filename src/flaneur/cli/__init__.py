@@ -20,6 +20,7 @@ from flaneur.cli.city import city_app
 from flaneur.cli.demo import demo_command
 from flaneur.cli.export import export_app
 from flaneur.cli.models import cache_app, fake_llm_command
+from flaneur.cli.perception import perception_app
 from flaneur.cli.render import render_command
 from flaneur.cli.repeats import check_repeated_out
 from flaneur.cli.report import report_command
@@ -54,6 +55,7 @@ app.add_typer(cache_app, name="cache")
 app.command("fake-llm")(fake_llm_command)
 app.command("render")(render_command)
 app.add_typer(virl_app, name="virl")
+app.add_typer(perception_app, name="perception")
 app.command("serve")(serve_command)
 
 

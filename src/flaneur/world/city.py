@@ -12,8 +12,13 @@ A city pack is a directory::
     furniture.json  street furniture records (optional; format version 3)
     walkable.npz    every node's walkable headings in CSR form (optional; format version 4,
                     CitySeeker sources)
+    clip_reference/ stored CLIP reference sets of the city's imagery (optional; written by
+                    ``flaneur perception clip-reference``, see
+                    :mod:`flaneur.perception.landmarks.reference`; not part of the format)
 
-Loading a pack reads these files only; it never re-parses the source data.
+Loading a pack reads these files only; it never re-parses the source data. A loaded city
+remembers its pack folder (:attr:`City.pack`), where per-city data such as the CLIP
+reference sets is kept.
 """
 
 from __future__ import annotations
@@ -80,6 +85,10 @@ class City:
     walkable
         The walkable headings of every node (:mod:`flaneur.world.walkable`), where the source
         has them (CitySeeker); ``None`` otherwise.
+    pack
+        The pack folder the city was loaded from (set by :meth:`load` and the pack cache,
+        :func:`flaneur.world.packs.cached_city`); ``None`` for a city made in memory. Not
+        saved: it says where per-city data beside the pack lives.
     """
 
     name: str
@@ -94,6 +103,7 @@ class City:
     metadata: dict[str, Any] = field(default_factory=dict)
     furniture: Furniture = field(default_factory=Furniture.empty)
     walkable: WalkableHeadings | None = None
+    pack: Path | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         self.buildings = np.asarray(self.buildings, dtype=object)
@@ -275,8 +285,7 @@ class City:
             )
         furniture = _load_furniture(folder / "furniture.json")
         walkable = _load_walkable(folder / "walkable.npz")
-        buildings = np.zeros(0, dtype=object)
-        heights = np.zeros(0)
+        buildings, heights = np.zeros(0, dtype=object), np.zeros(0)
         if (folder / "buildings.npz").is_file():
             shapes_file = folder / "buildings.npz"
             with _pack_file(shapes_file), np.load(shapes_file, allow_pickle=False) as npz:
@@ -300,6 +309,7 @@ class City:
             metadata=meta.get("metadata", {}),
             furniture=furniture,
             walkable=walkable,
+            pack=folder.resolve(),
         )
 
 

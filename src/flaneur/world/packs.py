@@ -55,6 +55,7 @@ def cached_city(
     else:
         city = build()
         save_pack(city, pack, replace=rebuild)
+        city.pack = pack
     if memo:
         with _LOCK:
             _MEMO[memo_key] = city

@@ -95,6 +95,13 @@ from flaneur.perception.extraction import (
     parse_landmark_list,
     rule_based_landmarks,
 )
+from flaneur.perception.landmarks.reference import (
+    DEFAULT_MODEL,
+    VELMA_FOV,
+    VELMA_TAU,
+    MissingReferenceError,
+    stored_clip_scorer,
+)
 from flaneur.perception.landmarks.registry import make_landmark_scorer
 from flaneur.tasks.episode import Episode
 
@@ -132,6 +139,16 @@ class VelmaOptions:
     min_action_mass: float = 0.5
     max_tokens: int = 8
     extract_max_tokens: int = 160
+    clip_model: str = option(DEFAULT_MODEL, "open_clip architecture for --landmarks clip")
+    clip_weights: str = option(
+        "", "open_clip weights for --landmarks clip (file, open_clip folder or tag)"
+    )
+    clip_reference: str = option(
+        "",
+        "--landmarks clip: the stored reference set (name or file; default the one built for "
+        "the run's views and weights by flaneur perception clip-reference)",
+    )
+    clip_tau: float = option(VELMA_TAU, "--landmarks clip: threshold on the standardised score")
 
 
 class VelmaAgent(Agent):
@@ -173,7 +190,8 @@ class VelmaAgent(Agent):
         through :func:`~flaneur.perception.landmarks.registry.make_landmark_scorer`: ``ocr``
         builds :class:`~flaneur.perception.OCRLandmarks`, ``vlm`` a
         :class:`~flaneur.perception.VLMLandmarks` on the run's model, a plug-in name its
-        scorer; ``clip`` needs one given here, fitted on reference views).
+        scorer; ``clip`` a :class:`~flaneur.perception.CLIPLandmarks` of ``clip_model`` and
+        ``clip_weights`` standardised on the reference set stored for the city and views).
     params
         Extra sampling parameters for the action call.
     min_action_mass
@@ -182,6 +200,16 @@ class VelmaAgent(Agent):
         Reply length of the action call (a word or two).
     extract_max_tokens
         Reply length of the landmark-extraction call (a short list).
+    clip_model, clip_weights
+        The open_clip model of ``--landmarks clip`` (an architecture, and a weights file, a
+        folder in open_clip's format or a pretrained tag).
+    clip_reference
+        ``--landmarks clip``: the reference set to standardise on, by name or file; default
+        the one stored in the city pack for the run's views, model and weights by ``flaneur
+        perception clip-reference`` (VELMA's 60-degree views first, then the largest). A run
+        without one stops at its first episode with one line naming the command.
+    clip_tau
+        ``--landmarks clip``: visibility threshold on the standardised score (VELMA: 3.5).
     """
 
     name: ClassVar[str] = "velma"
@@ -206,6 +234,10 @@ class VelmaAgent(Agent):
         min_action_mass: float = 0.5,
         max_tokens: int = 8,
         extract_max_tokens: int = 160,
+        clip_model: str = DEFAULT_MODEL,
+        clip_weights: str = "",
+        clip_reference: str = "",
+        clip_tau: float = VELMA_TAU,
     ) -> None:
         if extract not in ("model", "rules"):
             raise FlaneurError(f"extract must be 'model' or 'rules', not {extract!r}")
@@ -227,6 +259,7 @@ class VelmaAgent(Agent):
         self.min_action_mass = float(min_action_mass)
         self.max_tokens = int(max_tokens)
         self.extract_max_tokens = int(extract_max_tokens)
+        self.clip = (str(clip_model), str(clip_weights), str(clip_reference), float(clip_tau))
         self.system_prompt = load_prompt("velma", "system")
         self.prompt = load_prompt("velma", "navigate")
         self.paper_prompt = load_prompt("velma", "paper_navigate")
@@ -398,14 +431,25 @@ class VelmaAgent(Agent):
             return self.map_observer, "map"
         scorer = self.scorer
         if scorer is None:
-            if kind != "clip":
-                scorer = make_landmark_scorer(kind, model=self.model)
-            else:
-                raise FlaneurError(
-                    "agent velma with --landmarks clip needs a fitted CLIP scorer: pass "
-                    "scorer=CLIPLandmarks(backend, reference_views) in the agent options"
-                )
-        return ViewLandmarkObserver(views, self.city, scorer), str(kind)
+            scorer = (
+                self._clip_scorer(views)
+                if kind == "clip"
+                else make_landmark_scorer(kind, model=self.model)
+            )
+        return ViewLandmarkObserver(views, self.city, scorer, fov=VELMA_FOV), str(kind)
+
+    def _clip_scorer(self, views: Any) -> Any:
+        """VELMA's CLIP scorer: ``clip_model``/``clip_weights`` standardised on the set stored
+        for the city and views (one line naming the command that builds it when none is)."""
+        model, weights, name, tau = self.clip
+        if not weights:
+            raise FlaneurError("--landmarks clip needs --option velma.clip_weights=FILE_OR_TAG")
+        try:
+            return stored_clip_scorer(
+                self.city, views, model, weights, fov=VELMA_FOV, name=name, tau=tau
+            )
+        except MissingReferenceError as err:
+            raise FlaneurError(f"velma --landmarks clip: {err}") from None
 
     # ------------------------------------------------------------------ landmarks
     async def _extract(self) -> dict[str, Any]:
@@ -490,6 +534,8 @@ class VelmaAgent(Agent):
             extra["prompt_from"] = self.prompt_from
         if isinstance(self.observer, ViewLandmarkObserver):
             extra["landmark_prompts"] = self.observer.prompt_texts(self.landmarks or [])
+            if getattr(self.observer.scorer, "reference", None):
+                extra["clip_reference"] = self.observer.scorer.reference
         return extra, failures
 
     # ------------------------------------------------------------------ acting

@@ -14,17 +14,25 @@ destination anywhere within ``radius_m`` (:meth:`Sight.as_oracle`).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 from PIL import Image
 
+from flaneur.agents.ablations import say_once
 from flaneur.agents.virl.instructions import RELATIVE_DEG, relative8
 from flaneur.errors import FlaneurError
 from flaneur.geo import angle_diff
-from flaneur.perception.landmarks.clip import CLIPLandmarks, OpenCLIPBackend
 from flaneur.perception.landmarks.map import MapLandmarks
+from flaneur.perception.landmarks.reference import (
+    MissingReferenceError,
+    build_reference,
+    clip_backend,
+    stored_clip_scorer,
+    views_identity,
+)
 from flaneur.perception.landmarks.registry import make_landmark_scorer
 from flaneur.services.geocode import gazetteer, normalize
 from flaneur.views.base import View
@@ -34,7 +42,8 @@ ORACLE_KEY_M = 5.0
 """V-IRL's oracle reports the route's landmarks only this close to a key position
 (``KEYPOINT_RADIUS``, ``tools/cfgs/benchmark/vln/benchmark_vln_oracle.yaml`` line 74)."""
 _BLANK = Image.new("RGB", (1, 1))
-_CLIP: dict[tuple[str, str, str], Any] = {}
+_CLIP: dict[tuple[Any, ...], Any] = {}
+log = logging.getLogger("flaneur.agents.virl")
 
 
 def landmarks_in(city: City, instruction: str) -> list[str]:
@@ -49,20 +58,30 @@ def landmarks_in(city: City, instruction: str) -> list[str]:
     return list(dict.fromkeys(found.values()))
 
 
-def clip_scorer(city: City, views: Any, model: str, weights: str, reference: int = 64) -> Any:
-    """``CLIPLandmarks`` on open_clip ``model``/``weights``, standardised on ``reference``
-    views of random located viewpoints and headings (seeded, fov 90); one per city and
-    weights in a process."""
-    key = (city.name, model, weights)
+def clip_scorer(
+    city: City, views: Any, model: str, weights: str, reference: int = 64, *, fov: float = 90.0
+) -> Any:
+    """``CLIPLandmarks`` on open_clip ``model``/``weights``: standardised on the reference set
+    stored for the city, views, model and weights (``flaneur perception clip-reference``; one
+    of field of view ``fov`` first), else - said once - on ``reference`` views of seeded
+    random viewpoints and headings of field of view ``fov`` made in this process; one per
+    city, views and weights in a process."""
+    key = (city.name, str(city.pack), views_identity(views), model, weights, fov)
     if key not in _CLIP:
-        located = np.flatnonzero(city.graph.located)
-        if len(located) == 0:
-            raise FlaneurError(f"city {city.name!r} has no located viewpoint to calibrate CLIP")
-        rng = np.random.default_rng(0)
-        nodes = rng.choice(located, size=reference, replace=len(located) < reference)
-        heads = rng.uniform(0.0, 360.0, size=reference)
-        refs = [views.view(int(n), float(h), fov=90.0) for n, h in zip(nodes, heads, strict=True)]
-        _CLIP[key] = CLIPLandmarks(OpenCLIPBackend(model, weights), refs)
+        try:
+            _CLIP[key] = stored_clip_scorer(city, views, model, weights, fov=fov)
+        except MissingReferenceError as err:
+            say_once(
+                ("clip reference", *map(str, key)),
+                f"ling --landmarks clip: {err}; until then CLIP is standardised on {reference} "
+                "random views made in this process",
+                log,
+            )
+            backend = clip_backend(model, weights)
+            made = build_reference(
+                city, views, backend, model=model, weights=weights, size=reference, fov=fov
+            )
+            _CLIP[key] = made.scorer(backend)
     return _CLIP[key]
 
 
@@ -89,7 +108,9 @@ def landmark_scorer(city: City, env_info: Any, options: Any, given: Any = None) 
         return given
     check_landmarks(kind, env_info.views, env_info.llm, options.clip_weights)
     if kind == "clip":
-        return clip_scorer(city, env_info.views, options.clip_model, options.clip_weights)
+        return clip_scorer(
+            city, env_info.views, options.clip_model, options.clip_weights, fov=options.view_fov
+        )
 
     return make_landmark_scorer(str(kind), model=env_info.model)
 

@@ -450,7 +450,9 @@ class CLIPLandmarks(LandmarkScorer):
         An :class:`EmbeddingBackend`.
     reference
         Views or images to standardise against (e.g. a few hundred random views of the
-        city); also settable later with :meth:`fit`.
+        city); also settable later with :meth:`fit`, or as stored embeddings with
+        :meth:`fit_embeddings` (``flaneur perception clip-reference``,
+        :mod:`flaneur.perception.landmarks.reference`).
     tau
         Visibility threshold on the z-score (VELMA: 3.5).
     caption
@@ -472,6 +474,8 @@ class CLIPLandmarks(LandmarkScorer):
         self.tau = tau
         self.caption = caption
         self._ref: NDArray[np.float32] | None = None
+        self.reference: str | None = None
+        """The name of the stored reference set in use (:meth:`fit_embeddings`), else None."""
         self._stats: dict[str, tuple[float, float, NDArray[np.float32]]] = {}
         self._images: OrderedDict[str, NDArray[np.float32]] = OrderedDict()
         self.cache_items = cache_items
@@ -484,6 +488,19 @@ class CLIPLandmarks(LandmarkScorer):
             raise CLIPError("the reference set needs at least two images")
         self._ref = self.backend.embed_images([_image(r) for r in reference])
         self._stats.clear()
+        self.reference = None
+        return self
+
+    def fit_embeddings(self, embeddings: NDArray, name: str | None = None) -> CLIPLandmarks:
+        """Standardise against reference image embeddings made before by the same backend
+        (rows, at least two; a stored reference set named ``name``) and forget old
+        statistics."""
+        ref = np.asarray(embeddings, dtype=np.float32)
+        if ref.ndim != 2 or len(ref) < 2:
+            raise CLIPError("the reference set needs at least two image embeddings")
+        self._ref = _unit(ref)
+        self._stats.clear()
+        self.reference = name
         return self
 
     def stats(self, landmark: str) -> tuple[float, float]:
