@@ -210,16 +210,16 @@ def test_paper_unparseable_choice_has_confidence_one_half(city, server):
 
 # ---------------------------------------------------------------------- backtracking
 def ladder_city() -> City:
-    """c0 - c1 - c2 - c3 eastward (10 m streets); G north of c0, linked to every ci.
+    """c0 - c1 - c2 - c3 eastward (10 m streets); G north of c0, linked to c0 and c3.
 
-    G is 1 street from every ci, but in metres 30 m from c0 and 100 m from the others, so
-    walking east the metre distance rises (30, 40, 50, 60) while the street count stays 1.
+    G is 1 street from c0 and c3, but in metres 30 m from c0 and 100 m from c3, so walking
+    east the metre distance rises (30, 40, 50, 60) while the street count does not (1, 2, 2,
+    1).
     """
     ids = ["c0", "c1", "c2", "c3", "G"]
     lat = [0.0, 0.0, 0.0, 0.0, 0.0003]
     lng = [0.0, 0.0001, 0.0002, 0.0003, 0.0]
-    edges = [(0, 1, 10.0), (1, 2, 10.0), (2, 3, 10.0), (0, 4, 30.0)]
-    edges += [(i, 4, 100.0) for i in (1, 2, 3)]
+    edges = [(0, 1, 10.0), (1, 2, 10.0), (2, 3, 10.0), (0, 4, 30.0), (3, 4, 100.0)]
     src = [a for a, b, _ in edges] + [b for a, b, _ in edges]
     dst = [b for a, b, _ in edges] + [a for a, b, _ in edges]
     lengths = [d for *_, d in edges] * 2
@@ -243,7 +243,7 @@ def test_paper_b2_counts_streets_to_the_goal(server):
     assert flaneur["path"][:4] == ["c0", "c1", "c2", "c3"]  # metres rose 3 times: back to c0
     assert backtracks(flaneur)[0]["thoughts"].startswith("backtracking to c0")
     paper, _ = play(ladder, server, east, ep, "paper", strategies="b2")
-    assert paper["path"][:5] == ["c0", "c1", "c2", "c3", "G"]  # 1 street all along: on to G
+    assert paper["path"][:5] == ["c0", "c1", "c2", "c3", "G"]  # streets 2, 2, 1: on to G
     assert not backtracks(paper) and paper["privileged"] == ["env"]
 
 
@@ -259,7 +259,53 @@ def test_paper_b2_event_counts_streets(city, server):
     )
     row, _ = play(city, server, answers(toward(180.0)), ep, "paper", strategies="b2")
     events = [e for r in row["records"] for e in r.get("strategy_events", [])]
-    assert "b2: distance to the goal rose 3 moves in a row (4 streets -> 7 streets)" in events[0]
+    # N2 (6 streets from D) -> N1 5 -> X4 4 -> S1 5 -> F5 6: decided on N2, N1, X4, S1
+    assert events[0] == (
+        "b2: streets to the goal over the last 3 moves never fell (4, 5, 6); going back the "
+        "last 3 nodes to N2"
+    )
+
+
+def comb_city() -> City:
+    """p0 - p1 - ... - p7 eastward along the equator (10 m streets); G north of p3 and p4,
+    linked to p0, p3 and p4 (10 m each).
+
+    Streets from p0 ... p7 to G: 1, 2, 2, 1, 1, 2, 3, 4; metres: ten times as many.
+    """
+    ids = [*(f"p{k}" for k in range(8)), "G"]
+    lat = [0.0] * 8 + [0.0003]
+    lng = [k * 1e-4 for k in range(8)] + [0.00035]
+    pairs = [(k, k + 1) for k in range(7)] + [(0, 8), (3, 8), (4, 8)]
+    src = [a for a, b in pairs] + [b for a, b in pairs]
+    dst = [b for a, b in pairs] + [a for a, b in pairs]
+    graph = StreetGraph.from_edges(ids, lat, lng, src, dst, lengths=[10.0] * len(src))
+    return City(name="comb", graph=graph)
+
+
+def test_paper_b2_fires_when_three_street_counts_never_fall_and_goes_back_as_b1(server):
+    comb = comb_city()
+    ep = Episode(id="east", city="comb", instruction="Find the goal.", start_node="p0",
+                 start_heading=90.0, goal_nodes=("G",), max_steps=14)  # fmt: skip
+    east = answers(toward(90.0))
+    paper, _ = play(comb, server, east, ep, "paper", strategies="b2")
+    # reached p1 2, p2 2 (with p0's 1 it would fire here), p3 1, p4 1, p5 2: 1, 1, 2 never
+    # fell; decided on p0 .. p4, so trajectory[-4:-1] = p1, p2, p3: back through p4 to p1.
+    # The window starts afresh: p2 2, p3 1, p4 1, p5 2 fires again (kept, p2 would fire)
+    assert paper["path"] == ["p0", "p1", "p2", "p3", "p4", "p5", "p4", "p3", "p2", "p1",
+                             "p2", "p3", "p4", "p5", "p4"]  # fmt: skip
+    events = [e for r in paper["records"] for e in r.get("strategy_events", [])]
+    assert [e for e in events if e.startswith("b2:")] == [
+        "b2: streets to the goal over the last 3 moves never fell (1, 1, 2); going back the "
+        "last 3 nodes to p1"
+    ] * 2
+    assert len(backtracks(paper)) == 5  # p5 -> p1 (4 streets), then p5 -> p4
+    flaneur, _ = play(comb, server, east, ep, "flaneur", strategies="b2")
+    # metres 10 (p4), 20, 30, 40 (p7): three strict rises, back to p4 along a shortest path
+    assert flaneur["path"] == ["p0", "p1", "p2", "p3", "p4", "p5", "p6", "p7", "p6", "p5",
+                               "p4", "p5", "p6", "p7", "p6"]  # fmt: skip
+    events = [e for r in flaneur["records"] for e in r.get("strategy_events", [])]
+    assert events[0] == "b2: distance to the goal rose 3 moves in a row (10 m -> 40 m); " \
+        "returning to p4"  # fmt: skip
 
 
 def test_paper_b3_hint_is_the_oracle(city, server):

@@ -21,7 +21,7 @@ conversation history) unless a strategy adds memory. The agent stops by itself a
 
 Strategies (``strategies="b1,r3"``, see :mod:`flaneur.agents.cityseeker.strategies`) add
 text to the prompts or make the agent walk back: a backtrack is a queue of heading choices
-along a shortest path (B1/B3 under ``paper``: along the agent's own trail), executed one per
+along a shortest path (B1-B3 under ``paper``: along the agent's own trail), executed one per
 step without a model call (``thoughts``: ``"backtracking to ..."``).
 
 Under ``--protocol paper`` (``env_info.protocol == "paper"``) the agent follows CitySeeker's
@@ -30,7 +30,8 @@ count or budget in the prompts, the stop prompt shows the node's 360-degree pano
 views are 120 degrees wide (1024 x 512), an unparseable choice keeps CitySeeker's default
 confidence 0.5, B1 and B3 go back the last 3 nodes of CitySeeker's trajectory
 (:func:`~flaneur.agents.cityseeker.strategies.backtrack.paper_way_back`), B2 counts streets to
-the goal, B3's hint is the oracle's, R1 looks 1 street around, and retrieval (R1-R3) goes into
+the goal, backtracks when the last 3 counts never fell and goes back as B1, B3's hint is the
+oracle's, R1 looks 1 street around, and retrieval (R1-R3) goes into
 the choice prompt only, R1/R2 in the last round of each cycle of ``rounds`` rounds only. The
 options carry CitySeeker's eight direction labels, binned as its code bins them from the
 direction of the last decided move

@@ -15,7 +15,8 @@ into the agent's step loop at five points (all optional):
           nodes of CitySeeker's trajectory)
 ``b2``    step-reward backtracking: graph distance to the goal rising ``k`` moves in a
           row -> walk back to where it started rising (uses the oracle distance, like
-          CitySeeker's step reward)
+          CitySeeker's step reward; ``paper``: streets to the goal not falling over the
+          last ``k`` moves -> back as B1 goes back under ``paper``)
 ``b3``    B1 plus a hint toward the best option once back
 ``c1``    topology cognitive graph of earlier rounds' trajectories
 ``c2``    relative position map of earlier rounds' trajectories

@@ -15,7 +15,8 @@ them), one heading choice per step, without asking the model, and records each m
   node reached by a decided move. When it rose ``k`` moves in a row, it returns to the node
   where it started rising. The distance is privileged: it is the oracle distance
   ``env_info.privileged.goal_distances_m()``, as CitySeeker's step reward is computed from
-  the oracle distance (the run's rows are marked privileged).
+  the oracle distance (the run's rows are marked privileged). Under ``paper`` it fires and
+  goes back as CitySeeker's code does instead (:meth:`RewardBacktrack.paper_check`).
 * **B3** is B1 plus a hint in the next choice prompt once back: the most frontal option
   not tried from that node in this episode (or, with ``b3_oracle=True``, the teacher's
   option - privileged).
@@ -23,9 +24,10 @@ them), one heading choice per step, without asking the model, and records each m
 Under ``--protocol paper`` (``run.paper``): B1 and B3 go back as CitySeeker's released
 ``Map._backtrack`` (``src/map.py``) does, not to the last trusted node (:func:`paper_way_back`);
 B2's distance is CitySeeker's "steps to destination", the number of streets (hops) on a
-shortest path to the goal (its released ``get_steps_between_two_viewpoints``), and B3's hint
-is the paper's oracle (the agent turns ``b3_oracle`` on): the option that starts a shortest
-path to the goal.
+shortest path to the goal (its released ``get_steps_between_two_viewpoints``), its trigger
+the code's ``is_increasing`` over the last ``k`` of them (ties count) and its way back
+``Map._backtrack``'s, as B1's; and B3's hint is the paper's oracle (the agent turns
+``b3_oracle`` on): the option that starts a shortest path to the goal.
 """
 
 from __future__ import annotations
@@ -95,21 +97,14 @@ class ConfidenceBacktrack(Strategy):
         return BacktrackPlan(target, reason, self.code)
 
     def _paper_plan(self, run: EpisodeRun, below: str) -> BacktrackPlan:
-        """CitySeeker's way back (:func:`paper_way_back`): along the agent's trail to the
-        position ``k + 1`` decisions back."""
-        positions = self._state(run)["positions"]
-        back = paper_way_back(positions, self.k)
-        if not back:
-            return BacktrackPlan(run.node, f"{below}; nothing recorded to go back to", self.code)
-        via = (positions[-1], *reversed(back))
-        where = f"going back the last {len(back)} nodes to {run.node_id(back[0])}"
-        return BacktrackPlan(back[0], f"{below}; {where}", self.code, via)
+        """CitySeeker's way back (:func:`paper_plan`)."""
+        return paper_plan(run, self._state(run)["positions"], self.k, below, self.code)
 
     def on_plan(self, run: EpisodeRun, plan: BacktrackPlan) -> None:
         state = self._state(run)
         state["window"].clear()
-        if run.paper and plan.code == self.code:
-            state["positions"].extend(plan.via[1:])  # re-recorded newest first, as CitySeeker
+        if run.paper:  # re-recorded newest first, as CitySeeker (B2's way back too)
+            state["positions"].extend(plan.via[1:])
 
     def on_return(self, run: EpisodeRun, plan: BacktrackPlan) -> None:
         if self.with_hint:
@@ -181,6 +176,40 @@ def paper_way_back(positions: Sequence[int], k: int) -> list[int]:
     return list(positions[-k - 1 : -1])
 
 
+def paper_plan(
+    run: EpisodeRun, positions: Sequence[int], k: int, reason: str, code: str
+) -> BacktrackPlan:
+    """CitySeeker's way back under ``paper`` (B1, B2 and B3): along the agent's trail.
+
+    Parameters
+    ----------
+    run
+        The running episode.
+    positions
+        The positions CitySeeker's trajectory recorded, oldest first (see
+        :func:`paper_way_back`).
+    k
+        CitySeeker's ``backtrack_steps`` (3).
+    reason
+        Why the strategy backtracks (the start of the event).
+    code
+        The strategy (``"b1"``, ``"b2"``, ``"b3"``).
+
+    Returns
+    -------
+    BacktrackPlan
+        To the oldest of :func:`paper_way_back`'s positions, through the last recorded
+        position and the others newest first; on the current node (no walk) when nothing is
+        recorded before the last position.
+    """
+    back = paper_way_back(positions, k)
+    if not back:
+        return BacktrackPlan(run.node, f"{reason}; nothing recorded to go back to", code)
+    via = (positions[-1], *reversed(back))
+    where = f"going back the last {len(back)} nodes to {run.node_id(back[0])}"
+    return BacktrackPlan(back[0], f"{reason}; {where}", code, via)
+
+
 class HintedBacktrack(ConfidenceBacktrack):
     """B3: B1 plus a hint toward the best option in the first choice prompt once back."""
 
@@ -208,7 +237,22 @@ def _oracle_option(run: EpisodeRun, options: Sequence[Option]) -> Option | None:
 
 
 class RewardBacktrack(Strategy):
-    """B2: backtrack when the oracle distance to the goal rose ``k`` moves in a row."""
+    """B2: backtrack when the oracle distance to the goal keeps rising.
+
+    ``flaneur``: the distance rose ``k`` moves in a row, strictly, counting from the node
+    before the first rise (the start included) -> back to that node along a shortest path.
+
+    ``paper`` (CitySeeker's ``topo_distance`` mechanism, ``Map._step`` and
+    ``Map._should_backtrack`` in ``src/map.py``; :meth:`paper_check`): after every decided
+    move, the streets from the node it reached to the goal; once ``k`` (``backtrack_steps``,
+    3) are kept, the last ``k`` never falling (``is_increasing``) -> back as B1 goes back
+    (:func:`paper_plan`).
+
+    Parameters
+    ----------
+    k
+        ``flaneur``: rises in a row; ``paper``: distances in the window.
+    """
 
     code: ClassVar[str] = "b2"
 
@@ -222,9 +266,26 @@ class RewardBacktrack(Strategy):
             dist = goal_hops(run)
         else:
             dist = run.privileged.goal_distances_m()
-        run.cache["b2"] = {"dist": dist, "trail": [(run.node, float(dist[run.node]))]}
+        run.cache["b2"] = {
+            "dist": dist,
+            "trail": [(run.node, float(dist[run.node]))],
+            "window": [],  # paper: CitySeeker's score_container
+            "positions": [],  # paper: CitySeeker's trajectory (paper_way_back)
+        }
+
+    def after_decision(self, run: EpisodeRun) -> None:
+        if not run.paper:
+            return
+        memo = run.history[-1]
+        state = run.cache["b2"]
+        state["positions"].append(memo.node)
+        if memo.target is not None:  # measured from where the move arrives, as after _step
+            state["window"].append(float(state["dist"][memo.target]))
+            del state["window"][: -self.k]
 
     def observe(self, run: EpisodeRun) -> None:
+        if run.paper:
+            return
         state = run.cache["b2"]
         trail = state["trail"]
         if trail[-1][0] != run.node:
@@ -232,6 +293,8 @@ class RewardBacktrack(Strategy):
             del trail[: -(self.k + 1)]
 
     def check(self, run: EpisodeRun) -> BacktrackPlan | None:
+        if run.paper:
+            return self.paper_check(run)
         trail = run.cache["b2"]["trail"]
         if len(trail) < self.k + 1:
             return None
@@ -239,16 +302,51 @@ class RewardBacktrack(Strategy):
         if not all(b[1] > a[1] for a, b in itertools.pairwise(last)):
             return None
         target, d0 = last[0]
-        unit = " streets" if run.paper else " m"
         reason = (
-            f"b2: distance to the goal rose {self.k} moves in a row ({d0:.0f}{unit} -> "
-            f"{last[-1][1]:.0f}{unit}); returning to {run.node_id(target)}"
+            f"b2: distance to the goal rose {self.k} moves in a row ({d0:.0f} m -> "
+            f"{last[-1][1]:.0f} m); returning to {run.node_id(target)}"
         )
         return BacktrackPlan(target, reason, self.code)
 
+    def paper_check(self, run: EpisodeRun) -> BacktrackPlan | None:
+        """CitySeeker's trigger: the last ``k`` distances never fell.
+
+        The code appends the streets from the node a decided move reached to the goal
+        (``get_steps_between_two_viewpoints``, after the move) to a ``deque(maxlen=k)``,
+        and backtracks when it is full and ``np.all(np.diff(d) >= 0)``: with ``k = 3``,
+        three moves whose distances rose or stayed twice in a row (the start's distance is
+        never in it). A backtrack adds no distance. The code never clears the window, but
+        it sets ``backtrack_steps = True`` after its first backtrack, so it never fires
+        again in the run; flaneur backtracks again (as B1, ``docs/fidelity.md``), from an
+        empty window: ``k`` more moves after the walk back.
+
+        Parameters
+        ----------
+        run
+            The running episode.
+
+        Returns
+        -------
+        BacktrackPlan or None
+            :func:`paper_plan` when it fires (never without the oracle or a reachable goal).
+        """
+        state = run.cache["b2"]
+        window = state["window"]
+        if len(window) < self.k or not np.isfinite(window).all():
+            return None
+        if any(b < a for a, b in itertools.pairwise(window)):
+            return None
+        seen = ", ".join(f"{d:.0f}" for d in window)
+        reason = f"b2: streets to the goal over the last {self.k} moves never fell ({seen})"
+        return paper_plan(run, state["positions"], self.k, reason, self.code)
+
     def on_plan(self, run: EpisodeRun, plan: BacktrackPlan) -> None:
         state = run.cache["b2"]
-        state["trail"] = [(plan.target, float(state["dist"][plan.target]))]
+        if run.paper:
+            state["window"].clear()
+            state["positions"].extend(plan.via[1:])  # re-recorded newest first, as B1's
+        else:
+            state["trail"] = [(plan.target, float(state["dist"][plan.target]))]
 
 
 def goal_hops(run: EpisodeRun) -> np.ndarray:
@@ -269,5 +367,6 @@ __all__ = [
     "HintedBacktrack",
     "RewardBacktrack",
     "goal_hops",
+    "paper_plan",
     "paper_way_back",
 ]
