@@ -8,7 +8,9 @@
   copy of its repository), numbering, reply reading, examples and landmarks, used under
   ``--protocol paper``;
 * :mod:`~flaneur.agents.velma.baselines` - VELMA's released forward and random baselines
-  (``run_baselines.py``), used by those agents under ``--protocol paper``.
+  (``run_baselines.py``), used by those agents under ``--protocol paper``;
+* :mod:`~flaneur.agents.velma.traffic` - VELMA's traffic flow on Touchdown (a detector's
+  vehicle crops scored by CLIP), used under ``--protocol paper``.
 """
 
 from flaneur.agents.velma.agent import VelmaAgent

@@ -49,7 +49,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from flaneur.agents.ablations import NO_IMAGE
 from flaneur.agents.ablations import say_once as say_once_as
@@ -60,6 +60,7 @@ from flaneur.agents.velma.examples import examples_text
 from flaneur.agents.velma.paper import (
     PaperTrajectory,
     cached_example_lines,
+    cached_view_example_lines,
     example_block,
     example_draws,
     fill_velma,
@@ -74,6 +75,7 @@ from flaneur.agents.velma.paper import (
     velma_prompt,
     velma_prompt_name,
 )
+from flaneur.agents.velma.traffic import traffic_detector, traffic_line, traffic_setup
 from flaneur.agents.velma.verbalize import (
     ACTION_WORDS,
     MapLandmarkObserver,
@@ -89,7 +91,7 @@ from flaneur.env.state import AgentState
 from flaneur.errors import FlaneurError
 from flaneur.models.messages import system, user
 from flaneur.models.scoring import score_actions
-from flaneur.options import option
+from flaneur.options import Range, option
 from flaneur.perception.extraction import (
     extraction_messages,
     parse_landmark_list,
@@ -149,6 +151,15 @@ class VelmaOptions:
         "the run's views and weights by flaneur perception clip-reference)",
     )
     clip_tau: float = option(VELMA_TAU, "--landmarks clip: threshold on the standardised score")
+    detector: str = option(
+        "",
+        "--protocol paper, Touchdown, --landmarks clip: the detector of the vehicles of VELMA's "
+        "traffic flow (owlvit, grounding-dino, yolo-world, yolo or a plug-in)",
+    )
+    detector_weights: str = option("", "the weights of detector (file or folder)")
+    detector_threshold: Annotated[float, Range(0.0, 1.0)] | None = option(
+        None, "minimum score of a vehicle box (default the detector's)"
+    )
 
 
 class VelmaAgent(Agent):
@@ -210,6 +221,13 @@ class VelmaAgent(Agent):
         without one stops at its first episode with one line naming the command.
     clip_tau
         ``--landmarks clip``: visibility threshold on the standardised score (VELMA: 3.5).
+    detector, detector_weights, detector_threshold
+        ``--protocol paper`` on Touchdown with views and ``--landmarks clip``: the detector
+        (a name in :data:`~flaneur.perception.detection.DETECTORS`, or a
+        :class:`~flaneur.perception.detection.Detector`) whose best box of each vehicle class
+        in the views ahead and behind the start CLIP scores for VELMA's traffic flow
+        (:mod:`flaneur.agents.velma.traffic`), its weights and box threshold; without one
+        there is no traffic line, said once.
     """
 
     name: ClassVar[str] = "velma"
@@ -238,6 +256,9 @@ class VelmaAgent(Agent):
         clip_weights: str = "",
         clip_reference: str = "",
         clip_tau: float = VELMA_TAU,
+        detector: Any = "",
+        detector_weights: str = "",
+        detector_threshold: float | None = None,
     ) -> None:
         if extract not in ("model", "rules"):
             raise FlaneurError(f"extract must be 'model' or 'rules', not {extract!r}")
@@ -260,6 +281,8 @@ class VelmaAgent(Agent):
         self.max_tokens = int(max_tokens)
         self.extract_max_tokens = int(extract_max_tokens)
         self.clip = (str(clip_model), str(clip_weights), str(clip_reference), float(clip_tau))
+        self.detector = detector or None
+        self.detector_settings = (str(detector_weights), detector_threshold)
         self.system_prompt = load_prompt("velma", "system")
         self.prompt = load_prompt("velma", "navigate")
         self.paper_prompt = load_prompt("velma", "paper_navigate")
@@ -267,7 +290,8 @@ class VelmaAgent(Agent):
     @classmethod
     def check_setup(cls, options: dict[str, Any], setup: Any) -> None:
         """Refuse, before the first episode, an ``examples_file`` or ``landmarks_file`` that
-        is not a file and a ``prompts_dir`` that is not a folder."""
+        is not a file, a ``prompts_dir`` that is not a folder and a ``detector`` that is
+        unknown, finds no vehicles or lacks its weights."""
         for key in ("examples_file", "landmarks_file"):
             path = options.get(key)
             if path and not Path(str(path)).is_file():
@@ -275,6 +299,10 @@ class VelmaAgent(Agent):
         folder = options.get("prompts_dir")
         if folder and not Path(str(folder)).is_dir():
             raise FlaneurError(f"prompts_dir {folder}: no such folder")
+        detector = options.get("detector")
+        if detector and isinstance(detector, str):  # its weights are read on first use
+            weights = str(options.get("detector_weights") or "")
+            traffic_detector(detector, weights, options.get("detector_threshold"))
 
     # ------------------------------------------------------------------ episode setup
     def reset(self, episode: Episode, env_info: EnvInfo) -> None:
@@ -301,6 +329,7 @@ class VelmaAgent(Agent):
         self.paper = env_info.protocol == "paper"
         self.dataset = episode.metadata.get("dataset")
         self.examples_source = "task set"
+        self.pending: list[Episode] | None = None
         if self.paper:
             self._reset_paper(episode, env_info)
         else:
@@ -318,12 +347,8 @@ class VelmaAgent(Agent):
             )
             self.trajectory: Trajectory | PaperTrajectory = Trajectory()
             self.tracker = ObservationTracker(self.city.graph.degree)
-        if len(self.example_ids) < self.k_shot:
-            warnings.warn(
-                "velma runs with fewer in-context examples than k_shot: give the task set's "
-                "episodes as env_info.task_episodes or the examples_from option",
-                stacklevel=2,
-            )
+        if self.pending is None:
+            self._few_examples()
         self.system_text, _ = self.system_prompt.fill()
         self.landmarks: list[str] | None = None
         self.parse_failures = 0
@@ -346,13 +371,30 @@ class VelmaAgent(Agent):
         return (NO_IMAGE,)
 
     def _reset_paper(self, episode: Episode, env_info: EnvInfo) -> None:
-        """VELMA's trajectory, first action, landmarks file, in-context examples and prompt."""
+        """VELMA's trajectory, first action, landmarks file, traffic flow, in-context examples
+        (seen in the views on the first step when the episode is) and prompt."""
         self.trajectory = PaperTrajectory()
         self.forced = forced_first_forward(self.dataset)
         self._node: int | None = None
         self.released = released_landmarks(self.landmarks_file) if self.landmarks_file else None
-        self.example_pairs = self._paper_examples(episode, env_info)
-        self.examples = "".join(example_block(t, lines) for t, lines in self.example_pairs)
+        weights, threshold = self.detector_settings
+        self.traffic, why = traffic_setup(
+            self.dataset, self.observer, self.detector, weights=weights, threshold=threshold
+        )
+        self.traffic_record: dict[str, Any] | None = None if why is None else {"reason": why}
+        if why is not None:
+            say_once(
+                ("traffic", env_info.task_id), f"velma --protocol paper: no traffic flow: {why}"
+            )
+        picks = self._paper_picks(episode, env_info)
+        self.example_ids = [e.id for e in picks]
+        self.example_pairs: list[tuple[str, str]] = []
+        self.examples = ""
+        if isinstance(self.observer, ViewLandmarkObserver):
+            self.pending = picks  # seen in the views on the first step (async)
+        else:
+            self.example_pairs = self._map_examples(picks)
+            self.examples = "".join(example_block(t, lines) for t, lines in self.example_pairs)
         self.velma_nav: tuple[str, str] | None = None
         if self.prompts_dir:
             self.prompt_from = "velma prompts_dir"
@@ -369,9 +411,9 @@ class VelmaAgent(Agent):
                 f"VELMA's layout{also}",
             )
 
-    def _paper_examples(self, episode: Episode, env_info: EnvInfo) -> list[tuple[str, str]]:
-        """VELMA's in-context examples of ``episode``: ``(instruction, navigation lines)``
-        each, drawn from the train file, else from the task set (with a warning)."""
+    def _paper_picks(self, episode: Episode, env_info: EnvInfo) -> list[Episode]:
+        """VELMA's draws of the in-context examples of ``episode``, from the train file, else
+        from the task set (with a warning)."""
         episodes = list(env_info.task_episodes) or [episode]
         if self.examples_file:
             pool: Sequence[Episode] = train_episodes(self.examples_file, self.city.name)
@@ -389,18 +431,46 @@ class VelmaAgent(Agent):
         ids = [e.id for e in episodes]
         index = ids.index(episode.id) if episode.id in ids else 0
         seed = VELMA_SEED if self.example_seed is None else self.example_seed
-        pairs: list[tuple[str, str]] = []
-        self.example_ids = []
-        for i in example_draws(pool, episodes, index, self.k_shot, seed):
-            example = pool[i]
-            landmarks = self._example_landmarks(example)
-            lines = cached_example_lines(
-                self.scheme, self.city, example, landmarks, self.map_observer
+        return [pool[i] for i in example_draws(pool, episodes, index, self.k_shot, seed)]
+
+    def _map_examples(self, picks: Sequence[Episode]) -> list[tuple[str, str]]:
+        """The examples' ``(instruction, navigation lines)``, their landmarks seen on the map."""
+        found = []
+        for e in picks:
+            landmarks = self._example_landmarks(e)
+            found.append(
+                (e, cached_example_lines(self.scheme, self.city, e, landmarks, self.map_observer))
             )
-            if lines is not None:
-                pairs.append((example.instruction, lines))
-                self.example_ids.append(example.id)
-        return pairs
+        return self._walked(found)
+
+    async def _view_examples(self, picks: Sequence[Episode]) -> None:
+        """The examples of an episode seen in views, made on its first step: their landmarks
+        seen by the episode's view observer along their paths, as VELMA's CLIP sees them, and
+        on Touchdown their start's traffic line (VELMA's train instances have theirs)."""
+        found = []
+        for e in picks:
+            landmarks = self._example_landmarks(e)
+            lines = await cached_view_example_lines(
+                self.scheme, self.city, e, landmarks, self.observer, self.traffic
+            )
+            found.append((e, lines))
+        self.example_pairs = self._walked(found)
+        self.examples = "".join(example_block(t, lines) for t, lines in self.example_pairs)
+        self._few_examples()
+
+    def _walked(self, found: Sequence[tuple[Episode, str | None]]) -> list[tuple[str, str]]:
+        """The pairs of the examples that could be walked (``example_ids`` names them)."""
+        self.example_ids = [e.id for e, lines in found if lines is not None]
+        return [(e.instruction, lines) for e, lines in found if lines is not None]
+
+    def _few_examples(self) -> None:
+        """Warn when fewer in-context examples than ``k_shot`` could be made."""
+        if len(self.example_ids) < self.k_shot:
+            warnings.warn(
+                "velma runs with fewer in-context examples than k_shot: give the task set's "
+                "episodes as env_info.task_episodes or the examples_from option",
+                stacklevel=3,
+            )
 
     def _velma_navigation(self) -> tuple[str, str]:
         """VELMA's navigation prompt file of the dataset and its name, its fields checked
@@ -431,22 +501,25 @@ class VelmaAgent(Agent):
             return self.map_observer, "map"
         scorer = self.scorer
         if scorer is None:
+            ddof = 1 if env_info.protocol == "paper" else 0  # VELMA's torch.std
             scorer = (
-                self._clip_scorer(views)
+                self._clip_scorer(views, ddof)
                 if kind == "clip"
                 else make_landmark_scorer(kind, model=self.model)
             )
         return ViewLandmarkObserver(views, self.city, scorer, fov=VELMA_FOV), str(kind)
 
-    def _clip_scorer(self, views: Any) -> Any:
+    def _clip_scorer(self, views: Any, ddof: int) -> Any:
         """VELMA's CLIP scorer: ``clip_model``/``clip_weights`` standardised on the set stored
-        for the city and views (one line naming the command that builds it when none is)."""
+        for the city and views, with the standard deviation of ``ddof`` (1 under ``--protocol
+        paper``: VELMA's torch.std; one line naming the command that builds the set when none
+        is)."""
         model, weights, name, tau = self.clip
         if not weights:
             raise FlaneurError("--landmarks clip needs --option velma.clip_weights=FILE_OR_TAG")
         try:
             return stored_clip_scorer(
-                self.city, views, model, weights, fov=VELMA_FOV, name=name, tau=tau
+                self.city, views, model, weights, fov=VELMA_FOV, name=name, tau=tau, ddof=ddof
             )
         except MissingReferenceError as err:
             raise FlaneurError(f"velma --landmarks clip: {err}") from None
@@ -532,6 +605,8 @@ class VelmaAgent(Agent):
         if self.paper:
             extra["examples_from"] = self.examples_source
             extra["prompt_from"] = self.prompt_from
+            if self.traffic_record is not None:
+                extra["traffic_flow"] = self.traffic_record
         if isinstance(self.observer, ViewLandmarkObserver):
             extra["landmark_prompts"] = self.observer.prompt_texts(self.landmarks or [])
             if getattr(self.observer.scorer, "reference", None):
@@ -594,11 +669,11 @@ class VelmaAgent(Agent):
         of the reply through ``validate_action``; map2seq's first action is ``forward``."""
         extraction = await self._extract() if self.landmarks is None else None
         node = int(observation["node"])
-        seen = await self.observer.aseen(
-            node, float(observation["heading"][0]), self.landmarks or []
-        )
+        heading = float(observation["heading"][0])
+        traffic = await self._paper_start(node, heading) if extraction is not None else None
+        seen = await self.observer.aseen(node, heading, self.landmarks or [])
         degree = int(self.city.graph.degree[node])
-        line = paper_observation(degree, node != self._node, seen)
+        line = paper_observation(degree, node != self._node, seen, traffic)
         self._node = node
         trajectory = self.trajectory
         assert isinstance(trajectory, PaperTrajectory)
@@ -631,6 +706,26 @@ class VelmaAgent(Agent):
             **extra,
         )
         return Action(slot_of(word), word, record)
+
+    async def _paper_start(self, node: int, heading: float) -> str | None:
+        """On the first step: the in-context examples seen in views (when they are) and the
+        traffic line of the start (Touchdown, :mod:`flaneur.agents.velma.traffic`), its record
+        kept for the first step's record; one warning per run when no vehicle is found (the
+        line then says VELMA's default, ``against``)."""
+        if self.pending is not None:
+            await self._view_examples(self.pending)
+            self.pending = None
+        if self.traffic is None:
+            return None
+        self.traffic_record = await self.traffic.apredict(self.scheme, node, heading)
+        if "reason" in self.traffic_record:
+            say_once(
+                ("traffic none", self.env_info.task_id),
+                f"velma --protocol paper: episode {self.episode.id!r}: "
+                f"{self.traffic_record['reason']} (the first record of each such episode "
+                "says so: traffic_flow)",
+            )
+        return traffic_line(self.traffic_record["flow"])
 
     def _paper_text(self, lines: str) -> tuple[str, str]:
         """The navigation prompt with the navigation lines ``lines`` and its id: VELMA's

@@ -26,7 +26,12 @@
   becomes ``stop``, on a 2-way node ``left``/``right`` become ``forward``.
 * **In-context examples** (``run_inference_gpt.py``): two per episode, drawn by
   ``random.sample(train_instances, 2)`` from the **train** split, with Python's ``random``
-  seeded once (``--seed 1``) and drawn for each episode in file order: :func:`example_draws`.
+  seeded once (``--seed 1``) and drawn for each episode in file order: :func:`example_draws`;
+  verbalized along their gold paths with the episode's observer (``process_instance``): in
+  the views when the episode has them (:func:`cached_view_example_lines`), else on the map.
+* **Traffic flow** (Touchdown, ``vln/dataset.py``): ``You are aligned with the flow of the
+  traffic.`` first in the first observation of the episode and of each example
+  (:mod:`flaneur.agents.velma.traffic`).
 * **Landmarks** (``run_extract_landmarks.py``, ``vln/landmarks.py``): VELMA's five-shot prompt
   of the dataset (``llm/prompts/<dataset>/landmarks/5shot.txt`` in the same folder), its
   numbered-list parser and its filter (``filter_landmarks_5shot``), or the landmarks VELMA
@@ -38,16 +43,19 @@ from __future__ import annotations
 import json
 import random
 import string
+import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
-from functools import cache
+from collections.abc import Awaitable, Callable, Sequence
+from functools import cache, partial
 from pathlib import Path
 from typing import Any
 
 from flaneur.agents.velma.verbalize import Seen, word_of
 from flaneur.env.schemes.turns import TurnsScheme
+from flaneur.env.state import AgentState
 from flaneur.env.teacher import TeacherError, gold_rollout
 from flaneur.errors import FlaneurError
+from flaneur.perception.landmarks.reference import views_identity
 from flaneur.tasks.episode import Episode
 from flaneur.tasks.loaders import load_vln_jsonl
 from flaneur.world.city import City
@@ -72,6 +80,9 @@ _DRAWS: OrderedDict[tuple[Any, ...], tuple[random.Random, list[list[int]]]] = Or
 _DRAWS_KEPT = 8
 _EXAMPLES: OrderedDict[tuple[Any, ...], str | None] = OrderedDict()
 _EXAMPLES_KEPT = 512
+_VIEW_EXAMPLES: weakref.WeakKeyDictionary[Any, OrderedDict[tuple[Any, ...], str | None]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 class PaperTrajectory:
@@ -109,9 +120,13 @@ def paper_landmarks_text(seen: Seen) -> str:
     return " ".join(parts)
 
 
-def paper_observation(ways: int, arrived: bool, seen: Seen) -> str:
-    """VELMA's observation line: the intersection on arrival, then the landmarks seen."""
-    parts = [f"There is a {ways}-way intersection."] if arrived and ways > 2 else []
+def paper_observation(ways: int, arrived: bool, seen: Seen, traffic: str | None = None) -> str:
+    """VELMA's observation line: the traffic flow (``traffic``, the start's line on
+    Touchdown, :func:`flaneur.agents.velma.traffic.traffic_line`), the intersection on
+    arrival, then the landmarks seen (``get_observations_str``'s order)."""
+    parts = [traffic] if traffic else []
+    if arrived and ways > 2:
+        parts.append(f"There is a {ways}-way intersection.")
     landmarks = paper_landmarks_text(seen)
     if landmarks:
         parts.append(landmarks)
@@ -307,6 +322,42 @@ def example_draws(
     return draws[index]
 
 
+def example_walk(
+    scheme: TurnsScheme, city: City, example: Episode
+) -> tuple[list[str | None], list[AgentState]] | None:
+    """An example's gold path as VELMA's navigation lines take it: the action words (``None``
+    first, VELMA's ``init``, then each action to ``stop``) and the state after each; ``None``
+    if the teacher cannot walk it."""
+    try:
+        actions, states = gold_rollout(scheme, city.graph, example)
+    except (TeacherError, FlaneurError):
+        return None
+    words: list[str | None] = [None, *(word_of(a) for a in actions)]
+    return words, [states[min(i, len(states) - 1)] for i in range(len(words))]
+
+
+def walk_lines(
+    city: City,
+    words: Sequence[str | None],
+    states: Sequence[AgentState],
+    found: Sequence[Seen],
+    traffic: str | None = None,
+) -> str:
+    """The navigation lines of a walk (:func:`example_walk`) whose states saw ``found``,
+    the traffic line ``traffic`` with the first observation."""
+    trajectory = PaperTrajectory()
+    degree = city.graph.degree
+    previous = None
+    for i, (word, state, seen) in enumerate(zip(words, states, found, strict=True)):
+        if word is not None:
+            trajectory.act(word)
+        arrived = state.node != previous
+        first = traffic if i == 0 else None
+        trajectory.observe(paper_observation(int(degree[state.node]), arrived, seen, first))
+        previous = state.node
+    return trajectory.render(cue=False)
+
+
 def example_lines(
     scheme: TurnsScheme,
     city: City,
@@ -316,22 +367,32 @@ def example_lines(
 ) -> str | None:
     """An example's navigation lines as VELMA writes them: its gold path, ending with
     ``stop`` and the observation there; ``None`` if it cannot be walked."""
-    try:
-        actions, states = gold_rollout(scheme, city.graph, example)
-    except (TeacherError, FlaneurError):
+    walk = example_walk(scheme, city, example)
+    if walk is None:
         return None
-    trajectory = PaperTrajectory()
-    degree = city.graph.degree
-    previous = None
-    for i, action in enumerate([None, *actions]):
-        state = states[min(i, len(states) - 1)]
-        if action is not None:
-            trajectory.act(word_of(action))
-        arrived = state.node != previous
-        found = seen(state.node, state.heading, landmarks)
-        trajectory.observe(paper_observation(int(degree[state.node]), arrived, found))
-        previous = state.node
-    return trajectory.render(cue=False)
+    words, states = walk
+    found = [seen(state.node, state.heading, landmarks) for state in states]
+    return walk_lines(city, words, states, found)
+
+
+async def aexample_lines(
+    scheme: TurnsScheme,
+    city: City,
+    example: Episode,
+    landmarks: Sequence[str],
+    aseen: Callable[[int, float, Sequence[str]], Awaitable[Seen]],
+    traffic: Callable[[int, float], Awaitable[str | None]] | None = None,
+) -> str | None:
+    """:func:`example_lines` with an async ``aseen`` (a view observer's: VELMA's CLIP sees
+    the example's landmarks along its path) and, on Touchdown, ``traffic(node, heading)``:
+    the traffic line at the example's start (VELMA's train instances have theirs)."""
+    walk = example_walk(scheme, city, example)
+    if walk is None:
+        return None
+    words, states = walk
+    found = [await aseen(state.node, state.heading, landmarks) for state in states]
+    line = await traffic(states[0].node, states[0].heading) if traffic is not None else None
+    return walk_lines(city, words, states, found, line)
 
 
 def example_block(instruction: str, lines: str) -> str:
@@ -363,6 +424,46 @@ def cached_example_lines(
     return lines
 
 
+async def cached_view_example_lines(
+    scheme: TurnsScheme,
+    city: City,
+    example: Episode,
+    landmarks: Sequence[str],
+    observer: Any,
+    traffic: Any = None,
+) -> str | None:
+    """:func:`aexample_lines` with the view observer ``observer`` (a
+    :class:`~flaneur.agents.velma.verbalize.ViewLandmarkObserver`) and the traffic flow
+    ``traffic`` (a :class:`~flaneur.agents.velma.traffic.TrafficFlow` or ``None``), kept for
+    the last examples of each scorer (while the scorer lives: a stored CLIP scorer lives as
+    long as the process, so each example is seen once)."""
+    sensor = observer.sensor
+    key = (
+        id(city.graph),
+        city.name,
+        example.id,
+        example.instruction,
+        tuple(landmarks),
+        views_identity(sensor.provider),
+        sensor.fov,
+        tuple(sensor.size),
+        None if traffic is None else traffic.key,
+    )
+    try:
+        kept = _VIEW_EXAMPLES.setdefault(observer.scorer, OrderedDict())
+    except TypeError:  # a scorer that cannot be hashed or weakly referenced: nothing kept
+        kept = OrderedDict()
+    if key in kept:
+        kept.move_to_end(key)
+        return kept[key]
+    line = None if traffic is None else partial(traffic.aline, scheme)
+    lines = await aexample_lines(scheme, city, example, landmarks, observer.aseen, line)
+    kept[key] = lines
+    while len(kept) > _EXAMPLES_KEPT:
+        kept.popitem(last=False)
+    return lines
+
+
 @cache
 def train_episodes(path: str, city: str) -> tuple[Episode, ...]:
     """The episodes of a map2seq or Touchdown file (VELMA's ``train.json``), in file order."""
@@ -374,10 +475,13 @@ __all__ = [
     "PAPER_WORDS",
     "VELMA_PROMPT_FILES",
     "PaperTrajectory",
+    "aexample_lines",
     "cached_example_lines",
+    "cached_view_example_lines",
     "example_block",
     "example_draws",
     "example_lines",
+    "example_walk",
     "fill_velma",
     "filter_landmarks",
     "paper_landmarks_text",
@@ -391,4 +495,5 @@ __all__ = [
     "velma_fields",
     "velma_prompt",
     "velma_prompt_name",
+    "walk_lines",
 ]

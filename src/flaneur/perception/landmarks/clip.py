@@ -457,6 +457,12 @@ class CLIPLandmarks(LandmarkScorer):
         Visibility threshold on the z-score (VELMA: 3.5).
     caption
         Caption template with ``{landmark}``.
+    cache_items
+        View embeddings kept in memory.
+    ddof
+        Delta degrees of freedom of the standard deviation over the reference set: 0 (the
+        population one, the default) or 1 (the sample one, torch's ``std`` as VELMA's
+        ``vln/clip.py`` computes it).
     """
 
     name = "clip"
@@ -469,8 +475,12 @@ class CLIPLandmarks(LandmarkScorer):
         tau: float = 3.5,
         caption: str = "picture of {landmark}",
         cache_items: int = 4096,
+        ddof: int = 0,
     ) -> None:
+        if ddof not in (0, 1):
+            raise CLIPError(f"ddof must be 0 (population) or 1 (sample), not {ddof!r}")
         self.backend = backend
+        self.ddof = int(ddof)
         self.tau = tau
         self.caption = caption
         self._ref: NDArray[np.float32] | None = None
@@ -515,7 +525,7 @@ class CLIPLandmarks(LandmarkScorer):
                 raise CLIPError("CLIPLandmarks needs a reference set: pass reference= or fit()")
             text = self.backend.embed_texts([self.caption.format(landmark=landmark)])[0]
             sims = self._ref @ text
-            hit = (float(sims.mean()), float(sims.std()), text)
+            hit = (float(sims.mean()), float(sims.std(ddof=self.ddof)), text)
             self._stats[landmark] = hit
         return hit
 

@@ -240,17 +240,18 @@ class ReferenceSet:
             raise CLIPError(f"{meta_file}: not a CLIP reference set (format {FORMAT!r})")
         return cls(emb.astype(np.float32), nodes, headings, meta, npz)
 
-    def scorer(self, backend: Any, *, tau: float = VELMA_TAU) -> CLIPLandmarks:
+    def scorer(self, backend: Any, *, tau: float = VELMA_TAU, ddof: int = 0) -> CLIPLandmarks:
         """A :class:`CLIPLandmarks` on ``backend`` standardised on this set (VELMA's
-        caption; its ``reference`` names the set once it is stored); a backend of another
-        embedding size is a one-line error."""
+        caption; the population standard deviation, or the sample one with ``ddof=1`` as
+        VELMA's torch.std; its ``reference`` names the set once it is stored); a backend of
+        another embedding size is a one-line error."""
         dim = int(backend.embed_texts([CAPTION.format(landmark="a street")]).shape[1])
         if dim != self.embeddings.shape[1]:
             raise CLIPError(
                 f"CLIP reference set {self.name}: embeddings of size {self.embeddings.shape[1]}"
                 f", but the model makes {dim}: rebuild it with this model"
             )
-        scorer = CLIPLandmarks(backend, tau=tau, caption=CAPTION)
+        scorer = CLIPLandmarks(backend, tau=tau, caption=CAPTION, ddof=ddof)
         stored = self.name if self.path is not None else None
         return scorer.fit_embeddings(self.embeddings, name=stored)
 
@@ -405,7 +406,8 @@ def build_reference(
         "standardise": {
             "caption": CAPTION,
             "tau": VELMA_TAU,
-            "std": "population (ddof 0); VELMA's torch.std is the sample one (ddof 1)",
+            "std": "population (ddof 0) by default; the sample one (ddof 1, VELMA's "
+            "torch.std) for VELMA under --protocol paper",
         },
         "seconds": {k: round(v, 3) for k, v in seconds.items()},
         "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(start)),
@@ -526,17 +528,19 @@ def stored_clip_scorer(
     fov: float = VELMA_FOV,
     name: str = "",
     tau: float = VELMA_TAU,
+    ddof: int = 0,
 ) -> CLIPLandmarks:
     """``CLIPLandmarks`` on open_clip ``model``/``weights`` standardised on the reference set
-    stored for ``city`` and ``views`` (:func:`find_reference`); one per set, model and tau in
-    a process (its ``reference`` names the set).
+    stored for ``city`` and ``views`` (:func:`find_reference`) with the population standard
+    deviation (``ddof=0``) or the sample one (``ddof=1``, VELMA's); one per set, model, tau
+    and ddof in a process (its ``reference`` names the set).
 
     Raises
     ------
     MissingReferenceError
         None is stored: one line naming the command that builds it.
     """
-    key = (city.name, str(city.pack), views_identity(views), model, weights, fov, name, tau)
+    key = (city.name, str(city.pack), views_identity(views), model, weights, fov, name, tau, ddof)
     with _LOCK:
         hit = _SCORERS.get(key)
     if hit is not None:
@@ -549,7 +553,7 @@ def stored_clip_scorer(
             f"{views_spec(views)} and weights {weights or 'random'}: build it with `{command}`",
             command,
         )
-    scorer = stored.scorer(clip_backend(model, weights), tau=tau)
+    scorer = stored.scorer(clip_backend(model, weights), tau=tau, ddof=ddof)
     with _LOCK:
         return _SCORERS.setdefault(key, scorer)
 
