@@ -7,8 +7,15 @@ import importlib.util
 import numpy as np
 import pytest
 
+from flaneur.perception import ocr_auto
 from flaneur.perception.ocr import OCR, OCRError, clear_memory
-from flaneur.perception.ocr_engine import BACKENDS, PPOCR, make_session, model_paths
+from flaneur.perception.ocr_engine import (
+    BACKENDS,
+    PPOCR,
+    make_session,
+    model_paths,
+    model_version,
+)
 
 HAS_OPENVINO = importlib.util.find_spec("openvino") is not None
 needs_openvino = pytest.mark.skipif(
@@ -21,10 +28,12 @@ def _images(views):
 
 
 def test_backend_comes_from_the_argument_then_the_environment(monkeypatch):
-    monkeypatch.delenv("FLANEUR_OCR_BACKEND", raising=False)
+    monkeypatch.setenv("FLANEUR_OCR_BACKEND", "onnxruntime")
     assert OCR().backend == "onnxruntime"
     monkeypatch.setenv("FLANEUR_OCR_BACKEND", "tensorrt")
-    with pytest.raises(OCRError, match="FLANEUR_OCR_BACKEND must be one of onnxruntime, openvino"):
+    with pytest.raises(
+        OCRError, match="FLANEUR_OCR_BACKEND must be one of auto, onnxruntime, openvino"
+    ):
         OCR()
     assert OCR(backend="onnxruntime").backend == "onnxruntime"  # the argument wins
     with pytest.raises(OCRError, match=r"^backend must be one of"):
@@ -60,6 +69,33 @@ def test_engine_and_session_reject_unknown_backends():
         PPOCR(backend="cpu")
     with pytest.raises(ValueError, match="backend must be one of"):
         make_session(model_paths()["Det"], "cpu", 1)
+
+
+@needs_openvino
+def test_auto_measures_the_installed_backends_once_and_keeps_the_reference_readings(
+    monkeypatch, tmp_path
+):
+    monkeypatch.setenv("FLANEUR_CACHE_DIR", str(tmp_path))
+    ocr_auto.forget()
+    installed = ocr_auto.installed_backends()
+    assert installed[:2] == ["onnxruntime", "openvino"]
+    assert ("openvino-bf16" in installed) == ocr_auto.cpu_has_bf16()
+    choice = ocr_auto.resolve_auto(1, remember=False)
+    trials = choice.record["trials"]
+    assert set(trials) == set(installed) and choice.backend in installed
+    assert choice.engine is not None and choice.engine.backend == choice.backend
+    # OpenVINO in f32 reads what ONNX Runtime reads on the calibration views
+    assert trials["openvino"]["readings"] == trials["onnxruntime"]["readings"]
+    assert trials["onnxruntime"]["recall"] >= 0.75
+    assert set(choice.record["not_chosen"]) == set(installed) - {choice.backend}  # each says why
+    again = ocr_auto.resolve_auto(1, remember=False)
+    assert again.from_cache and again.backend == choice.backend
+    monkeypatch.delenv("FLANEUR_OCR_BACKEND", raising=False)
+    monkeypatch.setattr(ocr_auto, "_CHOICES", {(1, None): again})
+    reader = OCR(threads=1)
+    assert (reader.backend, reader.backend_source) == (choice.backend, "auto")
+    assert reader.params["model"] == model_version(choice.backend)
+    ocr_auto.forget()
 
 
 @needs_openvino

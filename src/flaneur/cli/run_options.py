@@ -49,8 +49,9 @@ LANDMARKS = typer.Option(
     None,
     "--landmarks",
     help="Landmark scorer for agents that use one: map, ocr, clip, vlm or a plug-in. "
-    "OCR runs on ONNX Runtime; FLANEUR_OCR_BACKEND=openvino (or openvino-bf16, faster and "
-    "approximate) runs it on OpenVINO (pip install 'flaneur[openvino]').",
+    "OCR runs on the fastest installed backend that reads as ONNX Runtime reads, measured "
+    "once per machine (FLANEUR_OCR_BACKEND=auto, the default; pip install 'flaneur[openvino]' "
+    "adds OpenVINO); FLANEUR_OCR_BACKEND=onnxruntime, openvino or openvino-bf16 forces one.",
 )
 SCHEME = typer.Option(
     None,

@@ -40,6 +40,7 @@ from flaneur.evaluate.summary import (
     write_summary,
 )
 from flaneur.models.usage import BudgetExceeded
+from flaneur.perception.ocr import recording_backends
 from flaneur.world.city import City
 
 
@@ -144,9 +145,15 @@ async def run_job(
     job: Job, factories: SolverFactories, config: RunConfig, resources: RunResources
 ) -> dict[str, Any]:
     """Run one job and return its row, not yet scored (raises ``BudgetExceeded`` to stop
-    the run); :func:`score_jobs` adds the metrics."""
+    the run); :func:`score_jobs` adds the metrics. A job whose solver read text with OCR
+    says on which backend (``"ocr_backend"``, :func:`~flaneur.perception.ocr.recording_backends`;
+    several are comma-separated)."""
     kind = job.context.kind
-    return await kind.run(job, factories(kind), config, resources)
+    with recording_backends() as used:
+        row = await kind.run(job, factories(kind), config, resources)
+    if used:
+        row["ocr_backend"] = ",".join(sorted(used))
+    return row
 
 
 def score_jobs(done: list[tuple[Job, dict[str, Any]]]) -> list[dict[str, Any]]:

@@ -142,10 +142,20 @@ def run_entry(
         entry["ablations"] = ablations  # e.g. VELMA's "no image" without imagery
     if perception_of(mine) == "none":
         entry["perception"] = "none"  # every row ran blind: nothing to see
+    ocr = ocr_backend_of(mine)
+    if ocr:
+        entry["ocr_backend"] = ocr  # what read the signs (auto: chosen per machine)
     figures = context.kind.aggregate(mine, context) if context is not None and scored else None
     if figures:
         entry["task_metrics"] = figures
     return entry
+
+
+def ocr_backend_of(rows: Sequence[dict[str, Any]]) -> str | None:
+    """The OCR backends the rows read text with (``"ocr_backend"`` of each row, see
+    :func:`~flaneur.evaluate.runner.run_job`), comma-separated; None when none did."""
+    found = {b for r in rows for b in str(r.get("ocr_backend") or "").split(",") if b}
+    return ",".join(sorted(found)) or None
 
 
 def outside_entries(
@@ -213,6 +223,7 @@ __all__ = [
     "MANIFEST",
     "SUMMARY_VERSION",
     "console_command",
+    "ocr_backend_of",
     "outside_entries",
     "run_entry",
     "summarize_run",

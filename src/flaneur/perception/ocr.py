@@ -6,16 +6,23 @@ results and the loaded models are shared by every :class:`OCR` of the same setti
 process: the landmark scorer, the storefront detector and the explorer read a view once
 between them. :meth:`OCR.read_many` reads several images with one recognition batch (the
 views of an agent's step).
+
+The models run on the backend asked for (``backend=`` or ``$FLANEUR_OCR_BACKEND``); by
+default ``"auto"``, the fastest installed backend that reads as ONNX Runtime reads, measured
+once per machine (:mod:`flaneur.perception.ocr_auto`). :func:`recording_backends` collects
+the backends of the readers an episode used, for its row and the run summary.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,6 +32,7 @@ from PIL import Image
 
 from flaneur.errors import FlaneurError
 from flaneur.perception.json_store import JsonStore
+from flaneur.perception.ocr_auto import AUTO, resolve_auto
 from flaneur.perception.ocr_engine import BACKENDS, PPOCR, model_version
 from flaneur.perception.openvino_session import OpenVINOMissing
 from flaneur.views.base import View, pixel_digest
@@ -99,14 +107,17 @@ class OCR:
     use_cls
         Run the text-direction classifier (not needed for upright signs).
     threads
-        ONNX Runtime intra-op threads (default: ``$FLANEUR_OCR_THREADS`` when set, else
-        all cores; one thread per process is the most work per core when several
-        processes or Ray workers share a machine).
+        Inference threads (default: ``$FLANEUR_OCR_THREADS`` when set, else all cores;
+        one thread per process is the most work per core when several processes or Ray
+        workers share a machine).
     backend
         Inference backend of the models (default: ``$FLANEUR_OCR_BACKEND`` when set, else
-        ``"onnxruntime"``): ``"openvino"`` (same readings, faster on most CPUs) or
-        ``"openvino-bf16"`` (bfloat16 where the CPU has it: faster still, approximate) need
-        ``pip install 'flaneur[openvino]'``. Part of the cache key.
+        ``"auto"``): ``"onnxruntime"``, ``"openvino"`` (same readings, faster on most
+        CPUs) or ``"openvino-bf16"`` (bfloat16 where the CPU has it: faster still,
+        approximate; both OpenVINO ones need ``pip install 'flaneur[openvino]'``), or
+        ``"auto"``: the fastest installed one that reads as ONNX Runtime reads, measured
+        once per machine and thread setting (:mod:`flaneur.perception.ocr_auto`). The
+        backend chosen is :attr:`backend` and part of the cache key.
     cache_items
         Number of results kept in memory (shared by every reader of the same settings;
         0 keeps none for this reader).
@@ -126,11 +137,13 @@ class OCR:
         cache_items: int = 4096,
         cache_dir: str | Path | None = None,
     ) -> None:
-        backend = _backend(backend)
         if det_limit_type not in ("max", "min"):
             raise OCRError(f"det_limit_type must be 'max' or 'min', not {det_limit_type!r}")
         if int(det_limit_side_len) < 32:
             raise OCRError(f"det_limit_side_len must be at least 32, not {det_limit_side_len}")
+        if threads is None:
+            threads = _env_threads()
+        backend, source = _backend(backend, threads)
         self.params: dict[str, Any] = {
             "det_limit_side_len": int(det_limit_side_len),
             "det_limit_type": det_limit_type,
@@ -139,8 +152,10 @@ class OCR:
             "model": model_version(backend),
         }
         self.backend = backend
-        if threads is None:
-            threads = _env_threads()
+        """The backend the models run on (``"auto"`` resolved)."""
+        self.backend_source = source
+        """How it was chosen: ``"backend"`` (the argument), ``"FLANEUR_OCR_BACKEND"`` or
+        ``"auto"``."""
         self.threads = threads
         self.cache_items = cache_items
         self.cache_dir = Path(cache_dir).expanduser() if cache_dir is not None else None
@@ -150,6 +165,7 @@ class OCR:
         self._engine: PPOCR | None = None
         self.runs = 0
         """Images this reader really ran the models on (cache misses)."""
+        note_ocr_use(self)
 
     def _load(self) -> PPOCR:
         if self._engine is None:
@@ -185,6 +201,7 @@ class OCR:
 
         What an image reads does not depend on the other images of the batch.
         """
+        note_ocr_use(self)
         keys = [self._key(image_digest(image)) for image in images]
         results: list[list[TextBox] | None] = []
         for key in keys:
@@ -279,14 +296,15 @@ _ENGINES_LOCK = threading.Lock()
 
 
 def check_ocr_environment() -> None:
-    """Check ``$FLANEUR_OCR_BACKEND`` and ``$FLANEUR_OCR_THREADS`` before a run starts.
+    """Check ``$FLANEUR_OCR_BACKEND`` and ``$FLANEUR_OCR_THREADS`` before a run starts
+    (``auto`` is not resolved here: that waits for the first reader).
 
     Raises
     ------
     OCRError
         Naming the variable and what it must be (or the extra to install).
     """
-    _backend(None)
+    _backend_name(None)
     _env_threads()
 
 
@@ -300,20 +318,68 @@ def _env_threads() -> int | None:
     return int(raw)
 
 
-def _backend(backend: str | None) -> str:
-    """The backend asked for, else ``$FLANEUR_OCR_BACKEND``, else ONNX Runtime; checked."""
+def _backend_name(backend: str | None) -> tuple[str, str]:
+    """The backend asked for, else ``$FLANEUR_OCR_BACKEND``, else ``auto``; checked, with
+    where it came from (``"backend"`` or the variable)."""
     source = "backend"
     if backend is None:
-        backend = os.environ.get("FLANEUR_OCR_BACKEND", "").strip() or "onnxruntime"
+        backend = os.environ.get("FLANEUR_OCR_BACKEND", "").strip() or AUTO
         source = "FLANEUR_OCR_BACKEND"
-    if backend not in BACKENDS:
-        raise OCRError(f"{source} must be one of {', '.join(BACKENDS)}, not {backend!r}")
-    if backend != "onnxruntime" and importlib.util.find_spec("openvino") is None:
+    if backend != AUTO and backend not in BACKENDS:
+        raise OCRError(f"{source} must be one of {', '.join((AUTO, *BACKENDS))}, not {backend!r}")
+    if backend not in (AUTO, "onnxruntime") and importlib.util.find_spec("openvino") is None:
         raise OCRError(
             f"the OCR backend {backend!r} ({source}) needs the openvino package: "
             "pip install 'flaneur[openvino]'"
         )
-    return backend
+    return backend, source
+
+
+def _backend(backend: str | None, threads: int | None) -> tuple[str, str]:
+    """The backend to run (``auto`` resolved for ``threads``) and how it was chosen:
+    ``"backend"``, ``"FLANEUR_OCR_BACKEND"`` or ``"auto"``."""
+    name, source = _backend_name(backend)
+    if name != AUTO:
+        return name, source
+    choice = resolve_auto(threads)
+    if choice.engine is not None:  # loaded by the calibration: the default reader reuses it
+        with _ENGINES_LOCK:
+            _ENGINES.setdefault((960, "max", False, threads, choice.backend), choice.engine)
+    return choice.backend, AUTO
+
+
+_USED: ContextVar[set[str] | None] = ContextVar("flaneur_ocr_backends_used", default=None)
+
+
+@contextlib.contextmanager
+def recording_backends() -> Iterator[set[str]]:
+    """Collect the backends of the OCR readers made or used inside the block.
+
+    Readers note their backend in the block's context (:func:`note_ocr_use`), which tasks
+    and :func:`asyncio.to_thread` calls started inside it share; code that reads in a
+    thread pool of its own notes the reader where it takes it (the explorer and Hiro
+    perceptions). The runner wraps every job in one: its row's ``ocr_backend``.
+
+    Yields
+    ------
+    set of str
+        Filled as readers are used.
+    """
+    used: set[str] = set()
+    token = _USED.set(used)
+    try:
+        yield used
+    finally:
+        _USED.reset(token)
+
+
+def note_ocr_use(reader: object) -> None:
+    """Note ``reader``'s backend in the current :func:`recording_backends` block, if any
+    (objects without a ``backend``, e.g. test doubles, are ignored)."""
+    used = _USED.get()
+    backend = getattr(reader, "backend", None)
+    if used is not None and isinstance(backend, str):
+        used.add(backend)
 
 
 def _shared_engine(

@@ -31,7 +31,7 @@ from typing import Any
 
 from flaneur.paths import cache_dir
 from flaneur.perception.landmarks.ocr import text_candidates
-from flaneur.perception.ocr import OCR
+from flaneur.perception.ocr import OCR, note_ocr_use
 from flaneur.views.base import DEFAULT_SIZE, focal_length_px
 from flaneur.views.cache import ViewCache, request_key
 from flaneur.world.city import City
@@ -176,6 +176,7 @@ class OCRPerception:
         self.city = city
         self.views = views
         self.ocr = ocr or _shared_ocr()
+        note_ocr_use(self.ocr)  # reads in a thread pool of its own: the episode's row says so
         self.fov = fov
         self.size = size
         self.min_text_score = min_text_score

@@ -42,7 +42,7 @@ from flaneur.paths import cache_dir
 from flaneur.perception.detection import Detection, Detector, StorefrontDetector
 from flaneur.perception.detection.active import MIN_FOV, confirm_candidates
 from flaneur.perception.matching import BoxMatch, match_box
-from flaneur.perception.ocr import OCR
+from flaneur.perception.ocr import OCR, note_ocr_use
 from flaneur.text import shared_embedder
 from flaneur.views.base import View
 from flaneur.world.city import City
@@ -168,6 +168,7 @@ class HiroEyes:
         self.city = city
         self.views = views
         self.ocr = ocr or shared_ocr()
+        note_ocr_use(self.ocr)  # reads in a thread pool of its own: the episode's row says so
         self.embedder = GlossingEmbedder(embedder)
         self.detector = detector or StorefrontDetector(ocr=self.ocr, embedder=self.embedder)
         self.size = size
