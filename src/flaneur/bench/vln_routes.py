@@ -24,18 +24,27 @@ benchmarks' default regions); a GeoJSON polygon can be given instead.
 
 Instructions are Local's offline answers (:func:`flaneur.agents.virl.local.template_direction`:
 the template over its milestones). A region without viewpoints is skipped (the generator's
-report names it). Under ``--protocol paper`` a run reads the same cached routes with the
-instruction written again without distances from the episode's milestones
-(:func:`paper_episode`), as V-IRL's instructions never give one; the items themselves do
-not change.
+report names it).
+
+Travel mode: V-IRL asked Google for *driving* directions (``tools/cfgs/collect_data/
+collect_vln_routes.yaml`` l.32). The option ``mode=driving`` collects the routes over the
+streets a car may use (:func:`flaneur.services.directions.directions`; a city pack with car
+access data, i.e. OpenStreetMap); ``--protocol paper`` asks for that set where the city has
+the data and keeps the walking set otherwise, with a one-time note
+(:meth:`VlnRoutes.paper_options`). The default (``flaneur`` protocol) is walking.
+
+Under ``--protocol paper`` a run also writes each route's instruction again without
+distances from the episode's milestones (:func:`paper_episode`), as V-IRL's instructions
+never give one.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from types import MappingProxyType
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import numpy as np
 import shapely
@@ -50,7 +59,7 @@ from flaneur.agents.virl.local import (
 from flaneur.bench.types import TYPES_20, VIRL_TO_FLANEUR
 from flaneur.errors import FlaneurError
 from flaneur.options import Range, option
-from flaneur.services.directions import Route, directions
+from flaneur.services.directions import Route, directions, has_car_access
 from flaneur.services.errors import UnreachableError
 from flaneur.services.geocode import GeocodeResult
 from flaneur.services.region import Region, grid_regions, region_has_viewpoints
@@ -119,8 +128,11 @@ def landmark_count(city: City, node: int, exclude: int) -> int:
     return sum(1 for r in rows.tolist() if r != exclude and city.places.names[r])
 
 
-def best_start(city: City, dest_row: int, goal: int) -> tuple[Route, int] | None:
-    """The valid start with the most landmarks for a destination (V-IRL's intent, fixed).
+def best_start(
+    city: City, dest_row: int, goal: int, mode: str = "walking"
+) -> tuple[Route, int] | None:
+    """The valid start with the most landmarks for a destination (V-IRL's intent, fixed),
+    its route in travel ``mode``.
 
     Returns ``(route, landmark count)`` or ``None`` when no start passes the filters.
     """
@@ -137,7 +149,7 @@ def best_start(city: City, dest_row: int, goal: int) -> tuple[Route, int] | None
     best: tuple[tuple, Route, int] | None = None
     for start in sorted(set(nodes.tolist()) - {goal}):
         try:
-            route = directions(city, start, goal)
+            route = directions(city, start, goal, mode=mode, car_only=mode == "driving")
         except UnreachableError:
             continue
         inner = route.key_positions[:-1]
@@ -160,6 +172,9 @@ class VlnOptions:
 
     per_region: Annotated[int, Range(1, 1000)] = option(PER_REGION, "routes per region at most")
     cell_m: Annotated[float, Range(50, 50_000)] = option(REGION_CELL_M, "region cell side, m")
+    mode: Literal["walking", "driving"] = option(
+        "walking", "travel mode of the routes (V-IRL's: driving; needs car access data)"
+    )
 
 
 def collect_routes(
@@ -169,9 +184,14 @@ def collect_routes(
     seed: int = 0,
     per_region: int = PER_REGION,
     progress: Callable[[int, int], None] | None = None,
+    mode: str = "walking",
 ) -> list[VlnRoute]:
     """V-IRL's VLN routes in every region that holds viewpoints (the others are skipped),
-    reproducible by ``seed``."""
+    reproducible by ``seed``, in travel ``mode`` (``driving``: over car-usable edges)."""
+    if mode == "driving" and not has_car_access(city):
+        raise FlaneurError(
+            f"no driving VLN routes in {city.name}: its city pack has no car access data"
+        )
     regions = [
         r
         for r in (list(regions) if regions is not None else grid_regions(city))
@@ -188,12 +208,13 @@ def collect_routes(
                 break
             lat, lng = float(places.lat[row]), float(places.lng[row])
             goal = int(graph.nearest_node(lat, lng))
-            found = best_start(city, row, goal)
+            found = best_start(city, row, goal, mode)
             if found is None:
                 continue
             route, _ = found
             dest = GeocodeResult(str(places.names[row]), "place", lat, lng, goal, row, 100.0)
-            answer = template_direction(city, dest, route.nodes[0], f"How do I get to {dest.name}?")
+            question = f"How do I get to {dest.name}?"
+            answer = template_direction(city, dest, route.nodes[0], question, mode=mode)
             out.append(VlnRoute.answered(region.name, route.nodes[0], answer))
             taken += 1
         if progress is not None:
@@ -230,6 +251,7 @@ def route_episode(city: City, item: VlnRoute, index: int) -> Episode:
             "milestones": [dict(m) for m in item.milestones],
             "route_m": round(item.route.distance_m, 1),
             "written_by": item.written_by,
+            **({"travel_mode": item.route.mode} if item.route.mode != "walking" else {}),
         },
     )
 
@@ -268,12 +290,31 @@ class VlnRoutes(Generator):
     default_size = 10_000
     Options = VlnOptions
 
+    @classmethod
+    def paper_options(cls, city: City, options: dict[str, Any]) -> dict[str, Any]:
+        """Under ``--protocol paper``: driving routes, as V-IRL collected them, where the
+        city has car access data; the walking routes otherwise (noted once per city)."""
+        if "mode" in options:
+            return options
+        if has_car_access(city):
+            return {**options, "mode": "driving"}
+        if city.name not in _NOTED_WALKING:
+            _NOTED_WALKING.add(city.name)
+            warnings.warn(
+                f"{city.name} has no car access data: its V-IRL VLN routes are walking "
+                "routes (V-IRL collected driving routes)",
+                stacklevel=2,
+            )
+        return options
+
     def make(
         self, city: City, *, seed: int, size: int, set_name: str, options: Any
     ) -> tuple[list[Episode], dict[str, Any]]:
         regions = grid_regions(city, options.cell_m)
         usable = [r for r in regions if region_has_viewpoints(city, r.polygon)]
-        routes = collect_routes(city, usable, seed=seed, per_region=options.per_region)
+        routes = collect_routes(
+            city, usable, seed=seed, per_region=options.per_region, mode=options.mode
+        )
         episodes = route_episodes(city, routes)[:size]
         if not episodes:
             raise no_route_error(city, usable)
@@ -281,6 +322,10 @@ class VlnRoutes(Generator):
             episode.metadata.update(scheme="headings", success_metric="virl_success")
         skipped = {r.name: "holds no viewpoint" for r in regions if r not in usable}
         return episodes, {"regions": len(usable), "skipped": skipped}
+
+
+_NOTED_WALKING: set[str] = set()
+"""Cities whose walking fallback under ``--protocol paper`` was noted (once per process)."""
 
 
 def no_route_error(city: City, regions: Sequence[Region]) -> FlaneurError:

@@ -142,7 +142,7 @@ def _task_set(
             )
         return spec, city, episodes
     spec = resolve_task(task, fmt=config.task_format, city=config.city)
-    city, episodes = load_spec(spec, config.data_dir)
+    city, episodes = load_spec(spec, config.data_dir, protocol=config.protocol)
     return spec, city, episodes
 
 

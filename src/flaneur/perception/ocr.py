@@ -370,7 +370,9 @@ def recording_backends() -> Iterator[set[str]]:
     try:
         yield used
     finally:
-        _USED.reset(token)
+        # a job coroutine closed from another context (cancelled, collected) cannot reset
+        with contextlib.suppress(ValueError):
+            _USED.reset(token)
 
 
 def note_ocr_use(reader: object) -> None:

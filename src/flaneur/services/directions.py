@@ -6,8 +6,16 @@ changes; the end viewpoint of each step is a *key position* (V-IRL's term). Each
 distance, its duration at the mode's speed and a one-line instruction
 (``"Turn left onto Mannerheimintie, 240 m"``).
 
-Speeds are our own constants (the street graph is the walking network for every mode, so
-bicycling and driving times are estimates on the same streets)::
+Every mode routes on the walking network and differs in its speed, except where a caller
+asks for car-only routes (``car_only=True``, driving only): then the route keeps to the
+directed edges a car may use (:attr:`flaneur.world.city.City.edge_car`, from OpenStreetMap's
+``highway``, access and ``oneway`` tags): one-way streets only their way, no footways; a
+city without car access data (Touchdown, CitySeeker packs) has no car-only directions.
+V-IRL's VLN route collection under ``--protocol paper`` asks for them; the planners
+(Diego, Peng) time their driving legs on the walking streets, as before, because their
+viewpoints often stand on sidewalks no car edge reaches.
+
+Speeds are our own constants (bicycling and driving times are estimates)::
 
     walking 5 km/h (1.39 m/s), bicycling 15 km/h (4.17 m/s), driving 30 km/h (8.33 m/s,
     a city-centre average with stops)
@@ -27,6 +35,7 @@ from flaneur.env.state import relative_angle
 from flaneur.geo import bearing
 from flaneur.services.errors import UnreachableError
 from flaneur.world.city import City
+from flaneur.world.graph import StreetGraph
 
 SPEEDS_KMH: dict[str, float] = {"walking": 5.0, "bicycling": 15.0, "driving": 30.0}
 """Travel speed per mode in km/h (our own constants, see the module docstring)."""
@@ -205,21 +214,63 @@ def split_steps(city: City, nodes: Sequence[int], mode: str = "walking") -> tupl
     return tuple(steps)
 
 
-def directions(city: City, origin: int, destination: int, *, mode: str = "walking") -> Route:
-    """The metre-shortest route from viewpoint ``origin`` to ``destination``.
+def has_car_access(city: City) -> bool:
+    """Whether ``city`` says which of its edges a car may drive (OpenStreetMap packs)."""
+    return len(city.edge_car) == city.graph.n_edges > 0
+
+
+def _driving_path(city: City, origin: int, destination: int) -> list[int]:
+    """The metre-shortest walk from ``origin`` to ``destination`` over car-usable edges."""
+    if not has_car_access(city):
+        raise UnreachableError(
+            f"no driving directions in {city.name}: its city pack has no car access data "
+            "(only OpenStreetMap packs have it; use walking)"
+        )
+    graph, car = city.graph, city.edge_car
+    kept = np.concatenate([[0], np.cumsum(car)])[graph.indptr]  # CSR rows of car edges only
+    cars = StreetGraph(
+        graph.ids,
+        graph.lat,
+        graph.lng,
+        kept,
+        graph.targets[car],
+        graph.headings[car],
+        graph.lengths[car],
+        check=False,
+    )
+    try:
+        return cars.shortest_path(int(origin), int(destination), weight="length")
+    except ValueError:
+        raise UnreachableError(
+            f"no car route in {city.name} from node {str(graph.ids[origin])!r} to node "
+            f"{str(graph.ids[destination])!r} (one-way streets, footways or no road there)"
+        ) from None
+
+
+def directions(
+    city: City, origin: int, destination: int, *, mode: str = "walking", car_only: bool = False
+) -> Route:
+    """The metre-shortest route from viewpoint ``origin`` to ``destination``; with
+    ``car_only`` (driving only) over the edges a car may use in their direction.
 
     Raises
     ------
     UnreachableError
-        If the destination cannot be reached on the street graph.
+        If the destination cannot be reached on the street graph (car-only: on its
+        car-usable edges), or, car-only, when the city has no car access data.
     ValueError
-        For an unknown mode.
+        For an unknown mode, or ``car_only`` with another mode than driving.
     """
     speed_mps(mode)
-    try:
-        nodes = city.graph.shortest_path(int(origin), int(destination), weight="length")
-    except ValueError as err:
-        raise UnreachableError(str(err)) from None
+    if car_only and mode != "driving":
+        raise ValueError(f"car_only routes are driving routes, not {mode!r}")
+    if car_only:
+        nodes = _driving_path(city, int(origin), int(destination))
+    else:
+        try:
+            nodes = city.graph.shortest_path(int(origin), int(destination), weight="length")
+        except ValueError as err:
+            raise UnreachableError(str(err)) from None
     return Route(mode=mode, nodes=tuple(nodes), steps=split_steps(city, nodes, mode))
 
 

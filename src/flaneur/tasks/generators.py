@@ -88,6 +88,12 @@ class Generator(abc.ABC):
     """For kinds made of scenarios (V-IRL's agents): the typed fields of one scenario, which
     are the keys a persona file may hold (``flaneur virl NAME FILE``)."""
 
+    @classmethod
+    def paper_options(cls, city: City, options: dict[str, Any]) -> dict[str, Any]:
+        """The options of a set made on ``city`` under ``--protocol paper`` (the seed paper's
+        where they differ). Default: ``options`` as given."""
+        return options
+
     def from_fields(
         self, fields: dict[str, Any], city: City, *, item_id: str, source: Path | None = None
     ) -> Episode | TaskItem:

@@ -38,7 +38,7 @@ from flaneur.tasks.cities import (
 )
 from flaneur.tasks.episode import iter_json_lines
 from flaneur.tasks.formats import load_task_file
-from flaneur.tasks.generators import cached_generated_set
+from flaneur.tasks.generators import GENERATORS, cached_generated_set
 from flaneur.tasks.loaders import check_episodes, iter_json_array
 from flaneur.tasks.resolve import resolve_task
 from flaneur.tasks.spec import TaskBuilder, TaskSpec
@@ -132,9 +132,15 @@ def load_episodes(spec: TaskSpec, data_dir: Path | None, city: City) -> TaskItem
 
 
 def load_spec(
-    spec: TaskSpec, data_dir: str | Path | None = None, *, rebuild_city: bool = False
+    spec: TaskSpec,
+    data_dir: str | Path | None = None,
+    *,
+    rebuild_city: bool = False,
+    protocol: str = "flaneur",
 ) -> tuple[City, TaskItems]:
-    """Load a task set: its city and its episodes (checked against the city) or items.
+    """Load a task set: its city and its episodes (checked against the city) or items; a
+    generated set under ``protocol="paper"`` with its generator's paper options
+    (:meth:`~flaneur.tasks.generators.Generator.paper_options`).
 
     The data directory (``data_dir``, else ``$FLANEUR_DATA``) is required only by sets that
     read it (:attr:`TaskSpec.needs_data_dir`); generated sets receive it as given (possibly
@@ -143,6 +149,9 @@ def load_spec(
     build = spec.builder()
     if spec.generator:
         city = load_city_spec(spec.city, rebuild=rebuild_city)
+        options = dict(spec.options)
+        if protocol == "paper":
+            options = GENERATORS.get(spec.generator).paper_options(city, options)
         episodes = cached_generated_set(
             spec.generator,
             city,
@@ -150,7 +159,7 @@ def load_spec(
             set_id=spec.id,
             seed=spec.seed,
             size=spec.size,
-            options=dict(spec.options),
+            options=options,
         )
     elif build is not None:
         folder = None

@@ -12,6 +12,8 @@ A city pack is a directory::
     furniture.json  street furniture records (optional; format version 3)
     walkable.npz    every node's walkable headings in CSR form (optional; format version 4,
                     CitySeeker sources)
+    car.npz         whether a car may drive every directed edge, in graph edge order
+                    (optional; format version 5, OpenStreetMap sources)
     clip_reference/ stored CLIP reference sets of the city's imagery (optional; written by
                     ``flaneur perception clip-reference``, see
                     :mod:`flaneur.perception.landmarks.reference`; not part of the format)
@@ -44,13 +46,14 @@ from flaneur.world.places import Places
 from flaneur.world.walkable import WalkableHeadings
 
 PACK_FORMAT = "flaneur-city-pack"
-PACK_VERSION = 4
+PACK_VERSION = 5
 """2: street names (``streets.npz``); 3: street furniture (``furniture.json``); 4: walkable
-headings (``walkable.npz``)."""
+headings (``walkable.npz``); 5: car access (``car.npz``)."""
 
-READABLE_PACK_VERSIONS = (3, PACK_VERSION)
-"""Versions :meth:`City.load` reads: a version-3 pack differs only by lacking the optional
-walkable headings (its city has none; rebuild a CitySeeker pack to have them)."""
+READABLE_PACK_VERSIONS = (3, 4, PACK_VERSION)
+"""Versions :meth:`City.load` reads: a version-3 or -4 pack differs only by lacking optional
+files (walkable headings since 4, car access since 5: its city has none; rebuild the pack to
+have them)."""
 
 
 @dataclass(eq=False)
@@ -78,6 +81,10 @@ class City:
     edge_streets
         Street name of every directed edge of ``graph`` in its edge order (``""`` where
         unknown); empty when the source has no street names.
+    edge_car
+        Whether a car may drive every directed edge of ``graph`` in its direction, in its
+        edge order (OpenStreetMap sources: :func:`flaneur.world.sources.osm.car_directions`);
+        empty when the source does not say (car access unknown).
     metadata
         Free metadata (build parameters, counts, source details).
     furniture
@@ -100,6 +107,7 @@ class City:
     building_heights: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
     node_sets: dict[str, NDArray[np.bool_]] = field(default_factory=dict)
     edge_streets: NDArray[np.str_] = field(default_factory=lambda: np.zeros(0, dtype=str))
+    edge_car: NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=bool))
     metadata: dict[str, Any] = field(default_factory=dict)
     furniture: Furniture = field(default_factory=Furniture.empty)
     walkable: WalkableHeadings | None = None
@@ -113,6 +121,9 @@ class City:
         self.edge_streets = np.asarray(self.edge_streets, dtype=str)
         if len(self.edge_streets) not in (0, self.graph.n_edges):
             raise ValueError("edge_streets must have one name per edge of the graph")
+        self.edge_car = np.asarray(self.edge_car, dtype=bool)
+        if len(self.edge_car) not in (0, self.graph.n_edges):
+            raise ValueError("edge_car must have one flag per edge of the graph")
         self.furniture.projection = self.graph.projection
         for key, mask in self.node_sets.items():
             if len(mask) != self.graph.n_nodes:
@@ -187,6 +198,10 @@ class City:
             np.savez(out / "streets.npz", names=self.edge_streets)
         elif (out / "streets.npz").exists():
             (out / "streets.npz").unlink()
+        if len(self.edge_car):
+            np.savez(out / "car.npz", car=self.edge_car)
+        elif (out / "car.npz").exists():
+            (out / "car.npz").unlink()
         (out / "places.json").write_text(
             json.dumps(self.places.to_records(), ensure_ascii=False), encoding="utf-8"
         )
@@ -279,6 +294,11 @@ class City:
             streets_file = folder / "streets.npz"
             with _pack_file(streets_file), np.load(streets_file, allow_pickle=False) as npz:
                 edge_streets = npz["names"]
+        edge_car = np.zeros(0, dtype=bool)
+        if (folder / "car.npz").is_file():
+            car_file = folder / "car.npz"
+            with _pack_file(car_file), np.load(car_file, allow_pickle=False) as npz:
+                edge_car = npz["car"]
         with _pack_file(folder / "places.json"):
             places = Places.from_records(
                 json.loads((folder / "places.json").read_text(encoding="utf-8"))
@@ -306,6 +326,7 @@ class City:
             building_heights=heights,
             node_sets=node_sets,
             edge_streets=edge_streets,
+            edge_car=edge_car,
             metadata=meta.get("metadata", {}),
             furniture=furniture,
             walkable=walkable,

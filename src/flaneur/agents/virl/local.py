@@ -235,12 +235,15 @@ def template_direction(
     *,
     radius_m: float = LANDMARK_RADIUS_M,
     protocol: str = "flaneur",
+    mode: str | None = None,
 ) -> Direction:
     """Local's offline answer: the walking route to ``destination``, its milestones and the
     template instruction (under ``protocol="paper"``: the route asked for by bicycle and
-    the instruction without distances, see the module docstring)."""
+    the instruction without distances, see the module docstring). ``mode`` asks for the
+    route in another travel mode (the VLN collector's ``driving``)."""
     paper = protocol == "paper"
-    route = directions(city, from_node, destination.node, mode=PAPER_MODE if paper else "walking")
+    mode = mode or (PAPER_MODE if paper else "walking")
+    route = directions(city, from_node, destination.node, mode=mode, car_only=mode == "driving")
     items = milestones(city, route, destination, radius_m)
     if not paper:
         text = template_instruction(items)

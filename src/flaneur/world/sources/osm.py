@@ -11,6 +11,11 @@ are sized in those steps (5-25 steps to the target). Touchdown's ~10 m spacing d
 number of steps, model calls and cost per route without adding decision points: the
 junctions are kept as viewpoints at any spacing. A storefront is at most ~10 m along the
 street from the nearest viewpoint at 20 m spacing, well within sign-reading distance.
+
+Car access: every directed edge also says whether a car may drive it in that direction
+(:func:`car_directions`, from the OSM way's tags; :attr:`City.edge_car`). A street merged
+from several ways keeps each way's flags along its length: a densified edge is drivable
+only if every way piece it covers is drivable in its direction.
 """
 
 from __future__ import annotations
@@ -60,6 +65,69 @@ _NOT_TAGS = {
     "geometry",
     "osm_type",
 }
+CAR_HIGHWAYS = frozenset(
+    {
+        *(
+            f"{c}{link}"
+            for c in ("motorway", "trunk", "primary", "secondary", "tertiary")
+            for link in ("", "_link")
+        ),
+        "unclassified",
+        "residential",
+        "living_street",
+        "service",
+    }
+)
+"""``highway`` classes a car may use unless an access tag says otherwise (OSM's road classes,
+https://wiki.openstreetmap.org/wiki/Key:highway). Footways, paths, pedestrian streets,
+steps, cycleways, tracks and the rest are closed to cars unless ``motorcar``,
+``motor_vehicle`` or ``vehicle`` opens them."""
+CAR_ACCESS_KEYS = ("motorcar", "motor_vehicle", "vehicle", "access")
+"""Access tags that apply to a car, most specific first: the first one set decides
+(https://wiki.openstreetmap.org/wiki/Key:access, its transport-mode hierarchy)."""
+CAR_DENIED = frozenset({"no", "private", "agricultural", "forestry", "emergency", "military"})
+"""Access values that close a way to ordinary cars."""
+CAR_GRANTED = frozenset({"yes", "permissive", "designated", "destination", "delivery", "customers"})
+"""Access values that open a way to cars (``destination``: the way is drivable to reach a
+place on it). The generic ``access`` key only closes a way: it never opens a footway."""
+ONEWAY_FORWARD = frozenset({"yes", "1", "true"})
+ONEWAY_BACKWARD = frozenset({"-1", "reverse"})
+ONEWAY_NEITHER = frozenset({"reversible", "alternating"})
+"""``oneway`` values: drivable along the way's direction only, against it only, or in no
+fixed direction (time-dependent: treated as closed). ``junction=roundabout`` / ``circular``
+and ``highway=motorway`` imply ``oneway=yes`` when no ``oneway`` is given."""
+
+
+def car_directions(tags: Mapping[str, str]) -> tuple[bool, bool]:
+    """Whether a car may drive an OSM way ``(along, against)`` its drawn direction.
+
+    The way's ``highway`` class (:data:`CAR_HIGHWAYS`) gives the default; the most specific
+    car access tag that is set (:data:`CAR_ACCESS_KEYS`) overrides it (``access`` only to
+    close); ``oneway`` (:data:`ONEWAY_FORWARD` and the rest) then restricts the direction.
+    """
+    allowed = tags.get("highway", "") in CAR_HIGHWAYS
+    for key in CAR_ACCESS_KEYS:
+        value = tags.get(key, "").strip().lower()
+        if value in CAR_DENIED:
+            allowed = False
+            break
+        if value in CAR_GRANTED:
+            allowed = allowed or key != "access"
+            break
+    if not allowed:
+        return False, False
+    oneway = tags.get("oneway", "").strip().lower()
+    if not oneway and (
+        tags.get("junction") in ("roundabout", "circular") or tags.get("highway") == "motorway"
+    ):
+        oneway = "yes"
+    if oneway in ONEWAY_FORWARD:
+        return True, False
+    if oneway in ONEWAY_BACKWARD:
+        return False, True
+    if oneway in ONEWAY_NEITHER:
+        return False, False
+    return True, True
 
 
 def _open(pbf: str | Path, bbox: tuple[float, float, float, float] | None):
@@ -88,7 +156,11 @@ def _simplified_streets(osm: Any, source: Path) -> Any:
     graph: nx.MultiDiGraph[int] = nx.MultiDiGraph(crs="epsg:4326", simplified=False)
     for node_id, x, y in zip(nodes["id"], nodes["lon"], nodes["lat"], strict=True):
         graph.add_node(int(node_id), x=float(x), y=float(y))
-    for way_id, u, v, geom, name, highway, length in zip(
+    # pyrosm draws each edge u -> v in its way's direction; the car tags sit in columns,
+    # the rarer ones (junction, vehicle) in the JSON "tags" column
+    car_columns = [c for c in ("highway", "oneway", *CAR_ACCESS_KEYS, "tags") if c in edges]
+    way_tags = (_element_tags(row) for row in edges[car_columns].to_dict("records"))
+    for way_id, u, v, geom, name, highway, length, tags in zip(
         edges["id"],
         edges["u"],
         edges["v"],
@@ -96,10 +168,12 @@ def _simplified_streets(osm: Any, source: Path) -> Any:
         edges["name"],
         edges["highway"],
         edges["length"],
+        way_tags,
         strict=True,
     ):
         if geom is None or geom.geom_type != "LineString" or u == v:
             continue
+        along, against = car_directions(tags)
         attrs = {
             "osmid": int(way_id),
             "geometry": geom,
@@ -107,17 +181,50 @@ def _simplified_streets(osm: Any, source: Path) -> Any:
             "name": name if isinstance(name, str) else "",
             "highway": highway if isinstance(highway, str) else "",
         }
-        graph.add_edge(int(u), int(v), **attrs)
-        graph.add_edge(int(v), int(u), **{**attrs, "geometry": geom.reverse()})
+        # car_run: (length, car this way, car the other way) of each way piece, in order
+        graph.add_edge(int(u), int(v), **attrs, car_run=((float(length), along, against),))
+        graph.add_edge(
+            int(v),
+            int(u),
+            **{**attrs, "geometry": geom.reverse()},
+            car_run=((float(length), against, along),),
+        )
     graph.remove_nodes_from([n for n, deg in graph.degree() if deg == 0])
     largest = max(nx.weakly_connected_components(graph), key=len)
     graph = graph.subgraph(largest).copy()
-    simplified = ox.simplify_graph(graph, edge_attr_aggs={"length": sum})
+    simplified = ox.simplify_graph(graph, edge_attr_aggs={"length": sum, "car_run": _joined_runs})
     return ox.convert.to_undirected(simplified)
 
 
-def _densify(streets: Any, spacing_m: float) -> tuple[StreetGraph, list[str]]:
-    """Viewpoints every ``spacing_m`` along each street, linked both ways."""
+def _joined_runs(runs: list[tuple[tuple[float, bool, bool], ...]]) -> tuple:
+    """The way pieces of a merged street, in path order (osmnx lists them in that order)."""
+    return tuple(itertools.chain.from_iterable(runs))
+
+
+def _chain_car(runs: tuple, n_seg: int) -> list[tuple[bool, bool]]:
+    """``(forward, backward)`` car flags of each of ``n_seg`` equal parts of a street made of
+    way pieces ``runs`` (``(length, forward, backward)`` in order): a part is drivable in a
+    direction only if every piece it overlaps is."""
+    lengths = np.asarray([max(r[0], 0.0) for r in runs], dtype=np.float64)
+    total = float(lengths.sum())
+    if total <= 0:
+        fwd, back = all(r[1] for r in runs), all(r[2] for r in runs)
+        return [(fwd, back)] * n_seg
+    ends = np.cumsum(lengths) / total
+    starts = ends - lengths / total
+    eps = 1e-6
+    out = []
+    for i in range(n_seg):
+        lo, hi = i / n_seg, (i + 1) / n_seg
+        hit = [k for k in range(len(runs)) if starts[k] < hi - eps and ends[k] > lo + eps]
+        hit = hit or [min(int(np.searchsorted(ends, lo)), len(runs) - 1)]
+        out.append((all(runs[k][1] for k in hit), all(runs[k][2] for k in hit)))
+    return out
+
+
+def _densify(streets: Any, spacing_m: float) -> tuple[StreetGraph, list[str], list[bool]]:
+    """Viewpoints every ``spacing_m`` along each street, linked both ways; the street name and
+    car access of every directed edge in graph edge order."""
     junctions = list(streets.nodes)
     lng0 = np.asarray([streets.nodes[n]["x"] for n in junctions])
     lat0 = np.asarray([streets.nodes[n]["y"] for n in junctions])
@@ -128,6 +235,7 @@ def _densify(streets: Any, spacing_m: float) -> tuple[StreetGraph, list[str]]:
     src: list[int] = []
     dst: list[int] = []
     street_names: list[str] = []
+    car: dict[tuple[int, int], bool] = {}
     seen_pairs: set[tuple[int, int]] = set()
     for u, v, key, data in streets.edges(keys=True, data=True):
         geom = data.get("geometry")
@@ -144,6 +252,9 @@ def _densify(streets: Any, spacing_m: float) -> tuple[StreetGraph, list[str]]:
             start, (streets.nodes[v]["x"], streets.nodes[v]["y"])
         ):
             geom = geom.reverse()
+        runs = tuple(data.get("car_run") or ((0.0, False, False),))
+        if data.get("from", u) != u:  # the kept direction of the street runs v -> u
+            runs = tuple((length, back, fwd) for length, fwd, back in reversed(runs))
         coords = np.asarray(geom.coords)
         x, y = proj.forward(coords[:, 1], coords[:, 0])
         metric = shapely.LineString(np.column_stack([x, y]))
@@ -165,7 +276,12 @@ def _densify(streets: Any, spacing_m: float) -> tuple[StreetGraph, list[str]]:
                 lat.append(float(la))
                 lng.append(float(ln))
         chain.append(index[v])
-        for a, b in itertools.pairwise(chain):
+        for (a, b), (fwd, back) in zip(
+            itertools.pairwise(chain), _chain_car(runs, len(chain) - 1), strict=True
+        ):
+            if a != b:  # a parallel street between the same viewpoints adds its access
+                car[a, b] = car.get((a, b), False) or fwd
+                car[b, a] = car.get((b, a), False) or back
             if (a, b) in seen_pairs or a == b:
                 continue
             seen_pairs.update({(a, b), (b, a)})
@@ -175,11 +291,8 @@ def _densify(streets: Any, spacing_m: float) -> tuple[StreetGraph, list[str]]:
     graph = StreetGraph.from_edges(ids, lat, lng, src, dst)
     # from_edges sorts the edges; pairs are unique, so names follow them by (source, target)
     by_pair = dict(zip(zip(src, dst, strict=True), street_names, strict=True))
-    ordered = [
-        by_pair[pair]
-        for pair in zip(graph.edge_sources.tolist(), graph.targets.tolist(), strict=True)
-    ]
-    return graph, ordered
+    pairs = list(zip(graph.edge_sources.tolist(), graph.targets.tolist(), strict=True))
+    return graph, [by_pair[pair] for pair in pairs], [car[pair] for pair in pairs]
 
 
 def _street_name(value: Any) -> str:
@@ -313,8 +426,9 @@ def city_from_osm(
     Returns
     -------
     City
-        The viewpoint graph (largest connected walkable part), places with normalized
-        categories and attributes, and building footprints with heights where tagged.
+        The viewpoint graph (largest connected walkable part) with every directed edge's
+        street name and car access, places with normalized categories and attributes, and
+        building footprints with heights where tagged.
 
     Raises
     ------
@@ -326,7 +440,7 @@ def city_from_osm(
     path = Path(pbf)
     osm = _open(path, bbox)
     streets = _simplified_streets(osm, path)
-    graph, street_names = _densify(streets, spacing_m)
+    graph, street_names, edge_car = _densify(streets, spacing_m)
     places = places_from_osm(osm)
     buildings, heights = _buildings(osm)
     furniture = furniture_from_osm(osm)
@@ -339,6 +453,7 @@ def city_from_osm(
         buildings=buildings,
         building_heights=heights,
         edge_streets=np.asarray(street_names, dtype=str),
+        edge_car=np.asarray(edge_car, dtype=bool),
         furniture=furniture,
         metadata={
             "spacing_m": spacing_m,
