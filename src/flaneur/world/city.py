@@ -284,21 +284,9 @@ class City:
         graph_file = folder / "graph.npz"
         with _pack_file(graph_file), np.load(graph_file, allow_pickle=False) as npz:
             graph = StreetGraph.from_arrays({k: npz[k] for k in npz.files})
-        node_sets: dict[str, NDArray[np.bool_]] = {}
-        if (folder / "nodesets.npz").is_file():
-            sets_file = folder / "nodesets.npz"
-            with _pack_file(sets_file), np.load(sets_file, allow_pickle=False) as npz:
-                node_sets = {k: npz[k] for k in npz.files}
-        edge_streets = np.zeros(0, dtype=str)
-        if (folder / "streets.npz").is_file():
-            streets_file = folder / "streets.npz"
-            with _pack_file(streets_file), np.load(streets_file, allow_pickle=False) as npz:
-                edge_streets = npz["names"]
-        edge_car = np.zeros(0, dtype=bool)
-        if (folder / "car.npz").is_file():
-            car_file = folder / "car.npz"
-            with _pack_file(car_file), np.load(car_file, allow_pickle=False) as npz:
-                edge_car = npz["car"]
+        node_sets: dict[str, NDArray[np.bool_]] = _load_arrays(folder / "nodesets.npz")
+        edge_streets = _load_arrays(folder / "streets.npz").get("names", np.zeros(0, dtype=str))
+        edge_car = _load_arrays(folder / "car.npz").get("car", np.zeros(0, dtype=bool))
         with _pack_file(folder / "places.json"):
             places = Places.from_records(
                 json.loads((folder / "places.json").read_text(encoding="utf-8"))
@@ -332,6 +320,14 @@ class City:
             walkable=walkable,
             pack=folder.resolve(),
         )
+
+
+def _load_arrays(path: Path) -> dict[str, NDArray[Any]]:
+    """The arrays of an optional ``.npz`` file of a pack (none when it is absent)."""
+    if not path.is_file():
+        return {}
+    with _pack_file(path), np.load(path, allow_pickle=False) as npz:
+        return {k: npz[k] for k in npz.files}
 
 
 def _load_walkable(path: Path) -> WalkableHeadings | None:
